@@ -1,0 +1,36 @@
+# The two entry points of the README. Each installs what it needs into .venv/ and .cache/
+# (both git-ignored): the Python package and its test tools, the npm sample server, and the
+# warmed Go workspace (in the user cache, see gocode/workspace.py).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+NPM_PREFIX := .cache/npm
+EVERYTHING_VERSION := 2026.8.31
+
+.PHONY: demo test lint setup clean
+
+$(BIN)/gocode: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+$(NPM_PREFIX)/node_modules/.bin/mcp-server-everything:
+	mkdir -p $(NPM_PREFIX)
+	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION)
+
+setup: $(BIN)/gocode $(NPM_PREFIX)/node_modules/.bin/mcp-server-everything
+	$(BIN)/gocode warmup
+
+demo: $(BIN)/gocode
+	$(BIN)/gocode demo
+
+lint: $(BIN)/gocode
+	$(BIN)/ruff check gocode tests
+	$(BIN)/ruff format --check gocode tests
+
+test: setup lint
+	$(BIN)/pytest -q -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) .cache

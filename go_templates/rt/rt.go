@@ -1,0 +1,365 @@
+// Package rt is the runtime behind gocode's generated tool bindings.
+//
+// It reads how to reach each MCP server from the GOCODE_SERVERS environment variable (JSON,
+// written by the gocode controller, so that commands, URLs and secrets never appear in
+// generated source), connects to a server the first time one of its tools is called, shares
+// that one session between all goroutines, and decodes tool results into Go values.
+//
+// A program calls [Main] with its Run function; Main cancels the context on SIGINT/SIGTERM,
+// closes every session when Run returns and turns a returned error into exit status 1.
+package rt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// EnvServers names the environment variable holding the server specs.
+const EnvServers = "GOCODE_SERVERS"
+
+// A ServerSpec says how to reach one MCP server.
+type ServerSpec struct {
+	Transport       string            `json:"transport"` // "stdio", "http" or "sse"
+	Command         string            `json:"command,omitempty"`
+	Args            []string          `json:"args,omitempty"`
+	Env             map[string]string `json:"env,omitempty"`
+	Dir             string            `json:"cwd,omitempty"`
+	URL             string            `json:"url,omitempty"`
+	Headers         map[string]string `json:"headers,omitempty"`
+	ProtocolVersion string            `json:"protocolVersion,omitempty"`
+	ConnectTimeout  float64           `json:"connectTimeout,omitempty"` // seconds
+}
+
+// A ToolError is a tool call that the server answered with isError: the tool's own message.
+type ToolError struct {
+	Server, Tool, Message string
+}
+
+func (e *ToolError) Error() string {
+	return fmt.Sprintf("tool %s (server %s) failed: %s", e.Tool, e.Server, e.Message)
+}
+
+type conn struct {
+	once    sync.Once
+	session *mcp.ClientSession
+	err     error
+	stderr  *tail
+}
+
+var (
+	specsOnce sync.Once
+	specs     map[string]ServerSpec
+	specsErr  error
+
+	mu     sync.Mutex
+	conns  = map[string]*conn{}
+	closed bool
+)
+
+func loadSpecs() {
+	raw := os.Getenv(EnvServers)
+	if raw == "" {
+		specsErr = fmt.Errorf("%s is not set: run this program through gocode, or set it to a JSON object of server specs", EnvServers)
+		return
+	}
+	if err := json.Unmarshal([]byte(raw), &specs); err != nil {
+		specsErr = fmt.Errorf("decoding %s: %w", EnvServers, err)
+	}
+}
+
+// Session returns the shared session for a server, connecting on first use. Safe for
+// concurrent use; a failed connect is remembered and returned to every later caller.
+func Session(ctx context.Context, server string) (*mcp.ClientSession, error) {
+	mu.Lock()
+	if closed {
+		mu.Unlock()
+		return nil, errors.New("gocode runtime is closed")
+	}
+	c, ok := conns[server]
+	if !ok {
+		c = &conn{}
+		conns[server] = c
+	}
+	mu.Unlock()
+	c.once.Do(func() { c.session, c.err = connect(ctx, server, c) })
+	return c.session, c.err
+}
+
+func connect(ctx context.Context, server string, c *conn) (*mcp.ClientSession, error) {
+	specsOnce.Do(loadSpecs)
+	if specsErr != nil {
+		return nil, specsErr
+	}
+	spec, ok := specs[server]
+	if !ok {
+		return nil, fmt.Errorf("server %q is not configured (known: %s)", server, strings.Join(specNames(), ", "))
+	}
+	timeout := 60 * time.Second
+	if spec.ConnectTimeout > 0 {
+		timeout = time.Duration(spec.ConnectTimeout * float64(time.Second))
+	}
+	// The session outlives the first caller's context: other goroutines share it.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+
+	var transport mcp.Transport
+	switch spec.Transport {
+	case "stdio", "":
+		cmd := exec.Command(spec.Command, spec.Args...)
+		cmd.Env = serverEnv(spec.Env)
+		cmd.Dir = spec.Dir
+		c.stderr = &tail{max: 8192}
+		cmd.Stderr = c.stderr
+		// Wait must not hang on a grandchild (npx → node) that keeps stderr open.
+		cmd.WaitDelay = time.Second
+		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+	case "http":
+		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers), MaxRetries: -1}
+	case "sse":
+		transport = &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers)}
+	default:
+		return nil, fmt.Errorf("server %q: unknown transport %q", server, spec.Transport)
+	}
+	// Empty capabilities: advertising roots changes some servers' tool lists and keeps
+	// server-everything alive after stdin closes.
+	client := mcp.NewClient(&mcp.Implementation{Name: "gocode", Version: "0.1.0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	session, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: spec.ProtocolVersion})
+	if err != nil {
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %s: %w", timeout, err)
+		}
+		return nil, fmt.Errorf("connecting to MCP server %q%s: %w%s", server, describe(spec), err, c.stderrTail())
+	}
+	return session, nil
+}
+
+func describe(spec ServerSpec) string {
+	if spec.Transport == "stdio" || spec.Transport == "" {
+		return fmt.Sprintf(" (command %q)", strings.Join(append([]string{spec.Command}, spec.Args...), " "))
+	}
+	return fmt.Sprintf(" (%s %s)", spec.Transport, spec.URL)
+}
+
+func (c *conn) stderrTail() string {
+	if c == nil || c.stderr == nil {
+		return ""
+	}
+	if s := strings.TrimSpace(c.stderr.String()); s != "" {
+		return "\nserver stderr (last lines):\n" + s
+	}
+	return ""
+}
+
+func specNames() []string {
+	names := make([]string, 0, len(specs))
+	for n := range specs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func serverEnv(extra map[string]string) []string {
+	env := make([]string, 0, len(os.Environ())+len(extra))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, EnvServers+"=") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// headerClient sends the configured headers (e.g. Authorization) with every request.
+func headerClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return nil
+	}
+	return &http.Client{Transport: &headerTransport{headers: headers, base: http.DefaultTransport}}
+}
+
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
+}
+
+// call runs one tool call and turns protocol failures and isError results into errors.
+func call(ctx context.Context, server, tool string, args any) (*mcp.CallToolResult, error) {
+	session, err := Session(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		mu.Lock()
+		c := conns[server]
+		mu.Unlock()
+		return nil, fmt.Errorf("calling tool %s (server %s): %w%s", tool, server, err, c.stderrTail())
+	}
+	if res.IsError {
+		return nil, &ToolError{Server: server, Tool: tool, Message: Text(res)}
+	}
+	return res, nil
+}
+
+// CallJSON calls a tool with an output schema and decodes its result into Out: the
+// structured content if there is any, else the text content as JSON.
+func CallJSON[Out any](ctx context.Context, server, tool string, args any) (Out, error) {
+	var out Out
+	res, err := call(ctx, server, tool, args)
+	if err != nil {
+		return out, err
+	}
+	if res.StructuredContent != nil {
+		raw, err := json.Marshal(res.StructuredContent)
+		if err == nil {
+			err = json.Unmarshal(raw, &out)
+		}
+		if err != nil {
+			return out, fmt.Errorf("tool %s (server %s): decoding structured result into %T: %w; result: %s", tool, server, out, err, clip(string(raw)))
+		}
+		return out, nil
+	}
+	text := Text(res)
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return out, fmt.Errorf("tool %s (server %s) returned no structured content and its text is not JSON for %T (%v): %s", tool, server, out, err, clip(text))
+	}
+	return out, nil
+}
+
+// CallText calls a tool without an output schema and returns its text (see [Text]).
+func CallText(ctx context.Context, server, tool string, args any) (string, error) {
+	res, err := call(ctx, server, tool, args)
+	if err != nil {
+		return "", err
+	}
+	return Text(res), nil
+}
+
+// Text renders a result's content as text: text parts as they are, joined by newlines;
+// other parts as a short bracketed note; the structured content as JSON when there is no
+// content at all. It never fails, whatever the result holds.
+func Text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, c.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource link %s %s]", c.Name, c.URI))
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				parts = append(parts, c.Resource.Text)
+			} else if c.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource %s, %d bytes]", c.Resource.URI, len(c.Resource.Blob)))
+			}
+		default:
+			parts = append(parts, fmt.Sprintf("[%T]", c))
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if raw, err := json.Marshal(res.StructuredContent); err == nil {
+			return string(raw)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func clip(s string) string {
+	const max = 500
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+// Close closes every open session (stdio servers get their stdin closed and are stopped).
+// Later calls fail. Safe to call more than once.
+func Close() {
+	mu.Lock()
+	closed = true
+	open := make([]*conn, 0, len(conns))
+	for _, c := range conns {
+		open = append(open, c)
+	}
+	mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range open {
+		c.once.Do(func() {}) // a connect in flight finishes first; none starts
+		if c.session == nil {
+			continue
+		}
+		wg.Add(1)
+		go func(s *mcp.ClientSession) {
+			defer wg.Done()
+			_ = s.Close() // "signal: terminated" from a slow server is not the program's failure
+		}(c.session)
+	}
+	wg.Wait()
+}
+
+// Main runs a program's Run function: the context is cancelled on SIGINT or SIGTERM,
+// sessions are closed afterwards, and a returned error is printed to stderr with exit status 1.
+func Main(run func(context.Context) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx)
+	stop()
+	Close()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -1,0 +1,258 @@
+"""The ``gocode`` command line.
+
+stdout carries data only (declarations, program output, ``--json`` documents); progress,
+warnings and errors go to stderr. Exit codes: 0 ok; 1 the code failed (compile, runtime,
+timeout) or a check failed; 2 gocode itself could not run (usage, config, discovery, no Go).
+Tracebacks only with ``GOCODE_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from gocode.codemode import CodeMode
+from gocode.config import Config, load_config, parse_config
+from gocode.discovery import discover
+from gocode.errors import GocodeError
+from gocode.render import render_bindings, tools_import_path
+from gocode.resources import go_mod_template, go_sum_template, templates_dir
+from gocode.workspace import Workspace
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+config_option = click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    envvar="GOCODE_CONFIG",
+    show_envvar=True,
+    help="Config file (YAML or JSON). Default: gocode.yaml in the working directory.",
+)
+model_option = click.option(
+    "--model", "model", envvar="GOCODE_MODEL", show_envvar=True, help="Model ref whose codeMode settings apply."
+)
+
+
+def _err(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+def handle_errors(fn: F) -> F:
+    """Turn gocode's own errors into one message and exit status 2 (tracebacks with GOCODE_DEBUG=1)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except GocodeError as exc:
+            if os.environ.get("GOCODE_DEBUG"):
+                traceback.print_exc()
+            _err(f"gocode: {exc.phase} error: {exc}")
+            sys.exit(2)
+        except KeyboardInterrupt:
+            _err("gocode: interrupted")
+            sys.exit(130)
+        except Exception as exc:  # noqa: BLE001 - one line, not a traceback, unless debugging
+            if os.environ.get("GOCODE_DEBUG"):
+                traceback.print_exc()
+            _err(f"gocode: internal error: {type(exc).__name__}: {exc} (set GOCODE_DEBUG=1 for a traceback)")
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _progress(msg: str) -> None:
+    _err(f"gocode: {msg}")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gocode")
+def main() -> None:
+    """Go code mode for LLM agents: MCP tools as typed Go functions behind one execute_go_code tool."""
+
+
+@main.command("list")
+@config_option
+@model_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
+    """List each server's tools, and which are in code mode for a model."""
+    config = load_config(config_path)
+    settings = config.code_mode_for(model)
+    result = asyncio.run(discover(config))
+    excluded = set(settings.excluded_tools)
+    doc: dict[str, Any] = {"model": model, "codeMode": settings.enabled, "servers": []}
+    for s in result.servers:
+        tools = [
+            {
+                "name": t.name,
+                "description": t.description,
+                "codeMode": settings.enabled and t.name not in excluded and f"{s.server}.{t.name}" not in excluded,
+                "hasOutputSchema": t.output_schema is not None,
+            }
+            for t in s.tools
+        ]
+        doc["servers"].append({"name": s.server, "ok": True, "protocolVersion": s.protocol_version, "tools": tools})
+    for name, exc in sorted(result.failures.items()):
+        doc["servers"].append({"name": name, "ok": False, "error": str(exc)})
+    if as_json:
+        click.echo(json.dumps(doc))
+    else:
+        for s in doc["servers"]:
+            if not s["ok"]:
+                click.echo(f"{s['name']}: FAILED\n  " + s["error"].replace("\n", "\n  "))
+                continue
+            click.echo(f"{s['name']} ({len(s['tools'])} tools, protocol {s['protocolVersion']})")
+            for t in s["tools"]:
+                mode = "go     " if t["codeMode"] else "regular"
+                first = (t["description"].strip().splitlines() or [""])[0]
+                click.echo(f"  [{mode}] {t['name']}" + (f" — {first[:90]}" if first else ""))
+    if result.failures:
+        sys.exit(2)
+
+
+@main.command()
+@config_option
+@model_option
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), help="Also write the bindings module (go.mod, runtime, tools) here."
+)
+@handle_errors
+def generate(config_path: str | None, model: str | None, out_dir: str | None) -> None:
+    """Print the Go declarations the model sees; with --out, write the bindings too."""
+    cm = CodeMode(load_config(config_path), model)
+    asyncio.run(cm.refresh())
+    for w in cm.package.warnings:
+        _err(f"gocode: warning: {w}")
+    click.echo(cm.declarations(), nl=False)
+    if out_dir:
+        out = Path(out_dir)
+        tools_dir = out / tools_import_path(cm.package).removeprefix("gocodews/")
+        (out / "rt").mkdir(parents=True, exist_ok=True)
+        tools_dir.mkdir(parents=True, exist_ok=True)
+        (out / "go.mod").write_text(go_mod_template())
+        (out / "go.sum").write_text(go_sum_template())
+        (out / "rt" / "rt.go").write_text((templates_dir() / "rt" / "rt.go").read_text())
+        (tools_dir / "tools.go").write_text(render_bindings(cm.package))
+        (out / "description.md").write_text(cm.description())
+        (out / "servers.json").write_text(json.dumps(cm.server_specs(), indent=2) + "\n")
+        _err(
+            f"gocode: wrote {out}/ (bindings in {tools_dir.relative_to(out)}, the tool description in description.md; "
+            "servers.json holds the connection specs — set GOCODE_SERVERS to its content to run a program; "
+            "it contains your `env`/`headers` values, keep it private)"
+        )
+
+
+def _read_code(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise click.UsageError(f"cannot read {source}: {exc}") from None
+
+
+@main.command("exec")
+@config_option
+@model_option
+@click.option("--timeout", type=float, help="Seconds before the program is killed (default: the model's codeMode.timeout).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (ok, phase, output, stderr, diagnostics, …).")
+@click.argument("source", metavar="FILE|-")
+@handle_errors
+def exec_cmd(config_path: str | None, model: str | None, timeout: float | None, as_json: bool, source: str) -> None:
+    """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
+    code = _read_code(source)
+    config = load_config(config_path)
+    result = asyncio.run(_exec(config, model, code, timeout))
+    if as_json:
+        click.echo(json.dumps(result.as_json()))
+    else:
+        click.echo(result.output, nl=False)
+        if not result.ok:
+            _err(result.error_text() if not result.output else result.error_text().split("\n\nstdout before")[0])
+        elif result.stderr.strip():
+            _err(result.stderr.rstrip())
+    sys.exit(0 if result.ok else 1)
+
+
+async def _exec(config: Config, model: str | None, code: str, timeout: float | None) -> Any:
+    cm = CodeMode(config, model)
+    await cm.refresh()
+    return await cm.execute(code, timeout, progress=_progress)
+
+
+@main.command()
+@click.option("--force", is_flag=True, help="Rebuild even if the workspace is ready.")
+@handle_errors
+def warmup(force: bool) -> None:
+    """Download and pre-build the Go workspace, so later runs need no network."""
+    ws = Workspace()
+    _progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
+    ws.warmup(_progress, force=force)
+
+
+DEMO_CODE = """\
+city, err := getCity(ctx)
+if err != nil {
+	return err
+}
+weather, err := getWeather(ctx, GetWeatherInput{City: city.City, Unit: UnitFahrenheit})
+if err != nil {
+	return err
+}
+fmt.Println("City:", city.City)
+fmt.Printf("Weather: %.1f°F, %s\\n", weather.Temperature, weather.Conditions)
+"""
+
+
+def demo_config() -> Config:
+    """A config with nothing but the bundled demo server, started with this Python."""
+    server = {"command": sys.executable, "args": ["-m", "gocode.demo_server"]}
+    return parse_config(json.dumps({"mcpServers": {"weather": server}}), "<demo>.json")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def demo(as_json: bool) -> None:
+    """Run CPE's weather example against the bundled demo server through execute_go_code."""
+    start = time.monotonic()
+    result, declarations = asyncio.run(_demo())
+    if as_json:
+        click.echo(json.dumps({**result.as_json(), "code": DEMO_CODE, "declarations": declarations}))
+    else:
+        rule = "-" * 60
+        click.echo(f"{rule}\nGo declarations the model sees (execute_go_code's description):\n{rule}")
+        click.echo(declarations)
+        click.echo(f"{rule}\nThe model's code:\n{rule}\n{DEMO_CODE}")
+        click.echo(f"{rule}\nexecute_go_code output:\n{rule}")
+        click.echo(result.output if result.ok else result.error_text())
+        click.echo(
+            f"({result.phase}; build {result.build_ms:.0f} ms, run {result.run_ms:.0f} ms, "
+            f"total with discovery {1000 * (time.monotonic() - start):.0f} ms)"
+        )
+    sys.exit(0 if result.ok else 1)
+
+
+async def _demo() -> tuple[Any, str]:
+    cm = CodeMode(demo_config())
+    await cm.refresh()
+    result = await cm.execute(DEMO_CODE, progress=_progress)
+    return result, cm.declarations()
+
+
+if __name__ == "__main__":
+    main()

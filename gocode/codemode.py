@@ -1,0 +1,201 @@
+"""Code mode for one model: which tools become Go functions, the ``execute_go_code`` tool, and running it.
+
+A :class:`CodeMode` is built from a config and a model ref. :meth:`CodeMode.refresh`
+discovers the servers; tools named in the model's ``excludedTools`` (bare name or
+``server.tool``) stay regular tools, everything else goes into Go. :meth:`CodeMode.execute`
+runs one piece of model code and always returns a :class:`~gocode.runner.RunResult`
+(failures of the code are answers, not exceptions).
+
+One instance may serve many calls, concurrently: the tool set is fixed between refreshes
+and every run has its own directory and process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gocode.config import Config, ServerConfig
+from gocode.discovery import DiscoveryResult, discover
+from gocode.errors import CodeError
+from gocode.gotypes import Package, build_package
+from gocode.modelcode import split_code
+from gocode.render import render_declarations
+from gocode.runner import RunResult, parse_diagnostics, run_program
+from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from gocode.workspace import Progress, Workspace
+
+TOOL_NAME = "execute_go_code"
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {
+            "type": "string",
+            "description": "Go statements: the body of func Run(ctx context.Context) error (see the tool description).",
+        }
+    },
+    "required": ["code"],
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"output": {"type": "string", "description": "What the program printed on stdout."}},
+    "required": ["output"],
+}
+
+_RULES = """\
+Run Go code that calls the available tools as typed Go functions, and get back what it prints.
+
+Your code is the body of `func Run(ctx context.Context) error` in package main:
+- print what you want to see with fmt.Println / fmt.Printf: stdout is the result of this call;
+- return an error to fail the call (tool errors arrive as Go errors; stderr is shown with them);
+- you may start with import lines and declare top-level func and type blocks (they are moved out of Run);
+  standard-library packages you use are imported automatically;
+- the tool functions are safe to call from several goroutines at once;
+- every call is a fresh program: nothing is kept between calls; it is stopped after {timeout:g} s
+  and its output is capped at {max_output} bytes, so print summaries rather than raw dumps.
+
+Tool functions and their types:
+"""
+
+
+def server_spec(server: ServerConfig, protocol_version: str) -> dict[str, Any]:
+    """How the Go program reaches a server (the GOCODE_SERVERS entry; see go_templates/rt)."""
+    spec: dict[str, Any] = {"transport": server.type, "protocolVersion": protocol_version, "connectTimeout": server.timeout}
+    if server.type == "stdio":
+        spec.update(command=server.command, args=list(server.args), env=dict(server.env))
+        if server.cwd:
+            spec["cwd"] = server.cwd
+    else:
+        spec.update(url=server.url, headers=dict(server.headers))
+    return spec
+
+
+@dataclass(frozen=True)
+class ToolView:
+    """What one model gets: the tools in Go, and the excluded tools offered as regular tools."""
+
+    code_tools: ToolSet
+    excluded: tuple[ToolInfo, ...]
+    protocols: dict[str, str]
+
+
+def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled: bool) -> ToolView:
+    """Sort tools into code mode and regular tools for a model (pure)."""
+    code, regular = [], []
+    for s in discovered:
+        keep = []
+        for t in s.tools:
+            if not enabled or t.name in excluded_names or f"{s.server}.{t.name}" in excluded_names:
+                regular.append(t)
+            else:
+                keep.append(t)
+        code.append(ServerTools(s.server, tuple(keep), s.protocol_version, s.server_info))
+    return ToolView(ToolSet(tuple(code)), tuple(regular), {s.server: s.protocol_version for s in discovered})
+
+
+class CodeMode:
+    """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
+
+    def __init__(self, config: Config, model: str | None = None, *, workspace: Workspace | None = None) -> None:
+        self.config = config
+        self.model = model
+        self.settings = config.code_mode_for(model)
+        self._workspace = workspace
+        self._view: ToolView | None = None
+        self._package: Package | None = None
+        self.discovery: DiscoveryResult | None = None
+
+    async def __aenter__(self) -> CodeMode:
+        await self.refresh()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            self._workspace = Workspace()
+        return self._workspace
+
+    async def refresh(self) -> None:
+        """(Re)discover every server; raises DiscoveryError when one fails."""
+        result = await discover(self.config)
+        result.raise_for_failures()
+        self.discovery = result
+        self._view = split_tools(result.servers, set(self.settings.excluded_tools), self.settings.enabled)
+        self._package = build_package(self._view.code_tools)
+
+    @property
+    def view(self) -> ToolView:
+        if self._view is None:
+            raise RuntimeError("call refresh() first")
+        return self._view
+
+    @property
+    def package(self) -> Package:
+        if self._package is None:
+            raise RuntimeError("call refresh() first")
+        return self._package
+
+    def declarations(self) -> str:
+        return render_declarations(self.package)
+
+    def description(self) -> str:
+        """The ``execute_go_code`` description: the rules, then the Go declarations of every tool."""
+        rules = _RULES.format(timeout=self.settings.clamp_timeout(None), max_output=self.settings.max_output_bytes)
+        decls = self.declarations().strip() or "// (no tools are configured for code mode)"
+        return f"{rules}\n```go\n{decls}\n```\n"
+
+    def tool_definition(self) -> dict[str, Any]:
+        """``execute_go_code`` as an MCP Tool (wire JSON)."""
+        return {"name": TOOL_NAME, "description": self.description(), "inputSchema": INPUT_SCHEMA, "outputSchema": OUTPUT_SCHEMA}
+
+    def server_specs(self) -> dict[str, dict[str, Any]]:
+        names = {s.server for s in self.view.code_tools.servers if s.tools}
+        return {n: server_spec(self.config.mcp_servers[n], self.view.protocols[n]) for n in sorted(names)}
+
+    def warmup(self, progress: Progress | None = None) -> None:
+        self.workspace.ensure(progress)
+
+    async def execute(self, code: str, timeout: float | None = None, progress: Progress | None = None) -> RunResult:
+        """Build and run ``code`` as the body of Run; every failure is a result, not an exception."""
+        start = time.monotonic()
+        try:
+            split = split_code(code)
+        except CodeError as exc:
+            return RunResult(False, "code", stderr=f"model.go:{exc.line or 1}: {exc}".replace(f"line {exc.line}: ", ""))
+        if not self.workspace.ready:
+            await asyncio.to_thread(self.workspace.ensure, progress)
+        build = await self.workspace.build(self.package, split)
+        if not build.ok:
+            return RunResult(
+                False,
+                "compile",
+                stderr=build.output,
+                diagnostics=parse_diagnostics(build.output),
+                warnings=list(split.notes),
+                build_ms=build.duration_ms,
+                duration_ms=(time.monotonic() - start) * 1000,
+            )
+        assert build.binary is not None
+        env = {**os.environ, "GOCODE_SERVERS": json.dumps(self.server_specs())}
+        result = await run_program(
+            build.binary,
+            env,
+            Path.cwd(),
+            timeout=self.settings.clamp_timeout(timeout),
+            max_output=self.settings.max_output_bytes,
+        )
+        result.build_ms = build.duration_ms
+        result.cached_binary = build.cached
+        result.warnings = list(split.notes)
+        result.duration_ms = (time.monotonic() - start) * 1000
+        return result

@@ -1,0 +1,271 @@
+"""Configuration: which MCP servers exist and how code mode is set up per model.
+
+The file format is CPE's (``mcpServers``, ``defaults.codeMode``, ``models[].codeMode`` with a
+``ref`` per model), in YAML or JSON. gocode owns ``mcpServers`` and ``codeMode`` and checks
+them strictly; ``models[]`` and ``defaults`` may carry the agent's own keys (CPE's
+``display_name``, ``api_key_env``, …), which gocode ignores.
+
+Loading is pure apart from reading the file and the environment: ``${VAR}`` and
+``${VAR:-default}`` in any string are expanded from ``os.environ`` before validation, and
+every problem becomes one :class:`ConfigError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from gocode.errors import ConfigError
+
+DEFAULT_CONFIG_NAME = "gocode.yaml"
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
+DEFAULT_CONNECT_TIMEOUT_S = 60.0
+
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class ServerConfig(_Strict):
+    """One MCP server: stdio (``command``) or remote (``type: http|sse`` with ``url``)."""
+
+    type: Literal["stdio", "http", "sse"] = "stdio"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout: float = Field(default=DEFAULT_CONNECT_TIMEOUT_S, gt=0, description="connect timeout, seconds")
+    enabled_tools: tuple[str, ...] | None = Field(default=None, alias="enabledTools")
+    disabled_tools: tuple[str, ...] = Field(default=(), alias="disabledTools")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _infer_type(cls, data: Any) -> Any:
+        # CPE requires `type`; Claude Desktop style configs omit it. A url without a type is HTTP.
+        if isinstance(data, dict) and "type" not in data and "url" in data and "command" not in data:
+            return {**data, "type": "http"}
+        return data
+
+    @model_validator(mode="after")
+    def _check_transport(self) -> ServerConfig:
+        if self.type == "stdio":
+            if not self.command:
+                raise ValueError("a stdio server needs `command` (or set `type: http|sse` with `url`)")
+            if self.url or self.headers:
+                raise ValueError("`url`/`headers` are for `type: http|sse`; this server is stdio")
+        else:
+            if not self.url:
+                raise ValueError(f"a `type: {self.type}` server needs `url`")
+            if not re.match(r"^https?://", self.url):
+                raise ValueError(f"`url` must start with http:// or https://, got {self.url!r}")
+            if self.command or self.args or self.env or self.cwd:
+                raise ValueError(f"`command`/`args`/`env`/`cwd` are for stdio servers; this one is {self.type}")
+        if self.enabled_tools is not None and self.disabled_tools:
+            raise ValueError("use either `enabledTools` or `disabledTools`, not both")
+        return self
+
+    def allows(self, tool: str) -> bool:
+        """Whether the server's own tool filter keeps ``tool``."""
+        if self.enabled_tools is not None:
+            return tool in self.enabled_tools
+        return tool not in self.disabled_tools
+
+
+class CodeModeConfig(_Strict):
+    """``codeMode`` in ``defaults`` or a model. A model's block replaces the default one whole (as in CPE)."""
+
+    enabled: bool = True
+    excluded_tools: tuple[str, ...] = Field(default=(), alias="excludedTools")
+    timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, description="per-run wall clock, seconds")
+    max_timeout: float | None = Field(
+        default=None, gt=0, alias="maxTimeout", description="upper bound for a timeout asked for per call"
+    )
+    max_output_bytes: int = Field(default=DEFAULT_MAX_OUTPUT_BYTES, gt=0, alias="maxOutputBytes")
+
+    def clamp_timeout(self, requested: float | None) -> float:
+        """The timeout a run gets: the requested one (if any) capped by ``maxTimeout``."""
+        timeout = self.timeout if requested is None else requested
+        if self.max_timeout is not None:
+            timeout = min(timeout, self.max_timeout)
+        return timeout
+
+
+class Defaults(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+    code_mode: CodeModeConfig = Field(default_factory=CodeModeConfig, alias="codeMode")
+    model: str | None = None
+
+
+class ModelConfig(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+    ref: str = Field(min_length=1)
+    code_mode: CodeModeConfig | None = Field(default=None, alias="codeMode")
+
+
+class Config(BaseModel):
+    """A whole config file. ``source`` is where it came from, for messages."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    mcp_servers: dict[str, ServerConfig] = Field(default_factory=dict, alias="mcpServers")
+    defaults: Defaults = Field(default_factory=Defaults)
+    models: tuple[ModelConfig, ...] = ()
+    # Keys CPE's file has that gocode does not use; accepted so one file serves both.
+    version: str | None = None
+    subagent: dict[str, Any] | None = None
+    source: str = Field(default="<config>", exclude=True)
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _check_names(cls, servers: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+        for name in servers:
+            if not _SERVER_NAME.match(name):
+                raise ValueError(
+                    f"server name {name!r} must start with a letter or digit and use only letters, digits, "
+                    "'_', '-' or '.' (64 characters at most)"
+                )
+        return servers
+
+    @model_validator(mode="after")
+    def _check_models(self) -> Config:
+        seen: set[str] = set()
+        for model in self.models:
+            if model.ref in seen:
+                raise ValueError(f"model ref {model.ref!r} appears twice in `models`")
+            seen.add(model.ref)
+        return self
+
+    def code_mode_for(self, ref: str | None) -> CodeModeConfig:
+        """The effective codeMode for a model ref (``None``: ``defaults.model``, else the defaults)."""
+        ref = ref or self.defaults.model
+        if ref is None:
+            return self.defaults.code_mode
+        for model in self.models:
+            if model.ref == ref:
+                return model.code_mode or self.defaults.code_mode
+        known = ", ".join(m.ref for m in self.models) or "none defined"
+        raise ConfigError(f"{self.source}: unknown model ref {ref!r} (models: {known})")
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_env(value: Any, env: Mapping[str, str], where: str = "") -> Any:
+    """Expand ``${VAR}`` / ``${VAR:-default}`` in every string of a parsed document.
+
+    An unset variable without a default is an error naming the key, rather than a silent
+    empty string in a header or an argument.
+    """
+    if isinstance(value, str):
+
+        def sub(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in env:
+                return env[name]
+            if default is not None:
+                return default
+            raise _UnsetVariable(name, where)
+
+        return _VAR.sub(sub, value)
+    if isinstance(value, dict):
+        return {k: expand_env(v, env, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_env(v, env, f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+class _UnsetVariable(Exception):
+    def __init__(self, name: str, where: str) -> None:
+        self.name, self.where = name, where
+
+
+def parse_config(text: str, source: str = "<config>", env: Mapping[str, str] | None = None) -> Config:
+    """Parse YAML or JSON text into a :class:`Config`; raises :class:`ConfigError`."""
+    try:
+        data = json.loads(text) if source.endswith(".json") else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{source}: not valid {'JSON' if source.endswith('.json') else 'YAML'}: {exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping with `mcpServers`, got {type(data).__name__}")
+    try:
+        data = expand_env(data, os.environ if env is None else env)
+    except _UnsetVariable as exc:
+        raise ConfigError(
+            f"{source}: {exc.where}: environment variable {exc.name} is not set "
+            f"(set it, or write ${{{exc.name}:-default}})"
+        ) from None
+    try:
+        return Config.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Read a config file (default ``./gocode.yaml``); raises :class:`ConfigError`."""
+    p = Path(path) if path is not None else Path(DEFAULT_CONFIG_NAME)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        hint = " (pass -c/--config PATH, or create gocode.yaml here)" if path is None else ""
+        raise ConfigError(f"{p}: config file not found{hint}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read config file: {exc}") from None
+    return parse_config(text, str(p))
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    """One paragraph per problem, each naming the dotted key, in the file's own spelling."""
+    lines = []
+    for err in exc.errors():
+        loc = ""
+        for part in err["loc"]:
+            if isinstance(part, int):
+                loc += f"[{part}]"
+            elif not str(part).startswith("function-"):
+                loc += f".{part}" if loc else str(part)
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            parent_keys = _known_keys(err["loc"][:-1])
+            msg = "unknown key" + (f" (known keys: {', '.join(parent_keys)})" if parent_keys else "")
+        lines.append(f"{source}: {loc or '(top level)'}: {msg}")
+    return "\n".join(lines)
+
+
+def _known_keys(parent: tuple[Any, ...]) -> list[str]:
+    model: type[BaseModel] | None = Config
+    for part in parent:
+        if model is Config and part == "mcpServers":
+            model = None  # next part is a server name
+            continue
+        if model is None:
+            model = ServerConfig
+            continue
+        if isinstance(part, int):
+            continue
+        field = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None)
+        if field is None:
+            return []
+        ann = field.annotation
+        model = next(
+            (m for m in (CodeModeConfig, Defaults, ModelConfig, ServerConfig) if m is ann or m in getattr(ann, "__args__", ())),
+            None,
+        )
+        if part == "models":
+            model = ModelConfig
+    if model is None:
+        return []
+    return sorted(f.alias or n for n, f in model.model_fields.items() if n != "source")

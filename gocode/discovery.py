@@ -1,0 +1,214 @@
+"""Discovery: connect to each configured MCP server with the Python ``mcp`` client and list its tools.
+
+For every server this learns the protocol era the Go program must use (see DESIGN.md,
+"Known pitfalls"): gocode first tries the ``initialize`` handshake, which every server from
+2024-11-05 to 2025-11-25 speaks and which skips the ``server/discover`` probe that some
+servers exit on; a server that refuses it is modern-only, and is reached through
+``server/discover`` (2026-07-28) instead.
+
+Servers are discovered concurrently, each within its own connect timeout; transient network
+failures are retried (tenacity). A server that fails is reported with its command (or URL)
+and the tail of its stderr, never with a traceback. Owns no state between calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from gocode.config import Config, ServerConfig
+from gocode.errors import DiscoveryError
+from gocode.toolset import LEGACY_PROTOCOL, MODERN_PROTOCOL, ServerTools, ToolInfo
+
+MAX_PAGES = 1000
+STDERR_TAIL = 2000
+
+
+@dataclass
+class DiscoveryResult:
+    """Tools per server that answered, and an error per server that did not."""
+
+    servers: list[ServerTools] = field(default_factory=list)
+    failures: dict[str, DiscoveryError] = field(default_factory=dict)
+
+    def raise_for_failures(self) -> None:
+        if self.failures:
+            msgs = [str(e) for _, e in sorted(self.failures.items())]
+            raise DiscoveryError("\n\n".join(msgs), server=next(iter(sorted(self.failures))))
+
+
+def server_env(server: ServerConfig) -> dict[str, str]:
+    """A stdio server's environment: the controller's, plus the server's own ``env``.
+
+    The Go program gives its servers the same (see go_templates/rt/rt.go), so a server
+    behaves the same during discovery and in the program.
+    """
+    return {**os.environ, **server.env}
+
+
+def describe_server(name: str, server: ServerConfig) -> str:
+    if server.type == "stdio":
+        cmd = " ".join([server.command or "", *server.args])
+        return f"MCP server {name!r} (command: {cmd})"
+    return f"MCP server {name!r} ({server.type} {server.url})"
+
+
+@contextlib.asynccontextmanager
+async def open_client(name: str, server: ServerConfig, mode: str, errlog: IO[str] | None) -> AsyncIterator[Client]:
+    """A connected :class:`mcp.Client` for one server, in the given negotiation mode."""
+    transport: Any
+    if server.type == "stdio":
+        params = StdioServerParameters(
+            command=server.command or "", args=list(server.args), env=server_env(server), cwd=server.cwd
+        )
+        transport = stdio_client(params, errlog=errlog) if errlog is not None else stdio_client(params)
+        async with Client(transport, mode=mode, read_timeout_seconds=server.timeout) as client:
+            yield client
+    elif server.type == "http":
+        http = create_mcp_http_client(headers=dict(server.headers) or None)
+        async with http:
+            transport = streamable_http_client(server.url or "", http_client=http)
+            async with Client(transport, mode=mode, read_timeout_seconds=server.timeout) as client:
+                yield client
+    else:
+        transport = sse_client(server.url or "", headers=dict(server.headers) or None, timeout=server.timeout)
+        async with Client(transport, mode=mode, read_timeout_seconds=server.timeout) as client:
+            yield client
+
+
+async def list_all_tools(client: Client) -> list[dict[str, Any]]:
+    """Every tool, following ``nextCursor`` (bounded, in case a server loops)."""
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+    raise DiscoveryError(f"tools/list returned more than {MAX_PAGES} pages; giving up")
+
+
+def _tool_info(server: str, raw: dict[str, Any]) -> ToolInfo:
+    return ToolInfo(
+        server=server,
+        name=str(raw.get("name", "")),
+        description=str(raw.get("description") or ""),
+        input_schema=raw.get("inputSchema") if isinstance(raw.get("inputSchema"), dict) else {},
+        output_schema=raw.get("outputSchema") if isinstance(raw.get("outputSchema"), dict) else None,
+        title=raw.get("title") if isinstance(raw.get("title"), str) else None,
+    )
+
+
+def _transient(exc: BaseException) -> bool:
+    for e in _leaves(exc):
+        if isinstance(e, FileNotFoundError | PermissionError | NotADirectoryError):
+            return False
+        if isinstance(e, httpx2.TransportError | ConnectionError):
+            return True
+    return False
+
+
+def _leaves(exc: BaseException) -> Iterable[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for sub in exc.exceptions:
+            yield from _leaves(sub)
+    else:
+        yield exc
+
+
+def _reason(exc: BaseException) -> str:
+    """The most telling message in an exception (groups from anyio task groups unwrapped)."""
+    msgs = []
+    for e in _leaves(exc):
+        if isinstance(e, FileNotFoundError):
+            msgs.append(f"command not found: {e.filename or e}")
+        elif isinstance(e, TimeoutError):
+            msgs.append("timed out")
+        elif isinstance(e, httpx2.HTTPStatusError):
+            msgs.append(f"HTTP {e.response.status_code} from {e.request.url}")
+        else:
+            text = str(e) or type(e).__name__
+            msgs.append(text if isinstance(e, MCPError) else f"{type(e).__name__}: {text}")
+    return "; ".join(dict.fromkeys(msgs)) or type(exc).__name__
+
+
+async def _discover_once(name: str, server: ServerConfig, errlog: IO[str] | None) -> ServerTools:
+    """Legacy handshake first; a server that refuses it gets the modern (discover) era."""
+    try:
+        with anyio.fail_after(server.timeout):
+            async with open_client(name, server, "legacy", errlog) as client:
+                raw = await list_all_tools(client)
+                return _server_tools(name, server, raw, LEGACY_PROTOCOL, client.server_info)
+    except MCPError:
+        pass  # refused initialize: try the stateless era below
+    with anyio.fail_after(server.timeout):
+        async with open_client(name, server, MODERN_PROTOCOL, errlog) as client:
+            raw = await list_all_tools(client)
+            return _server_tools(name, server, raw, MODERN_PROTOCOL, client.server_info)
+
+
+def _server_tools(name: str, server: ServerConfig, raw: list[dict[str, Any]], version: str, info: Any) -> ServerTools:
+    tools = tuple(_tool_info(name, t) for t in raw if server.allows(str(t.get("name", ""))))
+    label = f"{info.name} {info.version}" if info is not None else ""
+    return ServerTools(name, tools, version, label)
+
+
+async def discover_server(name: str, server: ServerConfig) -> ServerTools:
+    """Tools of one server; raises :class:`DiscoveryError` naming the server, command and stderr."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(3),
+                wait=wait_exponential(multiplier=0.2, max=2),
+                retry=retry_if_exception(_transient),
+                reraise=True,
+            ):
+                with attempt:
+                    return await _discover_once(name, server, errlog if server.type == "stdio" else None)
+        except DiscoveryError:
+            raise
+        except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - every failure becomes one clear message
+            reason = "no answer within {:g} s (the server's `timeout`)".format(server.timeout) if _is_timeout(exc) else _reason(exc)
+            msg = f"{describe_server(name, server)} failed: {reason}"
+            errlog.seek(0)
+            tail = errlog.read()[-STDERR_TAIL:].strip()
+            if tail:
+                msg += "\nserver stderr (last lines):\n" + tail
+            raise DiscoveryError(msg, server=name) from None
+    raise AssertionError("unreachable")
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    return any(isinstance(e, TimeoutError) for e in _leaves(exc))
+
+
+async def discover(config: Config, servers: Iterable[str] | None = None) -> DiscoveryResult:
+    """Discover every configured server (or the named ones) concurrently."""
+    names = sorted(config.mcp_servers if servers is None else servers)
+    result = DiscoveryResult()
+
+    async def one(name: str) -> None:
+        try:
+            result.servers.append(await discover_server(name, config.mcp_servers[name]))
+        except DiscoveryError as exc:
+            result.failures[name] = exc
+
+    await asyncio.gather(*(one(n) for n in names))
+    result.servers.sort(key=lambda s: s.server)
+    return result

@@ -1,0 +1,194 @@
+"""Go identifiers from untrusted names, and Go literals/comments from untrusted text.
+
+Everything a server sends (tool names, property names, descriptions, enum values) passes
+through here before it reaches Go source. Pure functions, no I/O.
+
+Naming rules (documented for users in docs/naming.md):
+
+* words are split on anything that is not an ASCII letter or digit and on case changes
+  (``getHTTPResponse`` → get, HTTP, Response); a non-ASCII letter or digit becomes its own
+  word ``U<hex code point>`` so the name stays stable and ASCII;
+* PascalCase capitalises each word, known initialisms stay upper case (``user_id`` → ``UserID``);
+  lowerCamelCase lower-cases the first word whole (``URL_fetch`` → ``urlFetch``);
+* a name that would start with a digit gets ``X``/``x`` in front (``3d_view`` → ``X3dView``);
+  an empty name becomes ``X``;
+* a function name that is a Go keyword, a predeclared identifier or a name the program
+  itself uses gets ``Tool`` appended (``print`` → ``printTool``);
+* a name already taken in its scope gets the next free suffix 2, 3, … in a stable order.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+GO_KEYWORDS = frozenset(
+    "break case chan const continue default defer else fallthrough for func go goto if import "
+    "interface map package range return select struct switch type var".split()
+)
+GO_PREDECLARED = frozenset(
+    "any bool byte comparable complex64 complex128 error float32 float64 int int8 int16 int32 int64 "
+    "rune string uint uint8 uint16 uint32 uint64 uintptr true false iota nil append cap clear close "
+    "complex copy delete imag len make max min new panic print println real recover".split()
+)
+INITIALISMS = frozenset(
+    "ACL API ASCII CPU CSS CSV DB DNS EOF GUID HTML HTTP HTTPS ID IP JSON JWT MCP OS PDF QPS RAM RPC "
+    "SDK SHA SLA SMTP SQL SSH SVG TCP TLS TTL UDP UI UID UUID URI URL UTF8 VM XML XSRF XSS YAML".split()
+)
+
+
+def words(name: str) -> list[str]:
+    """Split a name into words on separators and case changes (see the module doc)."""
+    out: list[str] = []
+    cur = ""
+
+    def flush() -> None:
+        nonlocal cur
+        if cur:
+            out.append(cur)
+        cur = ""
+
+    name = unicodedata.normalize("NFKD", name)
+    chars = [c for c in name if not unicodedata.combining(c)]
+    for i, c in enumerate(chars):
+        if c.isascii() and c.isalnum():
+            if cur:
+                prev = cur[-1]
+                nxt = chars[i + 1] if i + 1 < len(chars) else ""
+                # lower→Upper starts a word; in a run of capitals, the last one starts a word
+                # when a lower-case letter follows (HTTPServer → HTTP Server).
+                if (prev.islower() or prev.isdigit()) and c.isupper():
+                    flush()
+                elif prev.isupper() and c.isupper() and nxt.isascii() and nxt.islower():
+                    flush()
+            cur += c
+        elif c.isalnum():
+            flush()
+            out.append(f"U{ord(c):x}")
+        else:
+            flush()
+    flush()
+    return out
+
+
+def _pascal_word(word: str) -> str:
+    if word.upper() in INITIALISMS:
+        return word.upper()
+    if word.startswith("U") and len(word) > 1 and all(ch in "0123456789abcdef" for ch in word[1:]):
+        return word  # an escaped non-ASCII character keeps its spelling
+    return word[0].upper() + word[1:].lower()
+
+
+def pascal(name: str) -> str:
+    """PascalCase Go identifier for ``name`` (exported)."""
+    ws = words(name)
+    ident = "".join(_pascal_word(w) for w in ws) or "X"
+    return "X" + ident if ident[0].isdigit() else ident
+
+
+def camel(name: str) -> str:
+    """lowerCamelCase Go identifier for ``name`` (unexported); may still be a keyword."""
+    ws = words(name)
+    if not ws:
+        return "x"
+    first = ws[0].lower() if not ws[0].startswith("U") else ws[0]
+    ident = first + "".join(_pascal_word(w) for w in ws[1:])
+    return "x" + ident if ident[0].isdigit() else ident
+
+
+def export(ident: str) -> str:
+    """The exported spelling of a lowerCamel identifier (``getURL`` → ``GetURL``)."""
+    return ident[0].upper() + ident[1:]
+
+
+class Registry:
+    """The names taken in one Go scope; hands out free names with a numeric suffix on a clash.
+
+    Not thread-safe; one registry per generated package or struct.
+    """
+
+    def __init__(self, reserved: frozenset[str] | set[str] = frozenset()) -> None:
+        self._taken: set[str] = set(reserved)
+
+    def taken(self, name: str) -> bool:
+        return name in self._taken
+
+    def claim(self, base: str, *, also: tuple[str, ...] = ()) -> str:
+        """Take ``base`` (or ``base2``, ``base3``, …) together with the names in ``also``, which get the same
+        suffix — e.g. a function's exported twin."""
+        n = 1
+        while True:
+            suffix = "" if n == 1 else str(n)
+            candidates = (base + suffix, *(a + suffix for a in also))
+            if not any(c in self._taken for c in candidates):
+                self._taken.update(candidates)
+                return base + suffix
+            n += 1
+
+
+# --- literals and comments -------------------------------------------------------------------
+
+
+def go_string(value: str) -> str:
+    """A Go interpreted string literal for any Python string, ASCII-only.
+
+    Control characters, quotes and backslashes are escaped; non-ASCII becomes ``\\u``/``\\U``;
+    lone surrogates (possible in JSON) become U+FFFD, since Go rejects them in escapes.
+    """
+    out = ['"']
+    for ch in value:
+        cp = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif 0x20 <= cp < 0x7F:
+            out.append(ch)
+        elif 0xD800 <= cp <= 0xDFFF:
+            out.append("\\ufffd")
+        elif cp <= 0xFFFF:
+            out.append(f"\\u{cp:04x}")
+        else:
+            out.append(f"\\U{cp:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def clean_text(text: str, limit: int | None = None) -> list[str]:
+    """Untrusted prose as lines that are safe inside ``//`` comments.
+
+    Line breaks of every kind split lines; other control and format characters (NUL, BOM,
+    bidi overrides, …) and lone surrogates are dropped; trailing blank lines go. ``limit``
+    caps the total length, marking the cut with ``…``.
+    """
+    text = text.replace("\r\n", "\n")
+    cleaned = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if ch in "\n\r\v\f\x85\u2028\u2029":
+            cleaned.append("\n")
+        elif ch == "\t":
+            cleaned.append(" ")
+        elif cat in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            continue
+        else:
+            cleaned.append(ch)
+    text = "".join(cleaned)
+    if limit is not None and len(text) > limit:
+        text = text[:limit].rstrip() + "…"
+    lines = [line.rstrip() for line in text.split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return lines
+
+
+def comment(text: str, indent: str = "") -> str:
+    """``text`` (already cleaned lines joined by newlines) as ``//`` comment lines, gofmt style."""
+    return "\n".join(f"{indent}//" if not line else f"{indent}// {line}" for line in text.split("\n"))

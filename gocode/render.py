@@ -1,0 +1,137 @@
+"""Go source from the IR, through the jinja2 templates in ``go_templates/``.
+
+Knows the IR (:mod:`gocode.gotypes`) and the split model code (:mod:`gocode.modelcode`),
+not JSON Schema. Templates only see values computed here, already valid Go text; the
+environment is built once with ``StrictUndefined``. Output is gofmt-clean (checked by tests).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from gocode.gotypes import Decl, EnumDecl, Package, StructDecl, ToolFunc
+from gocode.modelcode import SplitCode
+from gocode.names import go_string
+from gocode.resources import templates_dir
+
+RT_IMPORT = "gocodews/rt"
+TOOLS_IMPORT_PREFIX = "gocodews/tools/"
+
+
+@functools.cache
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def _decl_ctx(d: Decl) -> dict[str, Any]:
+    if isinstance(d, StructDecl):
+        return {"kind": "struct", "name": d.name, "doc": d.doc, "fields": d.fields}
+    if isinstance(d, EnumDecl):
+        return {"kind": "enum", "name": d.name, "doc": d.doc, "base": d.base, "consts": d.values}
+    return {"kind": "type", "name": d.name, "doc": d.doc, "type": d.type}
+
+
+def _func_ctx(f: ToolFunc) -> dict[str, Any]:
+    exported_doc = (f.exported + f.doc[0][len(f.name) :], *f.doc[1:]) if f.doc else ()
+    return {
+        "name": f.name,
+        "exported": f.exported,
+        "doc": f.doc,
+        "exported_doc": exported_doc,
+        "input_type": f.input_type,
+        "output_type": f.output_type,
+        "structured": f.structured,
+        "server_literal": go_string(f.server),
+        "tool_literal": go_string(f.tool),
+        "decls": [_decl_ctx(d) for d in f.decls],
+    }
+
+
+def _tidy(src: str) -> str:
+    """Collapse runs of blank lines the templates leave between optional parts."""
+    lines = src.split("\n")
+    out: list[str] = []
+    for line in lines:
+        if line == "" and out and out[-1] == "":
+            continue
+        out.append(line)
+    return "\n".join(out).strip("\n") + "\n"
+
+
+def render_bindings(pkg: Package) -> str:
+    """The bindings package (``package tools``) for a tool set."""
+    funcs = [_func_ctx(f) for f in pkg.funcs]
+    return _tidy(_env().get_template("bindings.go.j2").render(funcs=funcs, digest=pkg.digest[:16]))
+
+
+def render_declarations(pkg: Package) -> str:
+    """The Go declarations the model sees: types, constants and one function variable per tool."""
+    funcs = [_func_ctx(f) for f in pkg.funcs]
+    return _tidy(_env().get_template("declarations.go.j2").render(funcs=funcs))
+
+
+def tools_import_path(pkg: Package) -> str:
+    return TOOLS_IMPORT_PREFIX + "t" + pkg.digest[:16]
+
+
+@dataclass(frozen=True)
+class _Import:
+    name: str | None
+    path: str
+    line: str | None
+
+
+def render_main(pkg: Package, code: SplitCode, filename: str = "model.go") -> str:
+    """``main.go`` for one run: aliases of the bindings, the model's hoisted declarations and
+    ``Run`` with the model's statements, ``//line`` directives mapping back to ``filename``."""
+    imports: list[_Import] = []
+    seen: set[tuple[str | None, str]] = set()
+
+    def add(name: str | None, path: str, line: str | None = None) -> None:
+        key = (name, path)
+        if key not in seen:
+            seen.add(key)
+            imports.append(_Import(name, path, line))
+
+    add(None, '"context"')
+    for imp in code.imports:
+        add(imp.name, go_string(imp.path), f"{filename}:{imp.line}")
+    for path in code.auto_imports:
+        add(None, go_string(path))
+    add("gocodert", go_string(RT_IMPORT))
+    if pkg.funcs:
+        add("gocodetools", go_string(tools_import_path(pkg)))
+
+    aliases: list[str] = []
+    for f in pkg.funcs:
+        for d in f.decls:
+            aliases.append(f"type {d.name} = gocodetools.{d.name}")
+            if isinstance(d, EnumDecl):
+                aliases.extend(f"const {v.name} = gocodetools.{v.name}" for v in d.values)
+        aliases.append(f"var {f.name} = gocodetools.{f.exported}")
+
+    src = _env().get_template("main.go.j2").render(
+        imports=imports,
+        aliases=aliases,
+        guards=code.guards,
+        hoisted=[{"line": f"{filename}:{h.line}:1", "text": h.text} for h in code.hoisted],
+        body=[{"line": f"{filename}:{c.line}:1", "text": c.text} for c in code.body],
+    )
+    return src
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write atomically, so a concurrent reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.{id(text):x}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,32 @@
+"""Where the Go side ships: ``go_templates/``, ``go.mod.tmpl`` and ``go.sum.tmpl``.
+
+In a built wheel they sit inside the package (``gocode/go_templates``); in a source checkout
+(editable install, tests) they sit at the repository top level beside ``gocode/``.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+
+
+@functools.cache
+def data_root() -> Path:
+    for root in (_PKG, _PKG.parent):
+        if (root / "go_templates").is_dir() and (root / "go.mod.tmpl").is_file():
+            return root
+    raise FileNotFoundError(f"gocode's Go templates are missing next to {_PKG} (a broken install?)")
+
+
+def templates_dir() -> Path:
+    return data_root() / "go_templates"
+
+
+def go_mod_template() -> str:
+    return (data_root() / "go.mod.tmpl").read_text(encoding="utf-8")
+
+
+def go_sum_template() -> str:
+    return (data_root() / "go.sum.tmpl").read_text(encoding="utf-8")

@@ -1,0 +1,173 @@
+"""Run one built program: timeout, process-tree kill, output caps, and the result it gives.
+
+Every program starts through :func:`launch` (the one place an opt-in sandbox wrapper can
+take over). It runs in a new session and process group; the MCP servers it starts stay in
+that group, so on a timeout — and after every normal exit, to sweep up orphans that npx or
+uvx wrappers leave behind — the whole group is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Phase = Literal["ok", "code", "compile", "runtime", "timeout"]
+STDERR_LIMIT = 16 * 1024
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A compiler message located in the model's own code (``file`` is usually ``model.go``)."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+
+
+@dataclass
+class RunResult:
+    """The answer to one ``execute_go_code`` call.
+
+    ``ok`` with ``phase="ok"`` when the program exited 0; otherwise ``phase`` says where it
+    failed: ``code`` (the code could not be placed in Run), ``compile``, ``runtime`` (non-zero
+    exit, including an error returned from Run) or ``timeout``. ``output`` is what the
+    program printed on stdout (so far), ``stderr`` its error stream or the compiler's messages.
+    """
+
+    ok: bool
+    phase: Phase
+    output: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    duration_ms: float = 0.0
+    build_ms: float = 0.0
+    run_ms: float = 0.0
+    cached_binary: bool = False
+    truncated: bool = False
+
+    def error_text(self) -> str:
+        """What a model reads when the call failed: the phase, the messages, the output so far."""
+        if self.ok:
+            return ""
+        heads = {
+            "code": "the code cannot be placed in Run",
+            "compile": "compile error",
+            "runtime": f"runtime error (exit status {self.exit_code})",
+            "timeout": "timeout",
+        }
+        parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
+        if self.output:
+            parts.append(f"stdout before the failure:\n{self.output.rstrip()}")
+        return "\n\n".join(parts)
+
+    def as_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["duration_ms"] = round(self.duration_ms, 1)
+        doc["build_ms"] = round(self.build_ms, 1)
+        doc["run_ms"] = round(self.run_ms, 1)
+        return doc
+
+
+_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.*)$")
+
+
+def parse_diagnostics(text: str) -> list[Diagnostic]:
+    out = []
+    for line in text.splitlines():
+        m = _DIAG.match(line.strip())
+        if m:
+            out.append(Diagnostic(m["file"], int(m["line"]), int(m["col"] or 0), m["msg"]))
+    return out
+
+
+class _Capped:
+    """Keeps the first ``limit`` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.buf, self.dropped = limit, bytearray(), 0
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            room = self.limit - len(self.buf)
+            if room > 0:
+                self.buf += chunk[:room]
+            self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self) -> str:
+        return self.buf.decode("utf-8", "replace")
+
+
+async def launch(binary: Path, env: Mapping[str, str], cwd: Path) -> asyncio.subprocess.Process:
+    """Start a program in its own session/process group (the sandbox hook point)."""
+    return await asyncio.create_subprocess_exec(
+        str(binary),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=dict(env),
+        cwd=str(cwd),
+        start_new_session=True,
+    )
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+async def run_program(
+    binary: Path, env: Mapping[str, str], cwd: Path, *, timeout: float, max_output: int
+) -> RunResult:
+    """Run a built program to completion or ``timeout``; never raises for the program's failures."""
+    start = time.monotonic()
+    proc = await launch(binary, env, cwd)
+    out, err = _Capped(max_output), _Capped(STDERR_LIMIT)
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
+    timed_out = False
+    try:
+        await asyncio.wait_for(proc.wait(), timeout)
+    except TimeoutError:
+        timed_out = True
+    except asyncio.CancelledError:
+        _kill_group(proc.pid)
+        await proc.wait()
+        raise
+    finally:
+        _kill_group(proc.pid)  # the program on timeout; orphans of its servers in every case
+    if timed_out:
+        await proc.wait()
+    try:
+        await asyncio.wait_for(readers, 5)
+    except TimeoutError:
+        readers.cancel()
+    run_ms = (time.monotonic() - start) * 1000
+    output = out.text()
+    truncated = out.dropped > 0
+    if truncated:
+        output += f"\n[output truncated: {out.dropped} more bytes beyond the {max_output}-byte limit]"
+    stderr = err.text()
+    if err.dropped:
+        stderr += f"\n[stderr truncated: {err.dropped} more bytes]"
+    if timed_out:
+        stderr = (stderr.rstrip() + "\n" if stderr.strip() else "") + (
+            f"the program did not finish within {timeout:g} s and was killed (with every process it started)"
+        )
+        return RunResult(False, "timeout", output, stderr, None, run_ms=run_ms, truncated=truncated)
+    code = proc.returncode
+    if code == 0:
+        return RunResult(True, "ok", output, stderr, 0, run_ms=run_ms, truncated=truncated)
+    if code is not None and code < 0:
+        stderr = (stderr.rstrip() + "\n" if stderr.strip() else "") + f"killed by signal {signal.Signals(-code).name}"
+    return RunResult(False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated)

@@ -1,0 +1,80 @@
+"""What discovery found: the tools of each server, as plain data.
+
+A :class:`ToolSet` is the input of code generation and the key of every cache built from it:
+its :meth:`ToolSet.digest` covers exactly what changes the generated Go (server names and
+their tools' names, descriptions and schemas), never how a server is reached or its secrets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+# The protocol eras gocode tells the Go program to use per server (see DESIGN.md, pitfalls):
+# "legacy" pins the initialize handshake (2025-11-25, negotiating down), skipping the
+# server/discover probe that some servers exit on; "modern" is the stateless 2026-07-28 era.
+LEGACY_PROTOCOL = "2025-11-25"
+MODERN_PROTOCOL = "2026-07-28"
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """One MCP tool as a server listed it (wire JSON for the schemas)."""
+
+    server: str
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
+    title: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+        if self.output_schema is not None:
+            out["outputSchema"] = self.output_schema
+        if self.title:
+            out["title"] = self.title
+        return out
+
+
+@dataclass(frozen=True)
+class ServerTools:
+    """A server's tools and the protocol version the Go program should pin for it."""
+
+    server: str
+    tools: tuple[ToolInfo, ...]
+    protocol_version: str = LEGACY_PROTOCOL
+    server_info: str = ""
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """The tools that go into Go for one model, across servers, in a stable order."""
+
+    servers: tuple[ServerTools, ...]
+
+    def tools(self) -> list[ToolInfo]:
+        return [t for s in sorted(self.servers, key=lambda s: s.server) for t in sorted(s.tools, key=lambda t: t.name)]
+
+    def digest(self) -> str:
+        doc = [
+            {"server": s.server, "tools": [t.as_json() for t in sorted(s.tools, key=lambda t: t.name)]}
+            for s in sorted(self.servers, key=lambda s: s.server)
+        ]
+        blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def filtered(self, keep: set[tuple[str, str]] | None = None, drop: set[str] | None = None) -> ToolSet:
+        """A tool set without the tools named in ``drop`` (bare names or ``server.tool``)."""
+        drop = drop or set()
+        servers = []
+        for s in self.servers:
+            tools = tuple(
+                t
+                for t in s.tools
+                if t.name not in drop and f"{s.server}.{t.name}" not in drop and (keep is None or (s.server, t.name) in keep)
+            )
+            servers.append(ServerTools(s.server, tools, s.protocol_version, s.server_info))
+        return ToolSet(tuple(servers))

@@ -1,0 +1,257 @@
+"""The cached Go module workspace: toolchain detection, warm-up, and builds.
+
+Layout under the cache directory (``$GOCODE_CACHE_DIR``, else ``$XDG_CACHE_HOME/gocode``,
+else ``~/.cache/gocode``)::
+
+    go-build/              GOCACHE, shared by every workspace
+    gomod/                 GOMODCACHE
+    ws-<key>/              one module per (Go version, go.mod.tmpl, go.sum.tmpl, runtime source)
+        go.mod go.sum      from the shipped templates; the SDK version is pinned there
+        rt/rt.go           the runtime package (go_templates/rt)
+        tools/t<digest>/   one bindings package per tool set, written once, compiled once
+        runs/<id>/main.go  one directory per run, removed afterwards
+        bin/<hash>         built programs, reused when the same code meets the same tool set
+        .ready             written when warm-up finished
+
+The workspace owns its directory and the lock file ``ws-<key>.lock``; nothing else writes
+there. Builds use ``-trimpath`` (so a package's directory is not part of its build-cache key)
+and ``GOPROXY=off`` (after warm-up no run touches the network). Safe for concurrent runs and
+processes: per-run directories, atomic writes, and a file lock around warm-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gocode.errors import ToolchainError
+from gocode.gotypes import Package
+from gocode.modelcode import STDLIB, SplitCode
+from gocode.render import render_bindings, render_main, tools_import_path, write_file
+from gocode.resources import go_mod_template, go_sum_template, templates_dir
+
+MIN_GO = (1, 25)
+BUILD_FLAGS = ("-trimpath", "-ldflags=-s -w", "-buildvcs=false")
+MAX_CACHED_BINARIES = 64
+INSTALL_HINT = "install Go 1.25 or newer from https://go.dev/dl/ and make sure `go` is on PATH (or set GOCODE_GO)"
+
+Progress = Callable[[str], None]
+
+
+def cache_dir() -> Path:
+    if env := os.environ.get("GOCODE_CACHE_DIR"):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gocode"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    go: str
+    version: str  # e.g. "go1.26.8"
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return _parse_version(self.version)
+
+
+def _parse_version(v: str) -> tuple[int, ...]:
+    m = re.match(r"go(\d+)\.(\d+)(?:\.(\d+))?", v)
+    return tuple(int(x) for x in m.groups(default="0")) if m else (0,)
+
+
+def find_toolchain() -> Toolchain:
+    """The ``go`` command to use ($GOCODE_GO, else PATH); raises :class:`ToolchainError` if absent or too old."""
+    go = os.environ.get("GOCODE_GO") or shutil.which("go")
+    if not go:
+        raise ToolchainError(f"the Go toolchain was not found: {INSTALL_HINT}")
+    try:
+        out = subprocess.run(
+            [go, "env", "GOVERSION"], capture_output=True, text=True, timeout=60, env={**os.environ, "GOTOOLCHAIN": "local"}
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ToolchainError(f"cannot run {go}: {exc}; {INSTALL_HINT}") from None
+    version = out.stdout.strip()
+    if out.returncode != 0 or not version.startswith("go"):
+        raise ToolchainError(f"`{go} env GOVERSION` failed: {out.stderr.strip() or out.stdout.strip()}; {INSTALL_HINT}")
+    tc = Toolchain(go, version)
+    if tc.version_tuple[:2] < MIN_GO:
+        raise ToolchainError(f"{go} is {version}, but gocode needs Go 1.25 or newer (the MCP Go SDK requires it): {INSTALL_HINT}")
+    return tc
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    ok: bool
+    binary: Path | None
+    output: str  # the compiler's messages, with the package header line removed
+    duration_ms: float
+    cached: bool = False
+
+
+class Workspace:
+    """A module workspace for one toolchain; see the module doc. Share one per process."""
+
+    def __init__(self, toolchain: Toolchain | None = None, root: Path | None = None) -> None:
+        self.toolchain = toolchain or find_toolchain()
+        self.cache = root or cache_dir()
+        rt_src = (templates_dir() / "rt" / "rt.go").read_text(encoding="utf-8")
+        key = hashlib.sha256(
+            "\0".join([self.toolchain.version, go_mod_template(), go_sum_template(), rt_src]).encode()
+        ).hexdigest()[:12]
+        self.dir = self.cache / f"ws-{key}"
+        self._rt_src = rt_src
+        self._bindings_done: set[str] = set()
+
+    # --- environment -------------------------------------------------------------------------
+
+    def go_env(self, *, offline: bool = True) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GOCODE_")}
+        env.update(
+            GOCACHE=str(self.cache / "go-build"),
+            GOMODCACHE=str(self.cache / "gomod"),
+            GOTOOLCHAIN="local",  # never download a different toolchain because of the go directive
+            GOWORK="off",
+            GOFLAGS="-mod=readonly -modcacherw",
+            CGO_ENABLED="0",  # no C compiler needed, and the same build whatever the host has
+            GO111MODULE="on",
+        )
+        if offline:
+            env["GOPROXY"] = "off"
+        return env
+
+    @property
+    def ready(self) -> bool:
+        return (self.dir / ".ready").is_file()
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        self.cache.mkdir(parents=True, exist_ok=True)
+        with open(self.cache / f"{self.dir.name}.lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # --- warm-up -----------------------------------------------------------------------------
+
+    def warmup(self, progress: Progress | None = None, force: bool = False) -> None:
+        """Download the SDK and pre-compile it with every auto-imported package (network once)."""
+        say = progress or (lambda _msg: None)
+        with self._lock():
+            if self.ready and not force:
+                say(f"workspace ready: {self.dir}")
+                return
+            start = time.monotonic()
+            self.dir.mkdir(parents=True, exist_ok=True)
+            (self.dir / "rt").mkdir(exist_ok=True)
+            write_file(self.dir / "go.mod", go_mod_template())
+            write_file(self.dir / "go.sum", go_sum_template())
+            write_file(self.dir / "rt" / "rt.go", self._rt_src)
+            seed = self.dir / "seed"
+            seed.mkdir(exist_ok=True)
+            write_file(seed / "main.go", _seed_main())
+            say(f"[1/2] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
+            self._run_go(["mod", "download", "github.com/modelcontextprotocol/go-sdk"], offline=False, what="downloading modules")
+            say("[2/2] compiling the Go SDK and the standard library (first time: a minute or two) …")
+            self._run_go(["build", *BUILD_FLAGS, "-o", str(seed / "prog"), "./seed"], offline=False, what="pre-building")
+            (seed / "prog").unlink(missing_ok=True)
+            for sub in ("tools", "runs", "bin"):
+                (self.dir / sub).mkdir(exist_ok=True)
+            (self.dir / ".ready").write_text(self.toolchain.version + "\n")
+            say(f"workspace ready in {time.monotonic() - start:.1f} s: {self.dir}")
+
+    def ensure(self, progress: Progress | None = None) -> None:
+        if not self.ready:
+            self.warmup(progress)
+
+    def _run_go(self, args: list[str], *, offline: bool, what: str) -> None:
+        proc = subprocess.run(
+            [self.toolchain.go, *args], cwd=self.dir, env=self.go_env(offline=offline), capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            detail = (proc.stderr or proc.stdout).strip()
+            hint = ""
+            if "proxy" in detail or "dial tcp" in detail or "GOPROXY" in detail:
+                hint = "\n(the Go module proxy must be reachable for the first warm-up; set GOPROXY if you use a mirror)"
+            raise ToolchainError(f"{what} failed (`go {' '.join(args)}` in {self.dir}):\n{detail}{hint}")
+
+    # --- bindings and builds -----------------------------------------------------------------
+
+    def ensure_bindings(self, pkg: Package) -> str:
+        """Write the bindings package of a tool set (once) and return its import path."""
+        path = tools_import_path(pkg)
+        if path in self._bindings_done:
+            return path
+        d = self.dir / path.removeprefix("gocodews/")
+        target = d / "tools.go"
+        src = render_bindings(pkg)
+        if not target.is_file() or target.read_text(encoding="utf-8") != src:
+            d.mkdir(parents=True, exist_ok=True)
+            write_file(target, src)
+        self._bindings_done.add(path)
+        return path
+
+    async def build(self, pkg: Package, code: SplitCode, filename: str = "model.go") -> BuildResult:
+        """Compile one program; identical source on the same tool set reuses the last binary."""
+        start = time.monotonic()
+        self.ensure_bindings(pkg)
+        main_src = render_main(pkg, code, filename)
+        digest = hashlib.sha256((pkg.digest + "\0" + main_src).encode()).hexdigest()[:24]
+        cached = self.dir / "bin" / digest
+        if cached.is_file():
+            with contextlib.suppress(OSError):
+                os.utime(cached)
+            return BuildResult(True, cached, "", (time.monotonic() - start) * 1000, cached=True)
+        run_id = uuid.uuid4().hex[:12]
+        run_dir = self.dir / "runs" / f"r{run_id}"
+        run_dir.mkdir(parents=True)
+        try:
+            write_file(run_dir / "main.go", main_src)
+            out_path = run_dir / "prog"
+            proc = await asyncio.create_subprocess_exec(
+                self.toolchain.go, "build", *BUILD_FLAGS, "-o", str(out_path), f"./runs/r{run_id}",
+                cwd=self.dir, env=self.go_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            )  # fmt: skip
+            stdout, _ = await proc.communicate()
+            text = _clean_build_output(stdout.decode("utf-8", "replace"), run_id)
+            if proc.returncode != 0:
+                return BuildResult(False, None, text, (time.monotonic() - start) * 1000)
+            out_path.replace(cached)
+            self._prune_binaries()
+            return BuildResult(True, cached, text, (time.monotonic() - start) * 1000)
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+    def _prune_binaries(self) -> None:
+        bins = sorted((self.dir / "bin").iterdir(), key=lambda p: p.stat().st_mtime if p.exists() else 0)
+        for old in bins[:-MAX_CACHED_BINARIES]:
+            old.unlink(missing_ok=True)
+
+
+def _clean_build_output(text: str, run_id: str) -> str:
+    lines = [ln for ln in text.splitlines() if not ln.startswith("# gocodews/runs/")]
+    return "\n".join(ln.replace(f"runs/r{run_id}/", "") for ln in lines).strip()
+
+
+def _seed_main() -> str:
+    """A program importing the runtime and every auto-importable package, so warm-up compiles them all."""
+    imports = "\n".join(f'\t"{path}"' for path, _ in sorted(STDLIB.values()))
+    guards = "\n".join(sorted(g for _, g in STDLIB.values()))
+    return (
+        "// Code generated by gocode. DO NOT EDIT.\n\n// The warm-up program: it only makes the build cache hot.\npackage main\n\n"
+        f'import (\n\t"context"\n\n{imports}\n\n\tgocodert "gocodews/rt"\n)\n\n{guards}\n\n'
+        "func main() {\n\tgocodert.Main(func(context.Context) error { return nil })\n}\n"
+    )
