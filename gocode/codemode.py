@@ -57,6 +57,8 @@ Your code is the body of `func Run(ctx context.Context) error` in package main:
 - return an error to fail the call (tool errors arrive as Go errors; stderr is shown with them);
 - you may start with import lines and declare top-level func and type blocks (they are moved out of Run);
   standard-library packages you use are imported automatically;
+- a tool without an output schema returns its text as a string (decode it with json.Unmarshal when
+  it is JSON); a tool error comes back as the function's error;
 - the tool functions are safe to call from several goroutines at once;
 - every call is a fresh program: nothing is kept between calls; it is stopped after {timeout:g} s
   and its output is capped at {max_output} bytes, so print summaries rather than raw dumps.

@@ -375,8 +375,6 @@ class _Builder:
             output_type = "string"
         desc = clean_text(info.description or info.title or "", DESCRIPTION_LIMIT)
         doc = _doc(func_name, desc or ["(no description)"])
-        if not structured:
-            doc = (*doc, "Returns the tool's text output (decode it with json.Unmarshal if it is JSON).")
         return ToolFunc(func_name, exported, info.server, info.name, doc, input_type, output_type, structured, tuple(decls))
 
 

@@ -345,7 +345,7 @@ def _auto_imports(
                 and t.text not in used
             ):
                 used.append(t.text)
-    used.sort()
+    used.sort(key=lambda u: STDLIB[u][0])
     return tuple(STDLIB[u][0] for u in used), tuple(STDLIB[u][1] for u in used)
 
 

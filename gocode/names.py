@@ -70,10 +70,15 @@ def words(name: str) -> list[str]:
     return out
 
 
+def _is_escape(word: str) -> bool:
+    """``U<hex>``: a non-ASCII character spelled out by :func:`words`."""
+    return word.startswith("U") and len(word) > 1 and all(ch in "0123456789abcdef" for ch in word[1:])
+
+
 def _pascal_word(word: str) -> str:
     if word.upper() in INITIALISMS:
         return word.upper()
-    if word.startswith("U") and len(word) > 1 and all(ch in "0123456789abcdef" for ch in word[1:]):
+    if _is_escape(word):
         return word  # an escaped non-ASCII character keeps its spelling
     return word[0].upper() + word[1:].lower()
 
@@ -90,7 +95,7 @@ def camel(name: str) -> str:
     ws = words(name)
     if not ws:
         return "x"
-    first = ws[0].lower() if not ws[0].startswith("U") else ws[0]
+    first = ws[0] if _is_escape(ws[0]) else ws[0].lower()
     ident = first + "".join(_pascal_word(w) for w in ws[1:])
     return "x" + ident if ident[0].isdigit() else ident
 
@@ -181,7 +186,8 @@ def clean_text(text: str, limit: int | None = None) -> list[str]:
     text = "".join(cleaned)
     if limit is not None and len(text) > limit:
         text = text[:limit].rstrip() + "…"
-    lines = [line.rstrip() for line in text.split("\n")]
+    # No leading indentation: gofmt turns indented doc-comment lines into code blocks and lists.
+    lines = [line.strip() for line in text.split("\n")]
     while lines and not lines[-1]:
         lines.pop()
     while lines and not lines[0]:

@@ -112,7 +112,7 @@ class Workspace:
         ).hexdigest()[:12]
         self.dir = self.cache / f"ws-{key}"
         self._rt_src = rt_src
-        self._bindings_done: set[str] = set()
+        self._bindings: dict[str, str] = {}  # import path -> sha256 of its source
 
     # --- environment -------------------------------------------------------------------------
 
@@ -190,26 +190,27 @@ class Workspace:
 
     # --- bindings and builds -----------------------------------------------------------------
 
-    def ensure_bindings(self, pkg: Package) -> str:
-        """Write the bindings package of a tool set (once) and return its import path."""
+    def ensure_bindings(self, pkg: Package) -> tuple[str, str]:
+        """Write the bindings package of a tool set (once); returns its import path and source hash."""
         path = tools_import_path(pkg)
-        if path in self._bindings_done:
-            return path
+        if path in self._bindings:
+            return path, self._bindings[path]
         d = self.dir / path.removeprefix("gocodews/")
         target = d / "tools.go"
         src = render_bindings(pkg)
         if not target.is_file() or target.read_text(encoding="utf-8") != src:
             d.mkdir(parents=True, exist_ok=True)
             write_file(target, src)
-        self._bindings_done.add(path)
-        return path
+        self._bindings[path] = hashlib.sha256(src.encode()).hexdigest()
+        return path, self._bindings[path]
 
     async def build(self, pkg: Package, code: SplitCode, filename: str = "model.go") -> BuildResult:
         """Compile one program; identical source on the same tool set reuses the last binary."""
         start = time.monotonic()
-        self.ensure_bindings(pkg)
+        _, bindings_hash = self.ensure_bindings(pkg)
         main_src = render_main(pkg, code, filename)
-        digest = hashlib.sha256((pkg.digest + "\0" + main_src).encode()).hexdigest()[:24]
+        # The bindings' source (not just the tool set) is in the key: a newer gocode renders differently.
+        digest = hashlib.sha256((bindings_hash + "\0" + main_src).encode()).hexdigest()[:24]
         cached = self.dir / "bin" / digest
         if cached.is_file():
             with contextlib.suppress(OSError):

@@ -57,6 +57,7 @@ type conn struct {
 	session *mcp.ClientSession
 	err     error
 	stderr  *tail
+	cancel  context.CancelCauseFunc // ends the session's context after Close
 }
 
 var (
@@ -111,9 +112,12 @@ func connect(ctx context.Context, server string, c *conn) (*mcp.ClientSession, e
 	if spec.ConnectTimeout > 0 {
 		timeout = time.Duration(spec.ConnectTimeout * float64(time.Second))
 	}
-	// The session outlives the first caller's context: other goroutines share it.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
+	// The session outlives the first caller's context (other goroutines share it), and the
+	// SSE transport keeps its stream on the context given to Connect: so connect on a
+	// context that lives as long as the session, and enforce the timeout with a timer.
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	timer := time.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
+	defer timer.Stop()
 
 	var transport mcp.Transport
 	switch spec.Transport {
@@ -138,11 +142,13 @@ func connect(ctx context.Context, server string, c *conn) (*mcp.ClientSession, e
 	client := mcp.NewClient(&mcp.Implementation{Name: "gocode", Version: "0.1.0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	session, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: spec.ProtocolVersion})
 	if err != nil {
-		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(context.Cause(cctx), context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %s: %w", timeout, err)
 		}
+		cancel(nil)
 		return nil, fmt.Errorf("connecting to MCP server %q%s: %w%s", server, describe(spec), err, c.stderrTail())
 	}
+	c.cancel = cancel
 	return session, nil
 }
 
@@ -320,10 +326,11 @@ func Close() {
 			continue
 		}
 		wg.Add(1)
-		go func(s *mcp.ClientSession) {
+		go func(c *conn) {
 			defer wg.Done()
-			_ = s.Close() // "signal: terminated" from a slow server is not the program's failure
-		}(c.session)
+			_ = c.session.Close() // "signal: terminated" from a slow server is not the program's failure
+			c.cancel(nil)
+		}(c)
 	}
 	wg.Wait()
 }

@@ -1,0 +1,136 @@
+"""Shared fixtures: real servers (the bundled demo server, server-everything, mcp-server-time)
+and one warmed Go workspace for the whole session.
+
+Tests marked ``go`` need the Go toolchain. The sample servers are installed by ``make test``
+(see the Makefile); a missing one fails the test that needs it with the command to run,
+rather than skipping it silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gocode.codemode import CodeMode
+from gocode.config import Config, parse_config
+from gocode.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+EVERYTHING = ROOT / ".cache" / "npm" / "node_modules" / ".bin" / "mcp-server-everything"
+TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
+
+
+def config_from(servers: dict, **extra: object) -> Config:
+    return parse_config(json.dumps({"mcpServers": servers, **extra}), "<test>.json")
+
+
+def demo_stdio() -> dict:
+    return {"command": sys.executable, "args": ["-m", "gocode.demo_server"], "cwd": str(ROOT)}
+
+
+def need(path: Path) -> str:
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `make setup` (it installs the sample MCP servers)")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def workspace() -> Workspace:
+    ws = Workspace()
+    ws.ensure(lambda msg: print(msg, file=sys.stderr))
+    return ws
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"port {port} did not open")
+
+
+@contextlib.contextmanager
+def background(cmd: list[str], port: int, env: dict | None = None) -> Iterator[subprocess.Popen]:
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_port(port, proc)
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 9)
+        proc.wait()
+
+
+@pytest.fixture(scope="session")
+def demo_http_url() -> Iterator[str]:
+    port = free_port()
+    with background([sys.executable, "-m", "gocode.demo_server", "--transport", "http", "--port", str(port)], port):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="session")
+def demo_sse_url() -> Iterator[str]:
+    port = free_port()
+    with background([sys.executable, "-m", "gocode.demo_server", "--transport", "sse", "--port", str(port)], port):
+        yield f"http://127.0.0.1:{port}/sse"
+
+
+def code_mode(config: Config, workspace: Workspace, model: str | None = None) -> CodeMode:
+    cm = CodeMode(config, model, workspace=workspace)
+    asyncio.run(cm.refresh())
+    return cm
+
+
+@pytest.fixture(scope="session")
+def demo_cm(workspace: Workspace) -> CodeMode:
+    return code_mode(config_from({"weather": demo_stdio()}), workspace)
+
+
+def run(cm: CodeMode, code: str, timeout: float | None = None):
+    return asyncio.run(cm.execute(code, timeout))
+
+
+def processes_with_env(marker: str) -> list[str]:
+    """Live processes whose environment contains ``marker`` (from /proc; no ps needed)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if marker.encode() in environ and ") Z " not in stat:
+            found.append(f"{pid}: {cmdline}")
+    return found
+
+
+def wait_gone(marker: str, timeout: float = 5.0) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while (left := processes_with_env(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left

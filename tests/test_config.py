@@ -1,0 +1,120 @@
+"""Config: CPE's format, strict where gocode owns the keys, one clear message per problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from gocode.config import load_config, parse_config
+from gocode.errors import ConfigError
+
+CPE_STYLE = """
+version: "1.0"
+mcpServers:
+  weather:
+    type: stdio
+    command: python
+    args: [-m, gocode.demo_server]
+    env: {TOKEN: "${MY_TOKEN}"}
+  remote:
+    type: http
+    url: https://example.test/mcp
+    headers: {Authorization: "Bearer ${MY_TOKEN}"}
+    timeout: 5
+  legacy:
+    type: sse
+    url: "${SSE_URL:-http://127.0.0.1:9/sse}"
+models:
+  - ref: sonnet
+    display_name: Claude Sonnet
+    id: claude-sonnet-4-5
+    type: anthropic
+    codeMode:
+      enabled: true
+      excludedTools: [get_tiny_image, weather.get_city]
+      timeout: 30
+  - ref: plain
+    codeMode: {enabled: false}
+  - ref: inherits
+defaults:
+  model: sonnet
+  timeout: 5m
+  codeMode:
+    enabled: true
+    maxOutputBytes: 1000
+"""
+
+
+def test_cpe_style_config_loads_and_expands_env():
+    cfg = parse_config(CPE_STYLE, "gocode.yaml", env={"MY_TOKEN": "s3cret"})
+    assert cfg.mcp_servers["weather"].env == {"TOKEN": "s3cret"}
+    assert cfg.mcp_servers["remote"].headers == {"Authorization": "Bearer s3cret"}
+    assert cfg.mcp_servers["remote"].timeout == 5
+    assert cfg.mcp_servers["legacy"].url == "http://127.0.0.1:9/sse"  # ${VAR:-default}
+    assert cfg.code_mode_for("sonnet").excluded_tools == ("get_tiny_image", "weather.get_city")
+    assert cfg.code_mode_for("sonnet").timeout == 30
+    assert cfg.code_mode_for("plain").enabled is False
+    # A model without codeMode gets the defaults whole; CPE does not merge the blocks.
+    assert cfg.code_mode_for("inherits").max_output_bytes == 1000
+    assert cfg.code_mode_for(None).excluded_tools == ("get_tiny_image", "weather.get_city")  # defaults.model
+
+
+def test_json_config(tmp_path):
+    p = tmp_path / "gocode.json"
+    p.write_text('{"mcpServers": {"s": {"url": "http://127.0.0.1:1/mcp"}}}')
+    cfg = load_config(p)
+    assert cfg.mcp_servers["s"].type == "http"  # url without type means streamable HTTP
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mcpServers:\n  w:\n    comand: x\n", "mcpServers.w.comand: unknown key (known keys: args, command,"),
+        ("mcpServers:\n  w:\n    command: x\n    timeout: soon\n", "mcpServers.w.timeout: Input should be a valid number"),
+        ("models:\n  - ref: a\n    codeMode: {enabld: true}\n", "models[0].codeMode.enabld: unknown key"),
+        ("mcpServer: {}\n", "mcpServer: unknown key (known keys: defaults, mcpServers, models"),
+        ("mcpServers:\n  w:\n    type: http\n", "mcpServers.w: a `type: http` server needs `url`"),
+        ("mcpServers:\n  w:\n    type: stdio\n", "mcpServers.w: a stdio server needs `command`"),
+        ("mcpServers:\n  w:\n    command: x\n    url: http://a\n", "`url`/`headers` are for `type: http|sse`"),
+        ("mcpServers:\n  w:\n    type: sse\n    url: ftp://x\n", "`url` must start with http:// or https://"),
+        ("mcpServers:\n  'bad name!':\n    command: x\n", "server name 'bad name!' must start with a letter"),
+        ("mcpServers:\n  w:\n    command: x\n    headers: {A: '${NOPE}'}\n", "is not set"),
+        ("mcpServers:\n  w:\n    command: x\n    env: {A: '${NOPE}'}\n", "mcpServers.w.env.A: environment variable NOPE is not set"),
+        ("models:\n  - ref: a\n  - ref: a\n", "model ref 'a' appears twice"),
+        ("mcpServers: [1, 2]\n", "mcpServers: Input should be a valid dictionary"),
+        ("- just a list\n", "the top level must be a mapping"),
+        ("mcpServers: {w: {command: x\n", "not valid YAML"),
+    ],
+)
+def test_bad_configs_name_the_file_and_key(text, expected):
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "gocode.yaml", env={})
+    msg = str(info.value)
+    assert msg.startswith("gocode.yaml"), msg
+    assert expected in msg, msg
+    assert "Traceback" not in msg
+
+
+def test_unknown_model_ref():
+    cfg = parse_config("models:\n  - ref: a\n  - ref: b\n", "g.yaml")
+    with pytest.raises(ConfigError, match=r"g.yaml: unknown model ref 'zz' \(models: a, b\)"):
+        cfg.code_mode_for("zz")
+
+
+def test_missing_file_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"gocode.yaml: config file not found \(pass -c/--config PATH"):
+        load_config()
+    with pytest.raises(ConfigError, match="nope.yaml: config file not found"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_tool_filters_and_timeout_clamp():
+    cfg = parse_config(
+        "mcpServers:\n  a: {command: x, enabledTools: [t1]}\n  b: {command: x, disabledTools: [t2]}\n"
+        "defaults:\n  codeMode: {timeout: 100, maxTimeout: 20}\n",
+        "g.yaml",
+    )
+    assert cfg.mcp_servers["a"].allows("t1") and not cfg.mcp_servers["a"].allows("t2")
+    assert cfg.mcp_servers["b"].allows("t1") and not cfg.mcp_servers["b"].allows("t2")
+    assert cfg.code_mode_for(None).clamp_timeout(None) == 20
+    assert cfg.code_mode_for(None).clamp_timeout(5) == 5

@@ -1,0 +1,102 @@
+"""JSON Schema → Go IR → declarations (pure; the Go compile checks are in test_generated_go.py)."""
+
+from __future__ import annotations
+
+import random
+
+from gocode.gotypes import EnumDecl, StructDecl, build_package
+from gocode.render import render_bindings, render_declarations
+from gocode.toolset import ToolSet
+from tests.schemas import CPE_WEATHER, HOSTILE, toolset
+
+CPE_EXPECTED = '''\
+type GetCityOutput struct {
+	// City is the "city" property.
+	City string `json:"city"`
+}
+
+// getCity Get current city location
+var getCity func(ctx context.Context) (GetCityOutput, error)
+
+// GetWeatherInputUnit Temperature unit for the weather response
+type GetWeatherInputUnit string
+
+const GetWeatherInputUnitCelsius GetWeatherInputUnit = "celsius"
+const GetWeatherInputUnitFahrenheit GetWeatherInputUnit = "fahrenheit"
+
+type GetWeatherInput struct {
+	// City The name of the city to get weather for (optional)
+	City string `json:"city,omitempty"`
+	// Unit Temperature unit for the weather response
+	Unit GetWeatherInputUnit `json:"unit"`
+}
+
+type GetWeatherOutput struct {
+	// Temperature Temperature in celsius
+	Temperature float64 `json:"temperature"`
+}
+
+// getWeather Get current weather data for a location
+var getWeather func(ctx context.Context, input GetWeatherInput) (GetWeatherOutput, error)
+'''
+
+
+def test_cpe_weather_example():
+    pkg = build_package(toolset(CPE_WEATHER))
+    assert render_declarations(pkg) == CPE_EXPECTED
+    assert any("required names not among the properties are ignored: location" in w for w in pkg.warnings)
+
+
+def test_same_tools_in_any_order_give_identical_source():
+    tools = CPE_WEATHER + HOSTILE
+    expected = render_bindings(build_package(toolset(tools)))
+    for seed in range(5):
+        shuffled = tools[:]
+        random.Random(seed).shuffle(shuffled)
+        ts = toolset(shuffled)
+        ts = ToolSet(tuple(reversed(ts.servers)))
+        assert render_bindings(build_package(ts)) == expected
+
+
+def test_hostile_names():
+    pkg = build_package(toolset(HOSTILE))
+    names = {(f.server, f.tool): f.name for f in pkg.funcs}
+    assert names[("evil", "func")] == "funcTool"
+    assert names[("evil", "len")] == "lenTool"
+    assert names[("other", "ctx")] == "ctxTool"
+    assert names[("evil", "search")] == "evilSearch"
+    assert names[("other", "search")] == "otherSearch"
+    assert names[("other", "天气")] == "U5929U6c14"
+    assert names[("evil", "FuncInput")] == "funcInput"
+    # The tool named like func's input type keeps its own type; the input struct moves aside.
+    func_tool = next(f for f in pkg.funcs if f.tool == "func")
+    assert func_tool.input_type == "FuncToolInput"
+    struct = next(d for d in func_tool.decls if isinstance(d, StructDecl) and d.name == "FuncToolInput")
+    fields = {f.json_name: f.name for f in struct.fields}
+    assert fields["type"] == "Type" and fields["Type"] == "Type2"
+    assert fields["2fa"] == "X2fa"
+    assert fields["naïve"] == "Naive"
+    assert "we`ird\"name,x" not in fields  # cannot be expressed; warned
+    assert any("cannot be named in a Go struct tag" in w for w in pkg.warnings)
+    types = {f.json_name: f.type for f in struct.fields}
+    assert types["nullable"] == "string" and types["typelist"] == "int"
+    assert types["union"] == "any" and types["anything"] == "any"
+    assert types["tags"] == "map[string]string"
+    assert types["nums"] == "float64" and types["konst"] == "string"
+    assert types["ref"] == "Node" and types["both"].endswith("Both")
+    node = next(d for d in func_tool.decls if d.name == "Node")
+    assert isinstance(node, StructDecl) and {f.json_name: f.type for f in node.fields}["child"] == "*Node"
+    enum = next(d for d in func_tool.decls if isinstance(d, EnumDecl) and d.name.endswith("Mode"))
+    assert [v.literal for v in enum.values] == ['"a\\"b"', '"line\\nbreak"', '""', '"*/"']
+    assert func_tool.output_type == "FuncToolOutput"
+    map_tool = next(f for f in pkg.funcs if f.tool == "map_input")
+    assert map_tool.input_type == "MapInputInput"
+
+
+def test_untrusted_text_stays_inside_comments():
+    src = render_bindings(build_package(toolset(HOSTILE)))
+    for line in src.splitlines():
+        stripped = line.strip()
+        assert "\x00" not in line and "\u2028" not in line and "\ufeff" not in line and "\u202e" not in line
+        if "ends */ a comment" in line or "newline `backtick`" in line:
+            assert stripped.startswith("//"), line
