@@ -64,7 +64,7 @@ def handle_errors(fn: F) -> F:
         except KeyboardInterrupt:
             _err("gocode: interrupted")
             sys.exit(130)
-        except Exception as exc:  # noqa: BLE001 - one line, not a traceback, unless debugging
+        except Exception as exc:
             if os.environ.get("GOCODE_DEBUG"):
                 traceback.print_exc()
             _err(f"gocode: internal error: {type(exc).__name__}: {exc} (set GOCODE_DEBUG=1 for a traceback)")
@@ -128,7 +128,10 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
 @config_option
 @model_option
 @click.option(
-    "--out", "out_dir", type=click.Path(file_okay=False), help="Also write the bindings module (go.mod, runtime, tools) here."
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    help="Also write the bindings module (go.mod, runtime, tools) here.",
 )
 @handle_errors
 def generate(config_path: str | None, model: str | None, out_dir: str | None) -> None:
@@ -168,8 +171,12 @@ def _read_code(source: str) -> str:
 @main.command("exec")
 @config_option
 @model_option
-@click.option("--timeout", type=float, help="Seconds before the program is killed (default: the model's codeMode.timeout).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (ok, phase, output, stderr, diagnostics, …).")
+@click.option(
+    "--timeout", type=float, help="Seconds before the program is killed (default: the model's codeMode.timeout)."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document (ok, phase, output, stderr, diagnostics, …)."
+)
 @click.argument("source", metavar="FILE|-")
 @handle_errors
 def exec_cmd(config_path: str | None, model: str | None, timeout: float | None, as_json: bool, source: str) -> None:

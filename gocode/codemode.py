@@ -69,7 +69,11 @@ Tool functions and their types:
 
 def server_spec(server: ServerConfig, protocol_version: str) -> dict[str, Any]:
     """How the Go program reaches a server (the GOCODE_SERVERS entry; see go_templates/rt)."""
-    spec: dict[str, Any] = {"transport": server.type, "protocolVersion": protocol_version, "connectTimeout": server.timeout}
+    spec: dict[str, Any] = {
+        "transport": server.type,
+        "protocolVersion": protocol_version,
+        "connectTimeout": server.timeout,
+    }
     if server.type == "stdio":
         spec.update(command=server.command, args=list(server.args), env=dict(server.env))
         if server.cwd:
@@ -158,7 +162,12 @@ class CodeMode:
 
     def tool_definition(self) -> dict[str, Any]:
         """``execute_go_code`` as an MCP Tool (wire JSON)."""
-        return {"name": TOOL_NAME, "description": self.description(), "inputSchema": INPUT_SCHEMA, "outputSchema": OUTPUT_SCHEMA}
+        return {
+            "name": TOOL_NAME,
+            "description": self.description(),
+            "inputSchema": INPUT_SCHEMA,
+            "outputSchema": OUTPUT_SCHEMA,
+        }
 
     def server_specs(self) -> dict[str, dict[str, Any]]:
         names = {s.server for s in self.view.code_tools.servers if s.tools}

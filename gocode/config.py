@@ -261,7 +261,11 @@ def _known_keys(parent: tuple[Any, ...]) -> list[str]:
             return []
         ann = field.annotation
         model = next(
-            (m for m in (CodeModeConfig, Defaults, ModelConfig, ServerConfig) if m is ann or m in getattr(ann, "__args__", ())),
+            (
+                m
+                for m in (CodeModeConfig, Defaults, ModelConfig, ServerConfig)
+                if m is ann or m in getattr(ann, "__args__", ())
+            ),
             None,
         )
         if part == "models":

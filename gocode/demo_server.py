@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from enum import Enum
+from enum import StrEnum
+from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -25,7 +26,7 @@ CITIES: dict[str, float] = {"Paris": 18.5, "Tokyo": 22.0, "New York": 15.0, "Nai
 DEFAULT_CITY = os.environ.get("GOCODE_DEMO_CITY", "Paris")
 
 
-class Unit(str, Enum):
+class Unit(StrEnum):
     celsius = "celsius"
     fahrenheit = "fahrenheit"
 
@@ -51,8 +52,8 @@ def get_city() -> City:
 
 @server.tool()
 def get_weather(
-    city: str = Field(description="The name of the city to get weather for"),
-    unit: Unit = Field(default=Unit.celsius, description="Temperature unit for the weather response"),
+    city: Annotated[str, Field(description="The name of the city to get weather for")],
+    unit: Annotated[Unit, Field(description="Temperature unit for the weather response")] = Unit.celsius,
 ) -> Weather:
     """Get current weather data for a location"""
     if city not in CITIES:

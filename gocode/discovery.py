@@ -183,8 +183,10 @@ async def discover_server(name: str, server: ServerConfig) -> ServerTools:
                     return await _discover_once(name, server, errlog if server.type == "stdio" else None)
         except DiscoveryError:
             raise
-        except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - every failure becomes one clear message
-            reason = "no answer within {:g} s (the server's `timeout`)".format(server.timeout) if _is_timeout(exc) else _reason(exc)
+        except (Exception, BaseExceptionGroup) as exc:
+            reason = (
+                f"no answer within {server.timeout:g} s (the server's `timeout`)" if _is_timeout(exc) else _reason(exc)
+            )
             msg = f"{describe_server(name, server)} failed: {reason}"
             errlog.seek(0)
             tail = errlog.read()[-STDERR_TAIL:].strip()

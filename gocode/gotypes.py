@@ -34,9 +34,36 @@ from gocode.toolset import ToolInfo, ToolSet
 RESERVED_FUNC_NAMES = frozenset(
     {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools"}
     | {
-        "bufio", "bytes", "context", "errors", "fmt", "io", "json", "log", "maps", "math", "os",
-        "rand", "regexp", "slices", "sort", "strconv", "strings", "sync", "time", "url", "http",
-        "filepath", "utf8", "base64", "hex", "sha256", "atomic", "unicode", "cmp", "mcp",
+        "bufio",
+        "bytes",
+        "context",
+        "errors",
+        "fmt",
+        "io",
+        "json",
+        "log",
+        "maps",
+        "math",
+        "os",
+        "rand",
+        "regexp",
+        "slices",
+        "sort",
+        "strconv",
+        "strings",
+        "sync",
+        "time",
+        "url",
+        "http",
+        "filepath",
+        "utf8",
+        "base64",
+        "hex",
+        "sha256",
+        "atomic",
+        "unicode",
+        "cmp",
+        "mcp",
     }
 )
 DESCRIPTION_LIMIT = 4000
@@ -264,7 +291,9 @@ class _Builder:
     def declare_named(self, ctx: _ToolCtx, schema: dict[str, Any], name: str, pointer: str) -> None:
         """Declare ``name`` for a schema that deserves its own type (object or enum)."""
         src = Source(ctx.info.server, ctx.info.name, pointer)
-        doc = clean_text(schema.get("description", "") if isinstance(schema.get("description"), str) else "", FIELD_DOC_LIMIT)
+        doc = clean_text(
+            schema.get("description", "") if isinstance(schema.get("description"), str) else "", FIELD_DOC_LIMIT
+        )
         if isinstance(schema.get("enum"), list) and schema["enum"]:
             self.enum_decl(ctx, schema, name, src)
             return
@@ -298,7 +327,9 @@ class _Builder:
             expr, notes = self.type_of(ctx, sub, name + pascal(prop), f"{pointer}/properties/{_escape_ptr(prop)}")
             is_req = prop in required
             fields.append(Field(fname, prop, expr, _field_doc(fname, prop, sub, notes, is_req), omitempty=not is_req))
-        doc = clean_text(schema.get("description", "") if isinstance(schema.get("description"), str) else "", FIELD_DOC_LIMIT)
+        doc = clean_text(
+            schema.get("description", "") if isinstance(schema.get("description"), str) else "", FIELD_DOC_LIMIT
+        )
         ctx.decls.append(StructDecl(name, _doc(name, doc), tuple(fields), src))
         return name, []
 
@@ -357,7 +388,9 @@ class _Builder:
             input_type, _ = self.object(ctx_in, schema, base + "Input", "/inputSchema")
             if input_type.startswith("map["):
                 name = self.types.claim(base + "Input")
-                ctx_in.decls.append(TypeDecl(name, _doc(name, ["Arguments (any keys)."]), input_type, Source(info.server, info.name)))
+                ctx_in.decls.append(
+                    TypeDecl(name, _doc(name, ["Arguments (any keys)."]), input_type, Source(info.server, info.name))
+                )
                 input_type = name
         decls = list(ctx_in.decls)
         structured = isinstance(info.output_schema, dict)
@@ -367,7 +400,14 @@ class _Builder:
             expr, notes = self.type_of(ctx_out, info.output_schema, base + "Output", "/outputSchema")
             if expr == "any" or not expr[0].isupper():
                 name = self.types.claim(base + "Output")
-                ctx_out.decls.append(TypeDecl(name, _doc(name, notes or ["The tool's structured result."]), expr, Source(info.server, info.name)))
+                ctx_out.decls.append(
+                    TypeDecl(
+                        name,
+                        _doc(name, notes or ["The tool's structured result."]),
+                        expr,
+                        Source(info.server, info.name),
+                    )
+                )
                 expr = name
             decls.extend(ctx_out.decls)
             output_type = expr
@@ -375,7 +415,9 @@ class _Builder:
             output_type = "string"
         desc = clean_text(info.description or info.title or "", DESCRIPTION_LIMIT)
         doc = _doc(func_name, desc or ["(no description)"])
-        return ToolFunc(func_name, exported, info.server, info.name, doc, input_type, output_type, structured, tuple(decls))
+        return ToolFunc(
+            func_name, exported, info.server, info.name, doc, input_type, output_type, structured, tuple(decls)
+        )
 
 
 def build_package(toolset: ToolSet) -> Package:

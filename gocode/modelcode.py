@@ -278,7 +278,10 @@ def split_code(code: str) -> SplitCode:
         else:
             body.append(Chunk(lineno, text))
     has_statements = any(t.strip() and not t.strip().startswith("//") for _, t in body_lines)
-    for lineno, name, call in ((func_main, "main", "gocodeModelMain()"), (func_run, "Run", "return gocodeModelRun(ctx)")):
+    for lineno, name, call in (
+        (func_main, "main", "gocodeModelMain()"),
+        (func_run, "Run", "return gocodeModelRun(ctx)"),
+    ):
         if lineno is None:
             continue
         if has_statements or (func_main and func_run):

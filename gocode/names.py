@@ -22,17 +22,130 @@ from __future__ import annotations
 import unicodedata
 
 GO_KEYWORDS = frozenset(
-    "break case chan const continue default defer else fallthrough for func go goto if import "
-    "interface map package range return select struct switch type var".split()
+    [
+        "break",
+        "case",
+        "chan",
+        "const",
+        "continue",
+        "default",
+        "defer",
+        "else",
+        "fallthrough",
+        "for",
+        "func",
+        "go",
+        "goto",
+        "if",
+        "import",
+        "interface",
+        "map",
+        "package",
+        "range",
+        "return",
+        "select",
+        "struct",
+        "switch",
+        "type",
+        "var",
+    ]
 )
 GO_PREDECLARED = frozenset(
-    "any bool byte comparable complex64 complex128 error float32 float64 int int8 int16 int32 int64 "
-    "rune string uint uint8 uint16 uint32 uint64 uintptr true false iota nil append cap clear close "
-    "complex copy delete imag len make max min new panic print println real recover".split()
+    [
+        "any",
+        "bool",
+        "byte",
+        "comparable",
+        "complex64",
+        "complex128",
+        "error",
+        "float32",
+        "float64",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "rune",
+        "string",
+        "uint",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "uintptr",
+        "true",
+        "false",
+        "iota",
+        "nil",
+        "append",
+        "cap",
+        "clear",
+        "close",
+        "complex",
+        "copy",
+        "delete",
+        "imag",
+        "len",
+        "make",
+        "max",
+        "min",
+        "new",
+        "panic",
+        "print",
+        "println",
+        "real",
+        "recover",
+    ]
 )
 INITIALISMS = frozenset(
-    "ACL API ASCII CPU CSS CSV DB DNS EOF GUID HTML HTTP HTTPS ID IP JSON JWT MCP OS PDF QPS RAM RPC "
-    "SDK SHA SLA SMTP SQL SSH SVG TCP TLS TTL UDP UI UID UUID URI URL UTF8 VM XML XSRF XSS YAML".split()
+    [
+        "ACL",
+        "API",
+        "ASCII",
+        "CPU",
+        "CSS",
+        "CSV",
+        "DB",
+        "DNS",
+        "EOF",
+        "GUID",
+        "HTML",
+        "HTTP",
+        "HTTPS",
+        "ID",
+        "IP",
+        "JSON",
+        "JWT",
+        "MCP",
+        "OS",
+        "PDF",
+        "QPS",
+        "RAM",
+        "RPC",
+        "SDK",
+        "SHA",
+        "SLA",
+        "SMTP",
+        "SQL",
+        "SSH",
+        "SVG",
+        "TCP",
+        "TLS",
+        "TTL",
+        "UDP",
+        "UI",
+        "UID",
+        "UUID",
+        "URI",
+        "URL",
+        "UTF8",
+        "VM",
+        "XML",
+        "XSRF",
+        "XSS",
+        "YAML",
+    ]
 )
 
 
@@ -56,9 +169,9 @@ def words(name: str) -> list[str]:
                 nxt = chars[i + 1] if i + 1 < len(chars) else ""
                 # lower→Upper starts a word; in a run of capitals, the last one starts a word
                 # when a lower-case letter follows (HTTPServer → HTTP Server).
-                if (prev.islower() or prev.isdigit()) and c.isupper():
-                    flush()
-                elif prev.isupper() and c.isupper() and nxt.isascii() and nxt.islower():
+                if ((prev.islower() or prev.isdigit()) and c.isupper()) or (
+                    prev.isupper() and c.isupper() and nxt.isascii() and nxt.islower()
+                ):
                     flush()
             cur += c
         elif c.isalnum():

@@ -120,12 +120,16 @@ def render_main(pkg: Package, code: SplitCode, filename: str = "model.go") -> st
                 aliases.extend(f"const {v.name} = gocodetools.{v.name}" for v in d.values)
         aliases.append(f"var {f.name} = gocodetools.{f.exported}")
 
-    src = _env().get_template("main.go.j2").render(
-        imports=imports,
-        aliases=aliases,
-        guards=code.guards,
-        hoisted=[{"line": f"{filename}:{h.line}:1", "text": h.text} for h in code.hoisted],
-        body=[{"line": f"{filename}:{c.line}:1", "text": c.text} for c in code.body],
+    src = (
+        _env()
+        .get_template("main.go.j2")
+        .render(
+            imports=imports,
+            aliases=aliases,
+            guards=code.guards,
+            hoisted=[{"line": f"{filename}:{h.line}:1", "text": h.text} for h in code.hoisted],
+            body=[{"line": f"{filename}:{c.line}:1", "text": c.text} for c in code.body],
+        )
     )
     return src
 

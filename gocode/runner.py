@@ -126,9 +126,7 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-async def run_program(
-    binary: Path, env: Mapping[str, str], cwd: Path, *, timeout: float, max_output: int
-) -> RunResult:
+async def run_program(binary: Path, env: Mapping[str, str], cwd: Path, *, timeout: float, max_output: int) -> RunResult:
     """Run a built program to completion or ``timeout``; never raises for the program's failures."""
     start = time.monotonic()
     proc = await launch(binary, env, cwd)

@@ -74,7 +74,9 @@ class ToolSet:
             tools = tuple(
                 t
                 for t in s.tools
-                if t.name not in drop and f"{s.server}.{t.name}" not in drop and (keep is None or (s.server, t.name) in keep)
+                if t.name not in drop
+                and f"{s.server}.{t.name}" not in drop
+                and (keep is None or (s.server, t.name) in keep)
             )
             servers.append(ServerTools(s.server, tools, s.protocol_version, s.server_info))
         return ToolSet(tuple(servers))

@@ -78,7 +78,11 @@ def find_toolchain() -> Toolchain:
         raise ToolchainError(f"the Go toolchain was not found: {INSTALL_HINT}")
     try:
         out = subprocess.run(
-            [go, "env", "GOVERSION"], capture_output=True, text=True, timeout=60, env={**os.environ, "GOTOOLCHAIN": "local"}
+            [go, "env", "GOVERSION"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "GOTOOLCHAIN": "local"},
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolchainError(f"cannot run {go}: {exc}; {INSTALL_HINT}") from None
@@ -87,7 +91,9 @@ def find_toolchain() -> Toolchain:
         raise ToolchainError(f"`{go} env GOVERSION` failed: {out.stderr.strip() or out.stdout.strip()}; {INSTALL_HINT}")
     tc = Toolchain(go, version)
     if tc.version_tuple[:2] < MIN_GO:
-        raise ToolchainError(f"{go} is {version}, but gocode needs Go 1.25 or newer (the MCP Go SDK requires it): {INSTALL_HINT}")
+        raise ToolchainError(
+            f"{go} is {version}, but gocode needs Go 1.25 or newer (the MCP Go SDK requires it): {INSTALL_HINT}"
+        )
     return tc
 
 
@@ -164,9 +170,13 @@ class Workspace:
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())
             say(f"[1/2] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
-            self._run_go(["mod", "download", "github.com/modelcontextprotocol/go-sdk"], offline=False, what="downloading modules")
+            self._run_go(
+                ["mod", "download", "github.com/modelcontextprotocol/go-sdk"], offline=False, what="downloading modules"
+            )
             say("[2/2] compiling the Go SDK and the standard library (first time: a minute or two) …")
-            self._run_go(["build", *BUILD_FLAGS, "-o", str(seed / "prog"), "./seed"], offline=False, what="pre-building")
+            self._run_go(
+                ["build", *BUILD_FLAGS, "-o", str(seed / "prog"), "./seed"], offline=False, what="pre-building"
+            )
             (seed / "prog").unlink(missing_ok=True)
             for sub in ("tools", "runs", "bin"):
                 (self.dir / sub).mkdir(exist_ok=True)
@@ -185,7 +195,9 @@ class Workspace:
             detail = (proc.stderr or proc.stdout).strip()
             hint = ""
             if "proxy" in detail or "dial tcp" in detail or "GOPROXY" in detail:
-                hint = "\n(the Go module proxy must be reachable for the first warm-up; set GOPROXY if you use a mirror)"
+                hint = (
+                    "\n(the Go module proxy must be reachable for the first warm-up; set GOPROXY if you use a mirror)"
+                )
             raise ToolchainError(f"{what} failed (`go {' '.join(args)}` in {self.dir}):\n{detail}{hint}")
 
     # --- bindings and builds -----------------------------------------------------------------

@@ -37,7 +37,7 @@ CPE_WEATHER = [
     ),
 ]
 
-NASTY = "ends */ a comment\nnewline `backtick` \"quote\" \\ back \x00 nul \x1b esc \u2028 ls \ufeff bom \u202e rlo"
+NASTY = 'ends */ a comment\nnewline `backtick` "quote" \\ back \x00 nul \x1b esc \u2028 ls \ufeff bom \u202e rlo'
 
 HOSTILE = [
     ToolInfo(
@@ -51,8 +51,8 @@ HOSTILE = [
                 "Type": {"type": "integer"},  # differs only in case
                 "2fa": {"type": "boolean"},  # leading digit
                 "naïve": {"type": "string"},  # non-ASCII
-                "we`ird\"name,x": {"type": "string"},  # cannot be a struct tag: left out
-                "mode": {"enum": ["a\"b", "line\nbreak", "", "a\"b", "*/"], "description": "enum values with quotes"},
+                'we`ird"name,x': {"type": "string"},  # cannot be a struct tag: left out
+                "mode": {"enum": ['a"b', "line\nbreak", "", 'a"b', "*/"], "description": "enum values with quotes"},
                 "nums": {"enum": [1, 2.5, 3]},
                 "mixed": {"enum": ["x", 1, None]},
                 "nullable": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
@@ -84,7 +84,12 @@ HOSTILE = [
         {"type": "array", "items": {"type": "string"}},
     ),
     ToolInfo("evil", "len", "shadows a builtin", {"type": "object"}),
-    ToolInfo("evil", "FuncInput", "named like another tool's type", {"type": "object", "properties": {"a": {"type": "string"}}}),
+    ToolInfo(
+        "evil",
+        "FuncInput",
+        "named like another tool's type",
+        {"type": "object", "properties": {"a": {"type": "string"}}},
+    ),
     ToolInfo("evil", "search", "same name on two servers", {"type": "object"}),
     ToolInfo("other", "search", "same name on two servers", {"type": "object"}),
     ToolInfo("other", "ctx", "a name the program uses", {"type": "object"}),

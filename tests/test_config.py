@@ -69,7 +69,10 @@ def test_json_config(tmp_path):
     ("text", "expected"),
     [
         ("mcpServers:\n  w:\n    comand: x\n", "mcpServers.w.comand: unknown key (known keys: args, command,"),
-        ("mcpServers:\n  w:\n    command: x\n    timeout: soon\n", "mcpServers.w.timeout: Input should be a valid number"),
+        (
+            "mcpServers:\n  w:\n    command: x\n    timeout: soon\n",
+            "mcpServers.w.timeout: Input should be a valid number",
+        ),
         ("models:\n  - ref: a\n    codeMode: {enabld: true}\n", "models[0].codeMode.enabld: unknown key"),
         ("mcpServer: {}\n", "mcpServer: unknown key (known keys: defaults, mcpServers, models"),
         ("mcpServers:\n  w:\n    type: http\n", "mcpServers.w: a `type: http` server needs `url`"),
@@ -78,7 +81,10 @@ def test_json_config(tmp_path):
         ("mcpServers:\n  w:\n    type: sse\n    url: ftp://x\n", "`url` must start with http:// or https://"),
         ("mcpServers:\n  'bad name!':\n    command: x\n", "server name 'bad name!' must start with a letter"),
         ("mcpServers:\n  w:\n    command: x\n    headers: {A: '${NOPE}'}\n", "is not set"),
-        ("mcpServers:\n  w:\n    command: x\n    env: {A: '${NOPE}'}\n", "mcpServers.w.env.A: environment variable NOPE is not set"),
+        (
+            "mcpServers:\n  w:\n    command: x\n    env: {A: '${NOPE}'}\n",
+            "mcpServers.w.env.A: environment variable NOPE is not set",
+        ),
         ("models:\n  - ref: a\n  - ref: a\n", "model ref 'a' appears twice"),
         ("mcpServers: [1, 2]\n", "mcpServers: Input should be a valid dictionary"),
         ("- just a list\n", "the top level must be a mapping"),
@@ -104,7 +110,7 @@ def test_missing_file_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match=r"gocode.yaml: config file not found \(pass -c/--config PATH"):
         load_config()
-    with pytest.raises(ConfigError, match="nope.yaml: config file not found"):
+    with pytest.raises(ConfigError, match=r"nope\.yaml: config file not found"):
         load_config(tmp_path / "nope.yaml")
 
 

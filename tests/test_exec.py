@@ -87,7 +87,7 @@ def test_runtime_error_and_panic(demo_cm):
     r = run(demo_cm, 'fmt.Println("partial")\nreturn fmt.Errorf("boom %d", 42)\n')
     assert (r.phase, r.exit_code, r.output) == ("runtime", 1, "partial\n")
     assert "error: boom 42" in r.stderr
-    r = run(demo_cm, "var m map[string]int\nm[\"x\"] = 1\n")
+    r = run(demo_cm, 'var m map[string]int\nm["x"] = 1\n')
     assert r.phase == "runtime" and r.exit_code == 2
     assert "panic: assignment to entry in nil map" in r.stderr and "model.go:2" in r.stderr
 
@@ -136,7 +136,7 @@ def test_timeout_kills_the_program_and_its_servers(workspace):
     marker = f"GOCODE_TEST_{uuid.uuid4().hex}"
     server = {**demo_stdio(), "env": {marker: "1"}}
     cm = code_mode(config_from({"weather": server}, defaults={"codeMode": {"timeout": 3}}), workspace)
-    code = 'c, err := getCity(ctx)\nif err != nil {\n\treturn err\n}\nfmt.Println(c.City)\ntime.Sleep(time.Hour)\n'
+    code = "c, err := getCity(ctx)\nif err != nil {\n\treturn err\n}\nfmt.Println(c.City)\ntime.Sleep(time.Hour)\n"
     start = time.monotonic()
     r = run(cm, code)
     assert r.phase == "timeout" and not r.ok

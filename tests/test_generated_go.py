@@ -9,7 +9,7 @@ import pytest
 
 from gocode.gotypes import build_package
 from gocode.modelcode import STDLIB, split_code
-from gocode.render import render_bindings, render_declarations, tools_import_path
+from gocode.render import render_declarations, tools_import_path
 from tests.schemas import CPE_WEATHER, HOSTILE, toolset
 
 pytestmark = pytest.mark.go
@@ -35,7 +35,7 @@ def test_bindings_compile_vet_and_gofmt(workspace, tools):
     assert vet.returncode == 0, vet.stderr
     # The declarations the model sees are valid Go too (as a file of their own).
     decl_file = workspace.dir / "runs" / f"decl_{pkg.digest[:8]}.go"
-    decl_file.write_text("package x\n\nimport \"context\"\n\n" + render_declarations(pkg))
+    decl_file.write_text('package x\n\nimport "context"\n\n' + render_declarations(pkg))
     try:
         fmt = subprocess.run(["gofmt", "-l", str(decl_file)], capture_output=True, text=True)
         assert fmt.stdout == "" and fmt.returncode == 0, fmt.stdout + fmt.stderr

@@ -9,7 +9,7 @@ from gocode.render import render_bindings, render_declarations
 from gocode.toolset import ToolSet
 from tests.schemas import CPE_WEATHER, HOSTILE, toolset
 
-CPE_EXPECTED = '''\
+CPE_EXPECTED = """\
 type GetCityOutput struct {
 	// City is the "city" property.
 	City string `json:"city"`
@@ -38,7 +38,7 @@ type GetWeatherOutput struct {
 
 // getWeather Get current weather data for a location
 var getWeather func(ctx context.Context, input GetWeatherInput) (GetWeatherOutput, error)
-'''
+"""
 
 
 def test_cpe_weather_example():
@@ -76,7 +76,7 @@ def test_hostile_names():
     assert fields["type"] == "Type" and fields["Type"] == "Type2"
     assert fields["2fa"] == "X2fa"
     assert fields["naïve"] == "Naive"
-    assert "we`ird\"name,x" not in fields  # cannot be expressed; warned
+    assert 'we`ird"name,x' not in fields  # cannot be expressed; warned
     assert any("cannot be named in a Go struct tag" in w for w in pkg.warnings)
     types = {f.json_name: f.type for f in struct.fields}
     assert types["nullable"] == "string" and types["typelist"] == "int"

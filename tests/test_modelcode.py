@@ -53,7 +53,9 @@ def test_split_hoists_imports_types_and_funcs():
 
 
 def test_local_names_and_selectors_do_not_import():
-    sc = split_code('type sort struct{}\nx := sort{}\n_ = x\nv := a.strings.b\n_ = v\n// time.Now in a comment\n_ = "os.Args"\n')
+    sc = split_code(
+        'type sort struct{}\nx := sort{}\n_ = x\nv := a.strings.b\n_ = v\n// time.Now in a comment\n_ = "os.Args"\n'
+    )
     assert sc.auto_imports == ()
 
 

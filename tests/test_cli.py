@@ -1,0 +1,174 @@
+"""The gocode command line, run as a user runs it (subprocesses; the exec/demo tests need Go)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, demo_stdio
+
+GOCODE = str(Path(sys.executable).parent / "gocode")
+CHAIN = """\
+city, err := getCity(ctx)
+if err != nil {
+	return err
+}
+w, err := getWeather(ctx, GetWeatherInput{City: city.City})
+if err != nil {
+	return err
+}
+fmt.Printf("%s: %.1f %s\\n", city.City, w.Temperature, w.Unit)
+"""
+
+
+def gocode(
+    *args: str, cwd: Path = ROOT, stdin: str | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [GOCODE, *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    cfg = {
+        "mcpServers": {"weather": demo_stdio()},
+        "models": [
+            {"ref": "plain", "codeMode": {"enabled": True}},
+            {"ref": "no-city", "codeMode": {"enabled": True, "excludedTools": ["get_city"]}},
+            {"ref": "off", "codeMode": {"enabled": False}},
+        ],
+    }
+    path = tmp_path / "gocode.yaml"
+    path.write_text(json.dumps(cfg))  # JSON is valid YAML
+    return path
+
+
+@pytest.mark.parametrize("command", [[], ["list"], ["generate"], ["exec"], ["warmup"], ["demo"]])
+def test_every_command_has_help(command):
+    r = gocode(*command, "--help")
+    assert r.returncode == 0 and "Usage:" in r.stdout, r.stderr
+
+
+@pytest.mark.go
+def test_exec_chains_two_tools(config_file, tmp_path):
+    prog = tmp_path / "prog.go"
+    prog.write_text(CHAIN)
+    r = gocode("exec", "-c", str(config_file), str(prog))
+    assert (r.returncode, r.stdout) == (0, "Paris: 18.5 celsius\n"), r.stderr
+    r = gocode("exec", "-c", str(config_file), "-", stdin=CHAIN)
+    assert (r.returncode, r.stdout) == (0, "Paris: 18.5 celsius\n"), r.stderr
+
+
+@pytest.mark.go
+def test_exec_failures_exit_1_with_the_error_on_stderr(config_file):
+    r = gocode("exec", "-c", str(config_file), "-", stdin='fmt.Println("before")\n\nnope()\n')
+    assert r.returncode == 1 and r.stdout == ""
+    assert "compile error:\nmodel.go:3:1: undefined: nope" in r.stderr
+    r = gocode("exec", "-c", str(config_file), "-", stdin='fmt.Println("before")\nreturn errors.New("bad")\n')
+    assert (r.returncode, r.stdout) == (1, "before\n")
+    assert "runtime error (exit status 1):\nerror: bad" in r.stderr
+    r = gocode("exec", "-c", str(config_file), "--timeout", "1", "-", stdin="time.Sleep(time.Minute)\n")
+    assert r.returncode == 1 and "did not finish within 1 s" in r.stderr
+
+
+@pytest.mark.go
+def test_exec_json(config_file):
+    r = gocode("exec", "--json", "-c", str(config_file), "-", stdin="x := 1\n")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1
+    assert (doc["ok"], doc["phase"]) == (False, "compile")
+    assert doc["diagnostics"] == [{"file": "model.go", "line": 1, "column": 1, "message": "declared and not used: x"}]
+    r = gocode("exec", "--json", "-c", str(config_file), "-", stdin=CHAIN)
+    doc = json.loads(r.stdout)
+    assert (doc["ok"], doc["phase"], doc["output"]) == (True, "ok", "Paris: 18.5 celsius\n")
+    assert {"stderr", "warnings", "duration_ms", "build_ms", "run_ms"} <= doc.keys()
+
+
+def test_list_json_shows_code_mode_per_model(config_file):
+    docs = {
+        m: json.loads(gocode("list", "--json", "-c", str(config_file), "--model", m).stdout)
+        for m in ("plain", "no-city", "off")
+    }
+
+    def modes(doc):
+        return {t["name"]: t["codeMode"] for t in doc["servers"][0]["tools"]}
+
+    assert modes(docs["plain"]) == {"get_city": True, "get_weather": True}
+    assert modes(docs["no-city"]) == {"get_city": False, "get_weather": True}
+    assert modes(docs["off"]) == {"get_city": False, "get_weather": False}
+    assert docs["plain"]["servers"][0]["protocolVersion"] == "2025-11-25"
+
+
+def test_generate_prints_declarations_and_writes_bindings(config_file, tmp_path):
+    out = tmp_path / "out"
+    r = gocode("generate", "-c", str(config_file), "--model", "no-city", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "var getWeather func(ctx context.Context, input GetWeatherInput) (GetWeatherOutput, error)" in r.stdout
+    assert "getCity" not in r.stdout  # excluded for this model
+    assert (out / "go.mod").is_file() and (out / "rt" / "rt.go").is_file()
+    assert list(out.glob("tools/t*/tools.go"))
+    assert (out / "description.md").read_text().startswith("Run Go code that calls the available tools")
+    assert json.loads((out / "servers.json").read_text())["weather"]["transport"] == "stdio"
+
+
+def test_bad_config_exits_2_without_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("mcpServers:\n  w:\n    comand: x\n")
+    r = gocode("list", "-c", str(bad))
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"gocode: config error: {bad}: mcpServers.w.comand: unknown key")
+    assert "Traceback" not in r.stderr
+    r = gocode("exec", "-c", str(tmp_path / "missing.yaml"), "-", stdin="")
+    assert r.returncode == 2 and "config file not found" in r.stderr
+    good = tmp_path / "good.yaml"
+    good.write_text("models:\n  - ref: a\n")
+    r = gocode("list", "-c", str(good), "--model", "zz")
+    assert r.returncode == 2 and "unknown model ref 'zz' (models: a)" in r.stderr
+
+
+def test_servers_that_fail_are_named_with_command_and_stderr(tmp_path):
+    crash = tmp_path / "crash.py"
+    crash.write_text("import sys\nprint('fatal: missing API key FOO_TOKEN', file=sys.stderr)\nsys.exit(3)\n")
+    cfg = tmp_path / "g.yaml"
+    cfg.write_text(json.dumps({"mcpServers": {
+        "ghost": {"command": "definitely-not-a-command-xyz", "args": ["--flag"]},
+        "crash": {"command": sys.executable, "args": [str(crash)]},
+    }}))  # fmt: skip
+    r = gocode("exec", "-c", str(cfg), "-", stdin='fmt.Println("x")\n')
+    assert r.returncode == 2, r.stderr
+    assert "MCP server 'ghost' (command: definitely-not-a-command-xyz --flag) failed: command not found" in r.stderr
+    assert f"MCP server 'crash' (command: {sys.executable} {crash}) failed" in r.stderr
+    assert "fatal: missing API key FOO_TOKEN" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_or_old_go_is_a_clear_message(tmp_path, config_file):
+    r = gocode("warmup", env={"PATH": str(tmp_path), "GOCODE_GO": ""})
+    assert r.returncode == 2 and "the Go toolchain was not found: install Go 1.25 or newer" in r.stderr
+    fake = tmp_path / "go"
+    fake.write_text("#!/bin/sh\necho go1.22.4\n")
+    fake.chmod(0o755)
+    r = gocode("warmup", env={"GOCODE_GO": str(fake)})
+    assert r.returncode == 2 and "is go1.22.4, but gocode needs Go 1.25 or newer" in r.stderr
+
+
+@pytest.mark.go
+def test_warmup_and_demo():
+    r = gocode("warmup")
+    assert r.returncode == 0 and "workspace ready" in r.stderr, r.stderr
+    r = gocode("demo")
+    assert r.returncode == 0, r.stderr
+    assert "var getWeather func(ctx context.Context, input GetWeatherInput) (GetWeatherOutput, error)" in r.stdout
+    assert "City: Paris\nWeather: 65.3°F, sunny" in r.stdout

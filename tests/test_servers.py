@@ -1,0 +1,84 @@
+"""Real third-party servers: server-everything (npm) over stdio and mcp-server-time (PyPI) (needs Go)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import EVERYTHING, TIME_SERVER, code_mode, config_from, need, run
+
+pytestmark = [pytest.mark.go, pytest.mark.net]
+
+
+@pytest.fixture(scope="module")
+def everything(workspace):
+    return code_mode(config_from({"everything": {"command": need(EVERYTHING)}}), workspace)
+
+
+@pytest.fixture(scope="module")
+def time_cm(workspace):
+    return code_mode(config_from({"time": {"command": need(TIME_SERVER)}}), workspace)
+
+
+def test_everything_lists_all_tools_and_every_function_compiles(everything):
+    names = {f.tool for f in everything.package.funcs}
+    assert {"echo", "get-sum", "get-structured-content", "get-tiny-image", "get-env"} <= names
+    assert "get-roots-list" not in names  # gocode advertises no roots capability
+    r = run(everything, "\n".join(f"_ = {f.name}" for f in everything.package.funcs) + "\n")
+    assert r.ok, r.error_text()
+
+
+def test_everything_text_structured_and_image_results(everything):
+    code = """\
+echoed, err := echo(ctx, EchoInput{Message: "héllo \\"go\\""})
+if err != nil {
+	return err
+}
+sum, err := getSum(ctx, GetSumInput{A: 2, B: 40})
+if err != nil {
+	return err
+}
+weather, err := getStructuredContent(ctx, GetStructuredContentInput{Location: GetStructuredContentInputLocationChicago})
+if err != nil {
+	return err
+}
+image, err := getTinyImage(ctx)
+if err != nil {
+	return err
+}
+fmt.Println(echoed)
+fmt.Println(sum)
+fmt.Printf("%.0f %s\\n", weather.Temperature, weather.Conditions)
+fmt.Println(strings.Contains(image, "[image image/png"))
+"""
+    r = run(everything, code)
+    assert r.ok, r.error_text()
+    lines = r.output.splitlines()
+    assert lines[0] == 'Echo: héllo "go"'
+    assert "42" in lines[1]
+    assert lines[2].split()[0].lstrip("-").isdigit()
+    assert lines[-1] == "true"  # a multi-part result (text + image) never aborts the program
+
+
+def test_time_server_chain(time_cm):
+    code = """\
+now, err := getCurrentTime(ctx, GetCurrentTimeInput{Timezone: "Europe/Paris"})
+if err != nil {
+	return err
+}
+conv, err := convertTime(ctx, ConvertTimeInput{SourceTimezone: "Europe/Paris", Time: "12:00", TargetTimezone: "Asia/Tokyo"})
+if err != nil {
+	return err
+}
+fmt.Println(now.Timezone, conv.Target.Timezone, conv.Target.Datetime != "")
+"""
+    r = run(time_cm, code)
+    assert r.ok, r.error_text()
+    assert r.output == "Europe/Paris Asia/Tokyo true\n"
+
+
+def test_time_server_tool_error(time_cm):
+    r = run(
+        time_cm,
+        'if _, err := getCurrentTime(ctx, GetCurrentTimeInput{Timezone: "Mars/Olympus"}); err != nil {\n\treturn err\n}\n',
+    )
+    assert r.phase == "runtime" and "Mars/Olympus" in r.stderr, r.error_text()
