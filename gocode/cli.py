@@ -64,6 +64,10 @@ def handle_errors(fn: F) -> F:
         except KeyboardInterrupt:
             _err("gocode: interrupted")
             sys.exit(130)
+        except BrokenPipeError:
+            # The reader went away (`gocode list | head`): stop quietly, as Unix tools do.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
         except Exception as exc:
             if os.environ.get("GOCODE_DEBUG"):
                 traceback.print_exc()

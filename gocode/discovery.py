@@ -155,8 +155,11 @@ async def _discover_once(name: str, server: ServerConfig, errlog: IO[str] | None
             async with open_client(name, server, "legacy", errlog) as client:
                 raw = await list_all_tools(client)
                 return _server_tools(name, server, raw, LEGACY_PROTOCOL, client.server_info)
-    except MCPError:
-        pass  # refused initialize: try the stateless era below
+    except (Exception, BaseExceptionGroup) as exc:
+        # Only a protocol-level refusal means "try the stateless era"; anything else is a failure.
+        # (anyio task groups may wrap the MCPError in an exception group.)
+        if not all(isinstance(e, MCPError) for e in _leaves(exc)):
+            raise
     with anyio.fail_after(server.timeout):
         async with open_client(name, server, MODERN_PROTOCOL, errlog) as client:
             raw = await list_all_tools(client)

@@ -99,6 +99,12 @@ class StructDecl:
     fields: tuple[Field, ...]
     source: Source
 
+    @property
+    def nil_defaults(self) -> tuple[Field, ...]:
+        """Required slice and map fields: sent as ``[]``/``{}`` when nil, never as ``null``
+        (servers validate required arrays, and a nil Go slice is the natural "empty")."""
+        return tuple(f for f in self.fields if not f.omitempty and f.type.startswith(("[]", "map[")))
+
 
 @dataclass(frozen=True)
 class EnumValue:
@@ -158,15 +164,8 @@ class Package:
         return tuple(d for f in self.funcs for d in f.decls)
 
     def uses_json(self) -> bool:
-        return any("json.RawMessage" in _decl_text(d) for d in self.decls)
-
-
-def _decl_text(d: Decl) -> str:
-    if isinstance(d, StructDecl):
-        return " ".join(f.type for f in d.fields)
-    if isinstance(d, TypeDecl):
-        return d.type
-    return d.base
+        """Whether the bindings need encoding/json (a struct with a MarshalJSON method)."""
+        return any(isinstance(d, StructDecl) and d.nil_defaults for d in self.decls)
 
 
 # --- building ---------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def _env() -> jinja2.Environment:
 
 def _decl_ctx(d: Decl) -> dict[str, Any]:
     if isinstance(d, StructDecl):
-        return {"kind": "struct", "name": d.name, "doc": d.doc, "fields": d.fields}
+        return {"kind": "struct", "name": d.name, "doc": d.doc, "fields": d.fields, "nil_defaults": d.nil_defaults}
     if isinstance(d, EnumDecl):
         return {"kind": "enum", "name": d.name, "doc": d.doc, "base": d.base, "consts": d.values}
     return {"kind": "type", "name": d.name, "doc": d.doc, "type": d.type}
@@ -71,7 +71,9 @@ def _tidy(src: str) -> str:
 def render_bindings(pkg: Package) -> str:
     """The bindings package (``package tools``) for a tool set."""
     funcs = [_func_ctx(f) for f in pkg.funcs]
-    return _tidy(_env().get_template("bindings.go.j2").render(funcs=funcs, digest=pkg.digest[:16]))
+    return _tidy(
+        _env().get_template("bindings.go.j2").render(funcs=funcs, digest=pkg.digest[:16], uses_json=pkg.uses_json())
+    )
 
 
 def render_declarations(pkg: Package) -> str:

@@ -105,6 +105,29 @@ HOSTILE = [
 ]
 
 
+# Required lists: a nil Go slice must go out as [] (server-memory rejects null), also nested.
+LISTS = ToolInfo(
+    "notes",
+    "add_notes",
+    "required arrays",
+    {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"tags": {"type": "array", "items": {"type": "string"}}, "meta": {"type": "object"}},
+                    "required": ["tags", "meta"],
+                },
+            },
+            "extra": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["items"],
+    },
+)
+
+
 def toolset(tools: list[ToolInfo]) -> ToolSet:
     servers: dict[str, list[ToolInfo]] = {}
     for t in tools:

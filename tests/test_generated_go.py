@@ -10,7 +10,8 @@ import pytest
 from gocode.gotypes import build_package
 from gocode.modelcode import STDLIB, split_code
 from gocode.render import render_declarations, tools_import_path
-from tests.schemas import CPE_WEATHER, HOSTILE, toolset
+from gocode.runner import run_program
+from tests.schemas import CPE_WEATHER, HOSTILE, LISTS, toolset
 
 pytestmark = pytest.mark.go
 
@@ -19,7 +20,9 @@ def reference_all(pkg) -> str:
     return "\n".join(f"_ = {f.name}" for f in pkg.funcs) + "\n"
 
 
-@pytest.mark.parametrize("tools", [CPE_WEATHER, HOSTILE, CPE_WEATHER + HOSTILE], ids=["cpe", "hostile", "both"])
+@pytest.mark.parametrize(
+    "tools", [CPE_WEATHER, HOSTILE, [*CPE_WEATHER, *HOSTILE, LISTS]], ids=["cpe", "hostile", "all"]
+)
 def test_bindings_compile_vet_and_gofmt(workspace, tools):
     pkg = build_package(toolset(tools))
     build = asyncio.run(workspace.build(pkg, split_code(reference_all(pkg))))
@@ -54,3 +57,16 @@ def test_every_auto_import_guard_compiles(workspace):
 def _member(guard: str) -> str:
     # "var _ = slices.Contains[[]int]" -> "Contains[[]int]"
     return guard.split("=", 1)[1].strip().split(".", 1)[1]
+
+
+def test_nil_required_lists_are_sent_empty(workspace, tmp_path):
+    pkg = build_package(toolset([LISTS]))
+    code = (
+        "in := AddNotesInput{Items: []AddNotesInputItemsItem{{}}}\n"
+        "b, err := json.Marshal(in)\nif err != nil {\n\treturn err\n}\nfmt.Println(string(b))\n"
+    )
+    build = asyncio.run(workspace.build(pkg, split_code(code)))
+    assert build.ok, build.output
+    result = asyncio.run(run_program(build.binary, {"GOCODE_SERVERS": "{}"}, tmp_path, timeout=30, max_output=10000))
+    assert result.output == '{"items":[{"tags":[],"meta":{}}]}\n', result.stderr
+    assert "MarshalJSON" not in render_declarations(pkg)  # an implementation detail the model need not read

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import EVERYTHING, TIME_SERVER, code_mode, config_from, need, run
@@ -82,3 +85,21 @@ def test_time_server_tool_error(time_cm):
         'if _, err := getCurrentTime(ctx, GetCurrentTimeInput{Timezone: "Mars/Olympus"}); err != nil {\n\treturn err\n}\n',
     )
     assert r.phase == "runtime" and "Mars/Olympus" in r.stderr, r.error_text()
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("modern-only", "2026-07-28"), ("exit-on-discover", "2025-11-25")])
+def test_protocol_eras_work_in_discovery_and_in_go(workspace, mode, expected):
+    # Wrap the real mcp-server-time so it refuses initialize (modern-only) or dies on the
+    # server/discover probe (rmcp-like): both must work on the Python side and in Go.
+    proxy = {
+        "command": sys.executable,
+        "args": [str(Path(__file__).parent / "era_proxy.py"), mode, "--", need(TIME_SERVER)],
+    }
+    cm = code_mode(config_from({"time": proxy}), workspace)
+    assert cm.view.protocols["time"] == expected
+    r = run(
+        cm,
+        'now, err := getCurrentTime(ctx, GetCurrentTimeInput{Timezone: "Asia/Tokyo"})\nif err != nil {\n\treturn err\n}\nfmt.Println(now.Timezone)\n',
+    )
+    assert r.ok, r.error_text()
+    assert r.output == "Asia/Tokyo\n"
