@@ -138,10 +138,7 @@ def _lex(code: str) -> list[_Line]:
             j = code.find("*/", i + 2)
             if j < 0:
                 raise CodeError(f"line {line + 1}: this /* comment is never closed", line=line + 1)
-            for _ in range(code.count("\n", i, j)):
-                lines[line].end_depth = depth
-                line += 1
-                lines[line].depth, lines[line].in_literal = depth, True
+            line = _cross_lines(lines, line, depth, code.count("\n", i, j))
             i = j + 2
             continue
         if c == "`":
@@ -149,10 +146,7 @@ def _lex(code: str) -> list[_Line]:
             if j < 0:
                 raise CodeError(f"line {line + 1}: this raw string (`) is never closed", line=line + 1)
             lines[line].toks.append(_Tok("string", code[i : j + 1], line))
-            for _ in range(code.count("\n", i, j)):
-                lines[line].end_depth = depth
-                line += 1
-                lines[line].depth, lines[line].in_literal = depth, True
+            line = _cross_lines(lines, line, depth, code.count("\n", i, j))
             i = j + 1
             continue
         if c in "\"'":
@@ -192,6 +186,15 @@ def _lex(code: str) -> list[_Line]:
         opener, at = stack[-1]
         raise CodeError(f"line {at}: this {opener!r} is never closed", line=at)
     return lines
+
+
+def _cross_lines(lines: list[_Line], line: int, depth: int, count: int) -> int:
+    """Move past ``count`` newlines inside a raw string or block comment; returns the new line index."""
+    for _ in range(count):
+        lines[line].end_depth = depth
+        line += 1
+        lines[line].depth, lines[line].in_literal = depth, True
+    return line
 
 
 def _is_func_decl(toks: list[_Tok]) -> bool:
