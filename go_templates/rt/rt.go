@@ -96,6 +96,9 @@ func Session(ctx context.Context, server string) (*mcp.ClientSession, error) {
 	}
 	mu.Unlock()
 	c.once.Do(func() { c.session, c.err = connect(ctx, server, c) })
+	if c.session == nil && c.err == nil { // Close ran first: it spends the once without connecting
+		return nil, errors.New("gocode runtime is closed")
+	}
 	return c.session, c.err
 }
 
