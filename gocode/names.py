@@ -227,9 +227,6 @@ class Registry:
     def __init__(self, reserved: frozenset[str] | set[str] = frozenset()) -> None:
         self._taken: set[str] = set(reserved)
 
-    def taken(self, name: str) -> bool:
-        return name in self._taken
-
     def claim(self, base: str, *, also: tuple[str, ...] = ()) -> str:
         """Take ``base`` (or ``base2``, ``base3``, …) together with the names in ``also``, which get the same
         suffix — e.g. a function's exported twin."""
@@ -306,8 +303,3 @@ def clean_text(text: str, limit: int | None = None) -> list[str]:
     while lines and not lines[0]:
         lines.pop(0)
     return lines
-
-
-def comment(text: str, indent: str = "") -> str:
-    """``text`` (already cleaned lines joined by newlines) as ``//`` comment lines, gofmt style."""
-    return "\n".join(f"{indent}//" if not line else f"{indent}// {line}" for line in text.split("\n"))

@@ -65,18 +65,3 @@ class ToolSet:
         ]
         blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(blob.encode()).hexdigest()
-
-    def filtered(self, keep: set[tuple[str, str]] | None = None, drop: set[str] | None = None) -> ToolSet:
-        """A tool set without the tools named in ``drop`` (bare names or ``server.tool``)."""
-        drop = drop or set()
-        servers = []
-        for s in self.servers:
-            tools = tuple(
-                t
-                for t in s.tools
-                if t.name not in drop
-                and f"{s.server}.{t.name}" not in drop
-                and (keep is None or (s.server, t.name) in keep)
-            )
-            servers.append(ServerTools(s.server, tools, s.protocol_version, s.server_info))
-        return ToolSet(tuple(servers))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gocode.names import Registry, camel, clean_text, comment, go_string, pascal
+from gocode.names import Registry, camel, clean_text, go_string, pascal
 
 
 @pytest.mark.parametrize(
@@ -53,5 +53,4 @@ def test_go_string_is_one_ascii_line(text):
 def test_clean_text_makes_comment_safe_lines():
     lines = clean_text("first\r\nsecond\u2028third\x00\x07 \ufeffbom\u202e\n\n\n")
     assert lines == ["first", "second", "third bom"]
-    assert comment("a\n\nb") == "// a\n//\n// b"
     assert clean_text("x" * 50, 10) == ["x" * 10 + "…"]
