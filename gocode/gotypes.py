@@ -17,6 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from gocode.modelcode import STDLIB
 from gocode.names import (
     GO_KEYWORDS,
     GO_PREDECLARED,
@@ -29,43 +30,9 @@ from gocode.names import (
 )
 from gocode.toolset import ToolInfo, ToolSet
 
-# Names the generated main package uses itself, or that model code commonly imports; a tool
-# function must not shadow them (see render.py and modelcode.py).
-RESERVED_FUNC_NAMES = frozenset(
-    {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools"}
-    | {
-        "bufio",
-        "bytes",
-        "context",
-        "errors",
-        "fmt",
-        "io",
-        "json",
-        "log",
-        "maps",
-        "math",
-        "os",
-        "rand",
-        "regexp",
-        "slices",
-        "sort",
-        "strconv",
-        "strings",
-        "sync",
-        "time",
-        "url",
-        "http",
-        "filepath",
-        "utf8",
-        "base64",
-        "hex",
-        "sha256",
-        "atomic",
-        "unicode",
-        "cmp",
-        "mcp",
-    }
-)
+# Names the generated main package uses itself, plus every package name the model's code may
+# have imported for it automatically; a tool function must not shadow them.
+RESERVED_FUNC_NAMES = frozenset({"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", *STDLIB})
 DESCRIPTION_LIMIT = 4000
 FIELD_DOC_LIMIT = 600
 
@@ -290,9 +257,7 @@ class _Builder:
     def declare_named(self, ctx: _ToolCtx, schema: dict[str, Any], name: str, pointer: str) -> None:
         """Declare ``name`` for a schema that deserves its own type (object or enum)."""
         src = Source(ctx.info.server, ctx.info.name, pointer)
-        doc = clean_text(
-            schema.get("description", "") if isinstance(schema.get("description"), str) else "", FIELD_DOC_LIMIT
-        )
+        doc = _description(schema)
         if isinstance(schema.get("enum"), list) and schema["enum"]:
             self.enum_decl(ctx, schema, name, src)
             return
@@ -326,9 +291,7 @@ class _Builder:
             expr, notes = self.type_of(ctx, sub, name + pascal(prop), f"{pointer}/properties/{_escape_ptr(prop)}")
             is_req = prop in required
             fields.append(Field(fname, prop, expr, _field_doc(fname, prop, sub, notes, is_req), omitempty=not is_req))
-        doc = clean_text(
-            schema.get("description", "") if isinstance(schema.get("description"), str) else "", FIELD_DOC_LIMIT
-        )
+        doc = _description(schema)
         ctx.decls.append(StructDecl(name, _doc(name, doc), tuple(fields), src))
         return name, []
 
@@ -352,8 +315,7 @@ class _Builder:
             cname = self.types.claim(name + (pascal(v) if v else "Empty"))
             reg.claim(cname)
             consts.append(EnumValue(cname, go_string(v)))
-        desc = schema.get("description") if isinstance(schema.get("description"), str) else ""
-        ctx.decls.append(EnumDecl(name, _doc(name, clean_text(desc, FIELD_DOC_LIMIT)), "string", tuple(consts), src))
+        ctx.decls.append(EnumDecl(name, _doc(name, _description(schema)), "string", tuple(consts), src))
 
     def merge_all_of(self, ctx: _ToolCtx, schema: dict[str, Any], src: Source) -> dict[str, Any] | None:
         """allOf of objects (after resolving refs) merges into one object; anything else is None."""
@@ -450,6 +412,12 @@ def build_package(toolset: ToolSet) -> Package:
 # --- helpers ----------------------------------------------------------------------------------
 
 
+def _description(schema: dict[str, Any]) -> list[str]:
+    """A schema's own description as comment lines (empty when it has none or it is not text)."""
+    desc = schema.get("description")
+    return clean_text(desc, FIELD_DOC_LIMIT) if isinstance(desc, str) else []
+
+
 def _doc(name: str, lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Doc comment lines starting with the declared name, as Go convention wants."""
     lines = list(lines)
@@ -495,7 +463,7 @@ def _describe_branch(schema: Any) -> str:
         if "$ref" in schema and isinstance(schema["$ref"], str):
             return schema["$ref"].rsplit("/", 1)[-1]
         if isinstance(schema.get("title"), str):
-            return clean_text(schema["title"], 60)[0] if clean_text(schema["title"], 60) else "object"
+            return (clean_text(schema["title"], 60) or ["object"])[0]
         t = schema.get("type")
         if isinstance(t, str):
             return t

@@ -93,6 +93,7 @@ HOSTILE = [
     ToolInfo("evil", "search", "same name on two servers", {"type": "object"}),
     ToolInfo("other", "search", "same name on two servers", {"type": "object"}),
     ToolInfo("other", "ctx", "a name the program uses", {"type": "object"}),
+    ToolInfo("other", "exec", "the name of an auto-imported package", {"type": "object"}),
     ToolInfo("other", "天气", "non-ASCII tool name", {"type": "object"}, {"type": "string"}),
     ToolInfo("other", "weird_schema", "schemas that are not objects", True, "nope"),  # type: ignore[arg-type]
     ToolInfo(

@@ -70,3 +70,9 @@ def test_nil_required_lists_are_sent_empty(workspace, tmp_path):
     result = asyncio.run(run_program(build.binary, {"GOCODE_SERVERS": "{}"}, tmp_path, timeout=30, max_output=10000))
     assert result.output == '{"items":[{"tags":[],"meta":{}}]}\n', result.stderr
     assert "MarshalJSON" not in render_declarations(pkg)  # an implementation detail the model need not read
+
+
+def test_tool_named_like_a_package_coexists_with_its_auto_import(workspace):
+    pkg = build_package(toolset(HOSTILE))
+    build = asyncio.run(workspace.build(pkg, split_code("_ = execTool\n_ = exec.Command\n")))
+    assert build.ok, build.output

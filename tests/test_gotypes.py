@@ -64,6 +64,7 @@ def test_hostile_names():
     assert names[("evil", "func")] == "funcTool"
     assert names[("evil", "len")] == "lenTool"
     assert names[("other", "ctx")] == "ctxTool"
+    assert names[("other", "exec")] == "execTool"  # model code may use os/exec, imported automatically
     assert names[("evil", "search")] == "evilSearch"
     assert names[("other", "search")] == "otherSearch"
     assert names[("other", "天气")] == "U5929U6c14"
