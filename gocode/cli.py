@@ -152,7 +152,8 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
         tools_dir.mkdir(parents=True, exist_ok=True)
         (out / "go.mod").write_text(go_mod_template())
         (out / "go.sum").write_text(go_sum_template())
-        (out / "rt" / "rt.go").write_text((templates_dir() / "rt" / "rt.go").read_text())
+        for src in sorted((templates_dir() / "rt").glob("*.go")):
+            (out / "rt" / src.name).write_text(src.read_text())
         (tools_dir / "tools.go").write_text(render_bindings(cm.package))
         (out / "description.md").write_text(cm.description())
         (out / "servers.json").write_text(json.dumps(cm.server_specs(), indent=2) + "\n")

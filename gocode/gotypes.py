@@ -1,18 +1,20 @@
-"""JSON Schema → a small Go intermediate representation (types, enums, tool functions).
+"""JSON Schema → a small Go intermediate representation (types, enums, unions, tool functions).
 
 Pure and deterministic: the same :class:`~gocode.toolset.ToolSet` gives the same
 :class:`Package`, whatever order the servers listed their tools in. Imports neither jinja2
 nor mcp; :mod:`gocode.render` turns the IR into source.
 
-Every schema maps to something that compiles. What Go cannot say exactly falls back to the
-nearest usable type with the reason in the doc comment and a warning (see docs/schema.md):
-unions other than "X or null" and unresolvable ``$ref`` become ``any``; enums of
-non-strings keep their base type and list the values in the comment.
+Every schema maps to something that compiles, as precise as Go allows; docs/go-mapping.md
+has the table. What Go cannot say exactly falls back to the nearest typed form with the
+reason in the doc comment: unions become a struct with one pointer field per alternative,
+tuples a struct with one field per position, and only schemas that allow anything (or an
+unresolvable ``$ref``) become ``any``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,11 +32,29 @@ from gocode.names import (
 )
 from gocode.toolset import ToolInfo, ToolSet
 
+# The pointer helper the main package declares for optional fields and union alternatives.
+PTR_HELPER = "ptr"
 # Names the generated main package uses itself, plus every package name the model's code may
 # have imported for it automatically; a tool function must not shadow them.
-RESERVED_FUNC_NAMES = frozenset({"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", *STDLIB})
+RESERVED_FUNC_NAMES = frozenset(
+    {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", PTR_HELPER, *STDLIB}
+)
 DESCRIPTION_LIMIT = 4000
 FIELD_DOC_LIMIT = 600
+# JSON kinds, as rt.Branch.Kind spells them.
+SCALAR_KINDS = ("string", "integer", "number", "boolean")
+_KIND_GO = {"string": "string", "integer": "int", "number": "float64", "boolean": "bool"}
+_KIND_FIELD = {
+    "string": "String",
+    "integer": "Int",
+    "number": "Float",
+    "boolean": "Bool",
+    "array": "List",
+    "object": "Object",
+}
+_STRUCTURAL_KEYS = frozenset(
+    "type properties items prefixItems additionalProperties patternProperties enum const $ref anyOf oneOf allOf".split()
+)
 
 
 @dataclass(frozen=True)
@@ -52,11 +72,15 @@ class Source:
 
 @dataclass(frozen=True)
 class Field:
+    """A struct field. ``optional`` fields are tagged ``omitzero``; ``fill`` is a Go literal
+    the bindings send when a required field is left at its zero value (a ``const``)."""
+
     name: str
     json_name: str
     type: str
     doc: tuple[str, ...]
-    omitempty: bool
+    optional: bool
+    fill: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,10 +91,19 @@ class StructDecl:
     source: Source
 
     @property
-    def nil_defaults(self) -> tuple[Field, ...]:
-        """Required slice and map fields: sent as ``[]``/``{}`` when nil, never as ``null``
-        (servers validate required arrays, and a nil Go slice is the natural "empty")."""
-        return tuple(f for f in self.fields if not f.omitempty and f.type.startswith(("[]", "map[")))
+    def fills(self) -> tuple[tuple[Field, str, str], ...]:
+        """(field, zero test, value) for what MarshalJSON fills in: required slices and maps go
+        out as ``[]``/``{}`` when nil, never ``null`` (servers validate required arrays); a
+        required ``const`` left empty goes out as its value."""
+        out: list[tuple[Field, str, str]] = []
+        for f in self.fields:
+            if f.optional:
+                continue
+            if f.type.startswith(("[]", "map[")):
+                out.append((f, "nil", f.type + "{}"))
+            elif f.fill is not None:
+                out.append((f, _zero_literal(f.type), f.fill))
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -97,8 +130,45 @@ class TypeDecl:
     type: str
     source: Source
 
+    @property
+    def alias(self) -> bool:
+        """A second name for another declared type (``type A = B``), so B's methods stay."""
+        return self.type[:1].isupper() and self.type.isidentifier()
 
-Decl = StructDecl | EnumDecl | TypeDecl
+
+@dataclass(frozen=True)
+class Variant:
+    """One alternative of a union: a field ``name`` of ``type`` (a pointer, slice or map, so
+    nil means "not this one"), chosen when decoding a JSON value of ``kind`` that has every
+    ``required`` key and the ``consts`` (key → JSON literal, as a Go string literal)."""
+
+    name: str
+    type: str
+    kind: str
+    required: tuple[str, ...] = ()
+    consts: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class UnionDecl:
+    name: str
+    doc: tuple[str, ...]
+    variants: tuple[Variant, ...]
+    source: Source
+
+
+@dataclass(frozen=True)
+class TupleDecl:
+    """A JSON array with a type per position: fields ``Item0``…, then ``Rest`` if more may follow."""
+
+    name: str
+    doc: tuple[str, ...]
+    items: tuple[Field, ...]
+    rest: str | None
+    source: Source
+
+
+Decl = StructDecl | EnumDecl | TypeDecl | UnionDecl | TupleDecl
 
 
 @dataclass(frozen=True)
@@ -132,7 +202,16 @@ class Package:
 
     def uses_json(self) -> bool:
         """Whether the bindings need encoding/json (a struct with a MarshalJSON method)."""
-        return any(isinstance(d, StructDecl) and d.nil_defaults for d in self.decls)
+        return any(isinstance(d, StructDecl) and d.fills for d in self.decls)
+
+    def uses_ptr(self) -> bool:
+        """Whether a declaration has a pointer the model fills in (so ``ptr`` is offered)."""
+        for d in self.decls:
+            if isinstance(d, UnionDecl):
+                return True
+            if isinstance(d, StructDecl) and any(f.type.startswith("*") for f in d.fields):
+                return True
+        return False
 
 
 # --- building ---------------------------------------------------------------------------------
@@ -143,7 +222,8 @@ class _ToolCtx:
     info: ToolInfo
     root: dict[str, Any]
     decls: list[Decl] = field(default_factory=list)
-    in_progress: dict[str, str] = field(default_factory=dict)  # def pointer -> type name
+    in_progress: dict[str, str] = field(default_factory=dict)  # def pointer -> type expression
+    inlining: set[str] = field(default_factory=set)  # refs being expanded in place (cycle guard)
 
 
 class _Builder:
@@ -157,8 +237,11 @@ class _Builder:
         self.warnings.append(f"{src}: {msg}")
 
     # Entry: one schema -> a Go type expression, declaring named types as needed.
-    def type_of(self, ctx: _ToolCtx, schema: Any, hint: str, pointer: str) -> tuple[str, list[str]]:
-        """Returns (type expression, extra doc lines for the field using it)."""
+    def type_of(
+        self, ctx: _ToolCtx, schema: Any, hint: str, pointer: str, name: str | None = None
+    ) -> tuple[str, list[str]]:
+        """Returns (type expression, extra doc lines for the field using it). ``name``, when
+        given, is already claimed and must be the declared type's name."""
         src = Source(ctx.info.server, ctx.info.name, pointer)
         if schema is True or schema == {} or schema is None:
             return "any", []
@@ -171,66 +254,53 @@ class _Builder:
         if "$ref" in schema:
             return self.ref(ctx, schema, hint, pointer)
 
-        notes: list[str] = []
         for key in ("anyOf", "oneOf"):
-            if key in schema and isinstance(schema[key], list):
-                branches = [b for b in schema[key] if not _is_null(b)]
+            if isinstance(schema.get(key), list):
+                if _constraints_only(schema[key]):  # e.g. "at least one of a or b": no new shape
+                    rest = {k: v for k, v in schema.items() if k != key}
+                    return self.type_of(ctx, rest, hint, pointer, name)
+                branches = self.branches(ctx, schema, key, pointer)
                 if len(branches) == 1:
-                    merged = {k: v for k, v in schema.items() if k != key}
-                    inner = branches[0]
-                    if isinstance(inner, dict):
-                        merged = {**merged, **inner} if "$ref" not in inner else inner
-                    return self.type_of(ctx, merged, hint, f"{pointer}/{key}/{schema[key].index(branches[0])}")
-                if branches:
-                    kinds = ", ".join(_describe_branch(b) for b in branches)
-                    return "any", [f"One of: {kinds}."]
-                return "any", []
-        if "allOf" in schema and isinstance(schema["allOf"], list):
-            merged = self.merge_all_of(ctx, schema, src)
+                    inner, inner_ptr = branches[0]
+                    return self.type_of(ctx, inner, hint, inner_ptr, name)
+                if not branches:
+                    return "any", ["Always null."]
+                return self.union(ctx, schema, branches, hint, pointer, name)
+        if "allOf" in schema:
+            merged = self.merge_all_of(ctx, schema)
             if merged is not None:
-                return self.type_of(ctx, merged, hint, pointer)
+                return self.type_of(ctx, merged, hint, pointer, name)
             return "any", ["All of several schemas (see the tool's JSON Schema)."]
 
         types = schema.get("type")
         if isinstance(types, list):
-            non_null = [t for t in types if t != "null"]
+            non_null = list(dict.fromkeys(t for t in types if t != "null"))
             if len(non_null) == 1:
                 types = non_null[0]
             elif not non_null:
-                return "any", []
+                return "any", ["Always null."]
             else:
-                return "any", [f"One of the JSON types {', '.join(map(str, non_null))}."]
+                branches = [({**schema, "type": t}, pointer) for t in non_null]
+                return self.union(ctx, schema, branches, hint, pointer, name)
         if types is None:
             types = _infer_type(schema)
 
         if "const" in schema:
-            return _basic_for_value(schema["const"]), [f"Always {json.dumps(schema['const'], ensure_ascii=False)}."]
+            return _basic_for_value(schema["const"]), [f"Always {_json(schema['const'])}."]
         if isinstance(schema.get("enum"), list) and schema["enum"]:
-            return self.enum(ctx, schema, hint, src)
+            return self.enum(ctx, schema, hint, src, name)
 
         if types == "object":
-            return self.object(ctx, schema, hint, pointer)
+            return self.object(ctx, schema, hint, pointer, name)
         if types == "array":
-            items = schema.get("items")
-            if isinstance(items, dict | bool) and items not in ({}, True):
-                elem, _ = self.type_of(ctx, items, hint + "Item", f"{pointer}/items")
-                return "[]" + elem, notes
-            if "prefixItems" in schema:
-                notes.append("A tuple; see the tool's JSON Schema for the element types.")
-            return "[]any", notes
-        if types == "string":
-            return "string", notes
-        if types == "integer":
-            return "int", notes
-        if types == "number":
-            return "float64", notes
-        if types == "boolean":
-            return "bool", notes
+            return self.array(ctx, schema, hint, pointer, name)
+        if types in _KIND_GO:
+            return _KIND_GO[types], []
         if types == "null":
             return "any", ["Always null."]
         if types is not None:
             self.warn(src, f"unknown JSON type {types!r}; using any")
-        return "any", notes
+        return "any", []
 
     def ref(self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, pointer: str) -> tuple[str, list[str]]:
         ref = schema["$ref"]
@@ -238,45 +308,145 @@ class _Builder:
         target = _resolve(ctx.root, ref) if isinstance(ref, str) else None
         if target is None:
             self.warn(src, f"cannot resolve $ref {ref!r}; using any")
-            return "any", [f"Schema {ref} (unresolved)."]
+            return "any", [f"Schema {_json(ref)} (unresolved)."]
         if ref in ctx.in_progress:  # recursion: refer to the type being declared
-            return "*" + ctx.in_progress[ref], []
-        def_name = ref.rsplit("/", 1)[-1]
-        if not _is_named_worthy(target):
-            return self.type_of(ctx, target, pascal(def_name), ref.lstrip("#"))
+            return ctx.in_progress[ref], []
+        def_name = ref.rsplit("/", 1)[-1] or "Root"
+        if ref == "#" or not self.worth_naming(ctx, target):
+            if ref in ctx.inlining:
+                self.warn(src, f"$ref {ref!r} refers to itself without a named type; using any")
+                return "any", []
+            ctx.inlining.add(ref)
+            try:
+                return self.type_of(ctx, target, hint if ref == "#" else pascal(def_name), ref.lstrip("#"))
+            finally:
+                ctx.inlining.discard(ref)
         key = (ctx.info.server, def_name, json.dumps(target, sort_keys=True))
         if key in self.defs:
             return self.defs[key], []
         name = self.types.claim(pascal(def_name))
         self.defs[key] = name
-        ctx.in_progress[ref] = name
-        self.declare_named(ctx, target, name, ref.lstrip("#"))
+        ctx.in_progress[ref] = "*" + name if _is_structlike(ctx, target) else name
+        expr, notes = self.type_of(ctx, target, name, ref.lstrip("#"), name)
         del ctx.in_progress[ref]
+        if expr != name:  # a slice, map or basic type: give it the name
+            doc = _description(target) + notes
+            ctx.decls.append(TypeDecl(name, _doc(name, doc), expr, Source(ctx.info.server, ctx.info.name, ref)))
         return name, []
 
-    def declare_named(self, ctx: _ToolCtx, schema: dict[str, Any], name: str, pointer: str) -> None:
-        """Declare ``name`` for a schema that deserves its own type (object or enum)."""
+    def worth_naming(self, ctx: _ToolCtx, schema: Any) -> bool:
+        """Whether a ``$defs`` entry gets its own named type (rather than being inlined)."""
+        if not isinstance(schema, dict):
+            return False
+        if _is_structlike(ctx, schema) or _has_enum(schema):
+            return True
+        kind = _kind_of(ctx.root, schema)
+        return kind == "array" or (kind == "object" and isinstance(schema.get("additionalProperties"), dict))
+
+    def branches(self, ctx: _ToolCtx, schema: dict[str, Any], key: str, pointer: str) -> list[tuple[Any, str]]:
+        """The non-null alternatives of an anyOf/oneOf, nested ones flattened, the parent's
+        own keywords (description, type, …) merged into each plain branch."""
+        base = {k: v for k, v in schema.items() if k not in (key, "description", "title", "default", "examples")}
+        out: list[tuple[Any, str]] = []
+        for i, b in enumerate(schema[key]):
+            bptr = f"{pointer}/{key}/{i}"
+            if _is_null(b):
+                continue
+            if isinstance(b, dict) and set(b) <= {"anyOf", "oneOf", "description", "title"}:
+                nested = "anyOf" if "anyOf" in b else "oneOf"
+                if isinstance(b.get(nested), list) and not _constraints_only(b[nested]):
+                    out.extend(self.branches(ctx, b, nested, bptr))
+                    continue
+            if isinstance(b, dict) and "$ref" not in b:
+                b = {**base, **b}
+            out.append((b, bptr))
+        return out
+
+    def union(
+        self,
+        ctx: _ToolCtx,
+        schema: dict[str, Any],
+        branches: list[tuple[Any, str]],
+        hint: str,
+        pointer: str,
+        name: str | None,
+    ) -> tuple[str, list[str]]:
         src = Source(ctx.info.server, ctx.info.name, pointer)
-        doc = _description(schema)
-        if isinstance(schema.get("enum"), list) and schema["enum"]:
-            self.enum_decl(ctx, schema, name, src)
-            return
-        expr, notes = self.object(ctx, schema, name, pointer, declare_as=name)
-        if expr != name:  # a map or similar: a defined type
-            ctx.decls.append(TypeDecl(name, _doc(name, doc + notes), expr, src))
+        kinds = [_kind_of(ctx.root, b) for b, _ in branches]
+        listed = ", ".join(_describe_branch(b) for b, _ in branches)
+        if None in kinds:  # an alternative that allows anything: the union does too
+            return "any", [f"One of: {listed}."]
+        # Scalars of one JSON kind cannot be told apart when decoding: one field per kind
+        # (a number alternative absorbs integers).
+        scalar = {k for k in kinds if k in SCALAR_KINDS}
+        if "number" in scalar:
+            scalar.discard("integer")
+        kept: list[tuple[Any, str, str]] = []
+        seen_scalar: set[str] = set()
+        for (b, bptr), k in zip(branches, kinds, strict=True):
+            assert k is not None
+            if k in SCALAR_KINDS:
+                k = "number" if k == "integer" and "number" in scalar else k
+                if k in seen_scalar:
+                    continue
+                seen_scalar.add(k)
+                same = [
+                    bb
+                    for (bb, _), kk in zip(branches, kinds, strict=True)
+                    if kk == k or (k == "number" and kk == "integer")
+                ]
+                if len(same) > 1:
+                    b = {"type": k}
+            kept.append((b, bptr, k))
+        if len(kept) == 1:
+            b, bptr, _ = kept[0]
+            expr, notes = self.type_of(ctx, b, hint, bptr, name)
+            return expr, [*notes, f"One of: {listed}."]
+        name = name or self.types.claim(hint)
+        fields = Registry()
+        variants: list[Variant] = []
+        for b, bptr, k in kept:
+            vname = fields.claim(_variant_name(ctx.root, b, k))
+            expr, _ = self.type_of(ctx, b, name + vname, bptr)
+            if not expr.startswith(("*", "[]", "map[")) and expr != "any":
+                expr = "*" + expr
+            target = _resolve(ctx.root, b["$ref"]) if isinstance(b, dict) and isinstance(b.get("$ref"), str) else b
+            required, consts = _object_keys(target) if k == "object" else ((), ())
+            literals = tuple((key, go_string(json.dumps(v, separators=(",", ":")))) for key, v in consts)
+            variants.append(Variant(vname, expr, k, required, literals))
+        kinds_doc = ", ".join(v.name for v in variants)
+        doc = [*_description(schema), f"One of {kinds_doc}: set exactly one field (none set is null)."]
+        ctx.decls.append(UnionDecl(name, _doc(name, doc), tuple(variants), src))
+        return name, []
+
+    def enum(
+        self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, src: Source, name: str | None
+    ) -> tuple[str, list[str]]:
+        values = [v for v in schema["enum"] if v is not None]  # null: the field is nullable
+        base = _common_basic(values)
+        if not values or base == "bool":
+            return base if values else "any", [f"One of {', '.join(_json(v) for v in schema['enum'])}."]
+        if base == "any":
+            return "any", [f"One of {', '.join(_json(v) for v in values)}."]
+        name = name or self.types.claim(hint)
+        consts = []
+        for v in dict.fromkeys(values):  # keep order, drop duplicates
+            if base == "string":
+                cname, literal = name + (pascal(v) if v else "Empty"), go_string(v)
+            else:
+                cname, literal = name + _number_suffix(v), _number_literal(v)
+            consts.append(EnumValue(self.types.claim(cname), literal))
+        ctx.decls.append(EnumDecl(name, _doc(name, _description(schema)), base, tuple(consts), src))
+        return name, []
 
     def object(
-        self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, pointer: str, declare_as: str | None = None
+        self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, pointer: str, name: str | None = None
     ) -> tuple[str, list[str]]:
         src = Source(ctx.info.server, ctx.info.name, pointer)
         props = schema.get("properties")
         if not isinstance(props, dict) or not props:
-            extra = schema.get("additionalProperties")
-            if isinstance(extra, dict) and extra:
-                elem, _ = self.type_of(ctx, extra, hint + "Value", f"{pointer}/additionalProperties")
-                return "map[string]" + elem, []
-            return "map[string]any", []
-        name = declare_as or self.types.claim(hint)
+            return self.map_of(ctx, schema, hint, pointer)
+        name = name or self.types.claim(hint)
         required = schema.get("required") if isinstance(schema.get("required"), list) else []
         missing = [r for r in required if isinstance(r, str) and r not in props]
         if missing:
@@ -290,46 +460,100 @@ class _Builder:
             fname = fields_reg.claim(pascal(prop))
             expr, notes = self.type_of(ctx, sub, name + pascal(prop), f"{pointer}/properties/{_escape_ptr(prop)}")
             is_req = prop in required
-            fields.append(Field(fname, prop, expr, _field_doc(fname, prop, sub, notes, is_req), omitempty=not is_req))
-        doc = _description(schema)
-        ctx.decls.append(StructDecl(name, _doc(name, doc), tuple(fields), src))
+            fill = None
+            if isinstance(sub, dict) and "const" in sub and is_req:
+                fill = _const_literal(sub["const"])
+            if not is_req and _needs_pointer(ctx.root, sub, expr):
+                expr = "*" + expr
+                notes = [*notes, f"Set with {PTR_HELPER}(v)."]
+            doc = _field_doc(fname, prop, sub, notes, is_req)
+            fields.append(Field(fname, prop, expr, doc, optional=not is_req, fill=fill))
+        ctx.decls.append(StructDecl(name, _doc(name, _description(schema)), tuple(fields), src))
         return name, []
 
-    def enum(self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, src: Source) -> tuple[str, list[str]]:
-        values = schema["enum"]
-        if all(isinstance(v, str) for v in values):
-            name = self.types.claim(hint)
-            self.enum_decl(ctx, schema, name, src)
-            return name, []
-        base = _common_basic(values)
-        listed = ", ".join(json.dumps(v, ensure_ascii=False) for v in values)
-        return base, [f"One of {listed}."]
+    def map_of(self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, pointer: str) -> tuple[str, list[str]]:
+        """An object without properties: a map of its additional (or pattern) property type."""
+        extra = schema.get("additionalProperties")
+        patterns = schema.get("patternProperties")
+        if isinstance(patterns, dict) and patterns and extra in (None, False, True, {}):
+            values = list(patterns.values())
+            if extra not in (None, False):
+                values.append(extra)
+            if all(v == values[0] for v in values):
+                elem, _ = self.type_of(ctx, values[0], hint + "Value", f"{pointer}/patternProperties")
+                keys = ", ".join(_json(p) for p in patterns)
+                return "map[string]" + elem.lstrip("*"), [f"Keys match {keys}."]
+            return "map[string]any", [f"Keys match {', '.join(_json(p) for p in patterns)}."]
+        if isinstance(extra, dict) and extra:
+            elem, _ = self.type_of(ctx, extra, hint + "Value", f"{pointer}/additionalProperties")
+            return "map[string]" + elem.lstrip("*"), []
+        return "map[string]any", []
 
-    def enum_decl(self, ctx: _ToolCtx, schema: dict[str, Any], name: str, src: Source) -> None:
-        values = [v for v in schema["enum"] if isinstance(v, str)]
-        if len(values) != len(schema["enum"]):
-            self.warn(src, "enum mixes strings with other values; only the strings get constants")
-        reg = Registry()
-        consts = []
-        for v in dict.fromkeys(values):  # keep order, drop duplicates
-            cname = self.types.claim(name + (pascal(v) if v else "Empty"))
-            reg.claim(cname)
-            consts.append(EnumValue(cname, go_string(v)))
-        ctx.decls.append(EnumDecl(name, _doc(name, _description(schema)), "string", tuple(consts), src))
+    def array(
+        self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, pointer: str, name: str | None
+    ) -> tuple[str, list[str]]:
+        prefix = schema.get("prefixItems")
+        items = schema.get("items")
+        rest: Any = items
+        if isinstance(items, list):  # draft-07 tuple form
+            prefix, rest = items, schema.get("additionalItems", True)
+        if isinstance(prefix, list) and prefix:
+            return self.tuple(ctx, schema, prefix, rest, hint, pointer, name)
+        if isinstance(items, dict | bool) and items not in ({}, True):
+            elem, notes = self.type_of(ctx, items, hint + "Item", f"{pointer}/items")
+            return "[]" + elem.lstrip("*"), [n for n in notes if n.startswith(("One of", "Always"))]
+        return "[]any", []
 
-    def merge_all_of(self, ctx: _ToolCtx, schema: dict[str, Any], src: Source) -> dict[str, Any] | None:
-        """allOf of objects (after resolving refs) merges into one object; anything else is None."""
-        parts = [schema["allOf"]] if not isinstance(schema["allOf"], list) else schema["allOf"]
+    def tuple(
+        self,
+        ctx: _ToolCtx,
+        schema: dict[str, Any],
+        prefix: list[Any],
+        rest: Any,
+        hint: str,
+        pointer: str,
+        name: str | None,
+    ) -> tuple[str, list[str]]:
+        key = "prefixItems" if "prefixItems" in schema else "items"
+        rest_ptr = f"{pointer}/{'items' if key == 'prefixItems' else 'additionalItems'}"
+        exprs = [self.type_of(ctx, p, f"{hint}Item{i}", f"{pointer}/{key}/{i}")[0] for i, p in enumerate(prefix)]
+        rest_expr = None if rest is False else self.type_of(ctx, rest, hint + "Rest", rest_ptr)[0]
+        if all(e == exprs[0] for e in exprs) and rest_expr in (None, exprs[0], "any"):
+            # Same type at every position: a plain slice says it best.
+            elem = exprs[0] if rest_expr != "any" or exprs[0] == "any" else "any"
+            return "[]" + elem.lstrip("*"), [f"{len(prefix)} items."] if rest_expr is None else []
+        name = name or self.types.claim(hint)
+        items = tuple(Field(f"Item{i}", str(i), e.lstrip("*"), (), optional=False) for i, e in enumerate(exprs))
+        rest_type = None if rest_expr is None else "[]" + rest_expr.lstrip("*")
+        doc = [
+            *_description(schema),
+            f"A JSON array: {', '.join(f.name for f in items)}{', Rest…' if rest_type else ''}.",
+        ]
+        ctx.decls.append(
+            TupleDecl(name, _doc(name, doc), items, rest_type, Source(ctx.info.server, ctx.info.name, pointer))
+        )
+        return name, []
+
+    def merge_all_of(self, ctx: _ToolCtx, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """allOf of objects (after resolving refs) merges into one object; a single part merges
+        into its parent; anything else is None."""
+        parts = schema["allOf"] if isinstance(schema["allOf"], list) else [schema["allOf"]]
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-        props: dict[str, Any] = dict(merged.get("properties", {}) or {})
-        required: list[str] = list(merged.get("required", []) or [])
+        resolved = []
         for part in parts:
-            if isinstance(part, dict) and "$ref" in part:
-                part = _resolve(ctx.root, part["$ref"]) if isinstance(part["$ref"], str) else None
+            if isinstance(part, dict) and isinstance(part.get("$ref"), str):
+                part = _resolve(ctx.root, part["$ref"])
             if not isinstance(part, dict):
                 return None
-            if len(parts) == 1 and not props:
-                return {**merged, **part}
+            resolved.append(part)
+        if len(resolved) == 1 and not merged.get("properties"):
+            only = parts[0] if isinstance(parts[0], dict) else {}
+            if isinstance(only.get("$ref"), str):  # allOf: [$ref] is pydantic's "$ref with siblings"
+                return {**merged, "$ref": only["$ref"]}
+            return {**resolved[0], **{k: v for k, v in merged.items() if k != "type"}}
+        props: dict[str, Any] = dict(merged.get("properties", {}) or {})
+        required: list[str] = list(merged.get("required", []) or [])
+        for part in resolved:
             if part.get("type", "object") != "object" and not part.get("properties"):
                 return None
             props.update(part.get("properties", {}) or {})
@@ -341,16 +565,19 @@ class _Builder:
 
     # One tool -> its function and declarations.
     def tool(self, info: ToolInfo, func_name: str, exported: str) -> ToolFunc:
-        ctx_in = _ToolCtx(info, info.input_schema if isinstance(info.input_schema, dict) else {})
+        schema = info.input_schema if isinstance(info.input_schema, dict) else {}
+        ctx_in = _ToolCtx(info, schema)
         base = pascal(func_name)
         input_type: str | None = None
-        schema = ctx_in.root
         if _has_input(schema):
-            input_type, _ = self.object(ctx_in, schema, base + "Input", "/inputSchema")
-            if input_type.startswith("map["):
-                name = self.types.claim(base + "Input")
+            name = self.types.claim(base + "Input")
+            ctx_in.in_progress["#"] = "*" + name
+            input_type, notes = self.type_of(ctx_in, {**schema, "type": "object"}, name, "/inputSchema", name)
+            if input_type != name:
                 ctx_in.decls.append(
-                    TypeDecl(name, _doc(name, ["Arguments (any keys)."]), input_type, Source(info.server, info.name))
+                    TypeDecl(
+                        name, _doc(name, notes or ["Arguments (any keys)."]), input_type, Source(info.server, info.name)
+                    )
                 )
                 input_type = name
         decls = list(ctx_in.decls)
@@ -358,20 +585,14 @@ class _Builder:
         if structured:
             assert info.output_schema is not None
             ctx_out = _ToolCtx(info, info.output_schema)
-            expr, notes = self.type_of(ctx_out, info.output_schema, base + "Output", "/outputSchema")
-            if expr == "any" or not expr[0].isupper():
-                name = self.types.claim(base + "Output")
-                ctx_out.decls.append(
-                    TypeDecl(
-                        name,
-                        _doc(name, notes or ["The tool's structured result."]),
-                        expr,
-                        Source(info.server, info.name),
-                    )
-                )
-                expr = name
+            name = self.types.claim(base + "Output")
+            ctx_out.in_progress["#"] = "*" + name if _is_structlike(ctx_out, info.output_schema) else name
+            expr, notes = self.type_of(ctx_out, info.output_schema, name, "/outputSchema", name)
+            if expr != name:
+                doc = _description(info.output_schema) + notes or ["The tool's structured result."]
+                ctx_out.decls.append(TypeDecl(name, _doc(name, doc), expr, Source(info.server, info.name)))
             decls.extend(ctx_out.decls)
-            output_type = expr
+            output_type = name
         else:
             output_type = "string"
         desc = clean_text(info.description or info.title or "", DESCRIPTION_LIMIT)
@@ -391,7 +612,6 @@ def build_package(toolset: ToolSet) -> Package:
     for t in tools:
         counts[camel(t.name)] = counts.get(camel(t.name), 0) + 1
     funcs_reg = Registry(set(GO_KEYWORDS) | set(GO_PREDECLARED) | set(RESERVED_FUNC_NAMES))
-    # Pascal twins of the reserved names must stay free for the bindings package's exports.
     plan: list[tuple[ToolInfo, str]] = []
     for t in tools:
         base = camel(t.name) if counts[camel(t.name)] == 1 else camel(f"{t.server}_{t.name}")
@@ -412,9 +632,13 @@ def build_package(toolset: ToolSet) -> Package:
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def _description(schema: dict[str, Any]) -> list[str]:
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _description(schema: Any) -> list[str]:
     """A schema's own description as comment lines (empty when it has none or it is not text)."""
-    desc = schema.get("description")
+    desc = schema.get("description") if isinstance(schema, dict) else None
     return clean_text(desc, FIELD_DOC_LIMIT) if isinstance(desc, str) else []
 
 
@@ -426,8 +650,12 @@ def _doc(name: str, lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return (f"{name} {lines[0]}", *lines[1:])
 
 
+def _short(value: Any, limit: int = 120) -> str:
+    return " ".join(clean_text(_json(value), limit))
+
+
 def _field_doc(fname: str, prop: str, schema: Any, notes: list[str], required: bool) -> tuple[str, ...]:
-    """``Name Description. Notes (optional; default x; format y)``, in one or a few lines."""
+    """``Name Description. Notes (optional; default x; format y; >= 1)``, in one or a few lines."""
     desc = ""
     extras: list[str] = [] if required else ["optional"]
     if isinstance(schema, dict):
@@ -436,9 +664,19 @@ def _field_doc(fname: str, prop: str, schema: Any, notes: list[str], required: b
         elif isinstance(schema.get("title"), str):
             desc = schema["title"]
         if "default" in schema:
-            extras.append("default " + " ".join(clean_text(json.dumps(schema["default"], ensure_ascii=False), 200)))
+            extras.append("default " + _short(schema["default"]))
         if isinstance(schema.get("format"), str):
             extras.append("format " + " ".join(clean_text(schema["format"], 60)))
+        for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
+            if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
+                extras.append(f"{op} {_json(schema[key])}")
+        if isinstance(schema.get("pattern"), str) and len(schema["pattern"]) <= 60:
+            extras.append("pattern " + _short(schema["pattern"]))
+        examples = schema.get("examples")
+        if isinstance(examples, list) and examples:
+            extras.append("e.g. " + ", ".join(_short(e, 60) for e in examples[:2]))
+        elif "example" in schema:
+            extras.append("e.g. " + _short(schema["example"], 60))
     lines = clean_text(desc, FIELD_DOC_LIMIT) or [f"is the {go_string(prop)} property."]
     tail = " ".join([*notes, f"({'; '.join(extras)})" if extras else ""]).strip()
     if tail:
@@ -450,33 +688,186 @@ def _has_input(schema: dict[str, Any]) -> bool:
     props = schema.get("properties")
     if isinstance(props, dict) and props:
         return True
+    if any(isinstance(schema.get(k), list | dict) for k in ("allOf", "anyOf", "oneOf", "$ref")):
+        return True
     extra = schema.get("additionalProperties")
-    return isinstance(extra, dict) and bool(extra)
+    patterns = schema.get("patternProperties")
+    return (isinstance(extra, dict) and bool(extra)) or (isinstance(patterns, dict) and bool(patterns))
 
 
 def _is_null(schema: Any) -> bool:
-    return isinstance(schema, dict) and (schema.get("type") == "null" or schema.get("const", 0) is None)
+    return isinstance(schema, dict) and (
+        schema.get("type") == "null" or ("const" in schema and schema["const"] is None) or schema.get("enum") == [None]
+    )
+
+
+def _constraints_only(branches: Any) -> bool:
+    """anyOf/oneOf branches that only add constraints (``required``, ``minItems``…) to their
+    parent's shape, as in "give a or b": no alternative shape, so no union."""
+    return isinstance(branches, list) and all(
+        isinstance(b, dict) and b and not (_STRUCTURAL_KEYS & set(b)) for b in branches
+    )
+
+
+def _has_enum(schema: dict[str, Any]) -> bool:
+    values = schema.get("enum")
+    if not isinstance(values, list):
+        return False
+    kinds = {_basic_for_value(v) for v in values if v is not None}
+    return bool(kinds) and (kinds == {"string"} or kinds <= {"int", "float64"})
+
+
+def _kind_of(root: dict[str, Any], schema: Any, depth: int = 0) -> str | None:
+    """The one JSON kind a schema's values have ("string", "integer", …, "object"), or None
+    when it allows several or anything."""
+    if depth > 20 or not isinstance(schema, dict):
+        return None
+    if isinstance(schema.get("$ref"), str):
+        return _kind_of(root, _resolve(root, schema["$ref"]), depth + 1)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and not _constraints_only(schema[key]):
+            kinds = {_kind_of(root, b, depth + 1) for b in schema[key] if not _is_null(b)}
+            if kinds == {"integer", "number"}:
+                return "number"
+            return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(schema.get("allOf"), list) and schema["allOf"]:
+        kinds = {_kind_of(root, b, depth + 1) for b in schema["allOf"]} - {None}
+        return kinds.pop() if len(kinds) == 1 else ("object" if "properties" in schema else None)
+    t = schema.get("type")
+    if isinstance(t, list):
+        non_null = {x for x in t if x != "null"}
+        t = non_null.pop() if len(non_null) == 1 else None
+        if t is None:
+            return "number" if non_null == {"integer", "number"} else None
+    if t is None and "const" in schema:
+        t = {"string": "string", "int": "integer", "float64": "number", "bool": "boolean"}.get(
+            _basic_for_value(schema["const"])
+        )
+    if t is None:
+        t = _infer_type(schema)
+    return t if t in (*SCALAR_KINDS, "array", "object") else None
+
+
+def _is_structlike(ctx: _ToolCtx, schema: Any) -> bool:
+    """Whether a schema may become a Go struct (object, union, tuple), so that a recursive
+    reference to it must be a pointer. Errs towards True: a needless pointer still compiles."""
+    if not isinstance(schema, dict):
+        return False
+    kind = _kind_of(ctx.root, schema)
+    if kind in SCALAR_KINDS:
+        return False
+    if kind == "array":
+        return isinstance(schema.get("prefixItems"), list) or isinstance(schema.get("items"), list)
+    if kind == "object":
+        return (isinstance(schema.get("properties"), dict) and bool(schema["properties"])) or "allOf" in schema
+    return True
+
+
+def _variant_name(root: dict[str, Any], schema: Any, kind: str) -> str:
+    """A union field's name: the $ref'd definition, the title, a discriminator value or the kind."""
+    if isinstance(schema, dict):
+        if isinstance(schema.get("$ref"), str):
+            return pascal(schema["$ref"].rsplit("/", 1)[-1])
+        if isinstance(schema.get("title"), str) and schema["title"].strip():
+            return pascal(schema["title"])
+        if kind == "object":
+            consts = _object_keys(schema)[1]
+            if len(consts) == 1 and isinstance(consts[0][1], str) and consts[0][1]:
+                return pascal(consts[0][1])
+    return _KIND_FIELD[kind]
+
+
+def _object_keys(schema: Any) -> tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]:
+    """An object alternative's required keys and its discriminators (required properties with a
+    single allowed value)."""
+    if not isinstance(schema, dict):
+        return (), ()
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    required = tuple(r for r in schema.get("required", []) or [] if isinstance(r, str) and r in props)
+    consts: list[tuple[str, Any]] = []
+    for r in required:
+        sub = props[r]
+        if isinstance(sub, dict):
+            if "const" in sub:
+                consts.append((r, sub["const"]))
+            elif isinstance(sub.get("enum"), list) and len(sub["enum"]) == 1:
+                consts.append((r, sub["enum"][0]))
+    return required, tuple(consts)
+
+
+def _needs_pointer(root: dict[str, Any], schema: Any, expr: str) -> bool:
+    """An optional scalar whose schema default is not Go's zero value: a pointer, so that the
+    zero value (``false``, ``0``, ``""``) can still be sent, and nil means "use the default"."""
+    if not isinstance(schema, dict) or "default" not in schema or expr.startswith(("*", "[]", "map[")):
+        return False
+    default = schema["default"]
+    if default is None or default is False or default == "" or (_is_number(default) and default == 0):
+        return False
+    return _kind_of(root, schema) in SCALAR_KINDS and expr != "any"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _zero_literal(go_type: str) -> str:
+    if go_type == "bool":
+        return "false"
+    if go_type == "string":
+        return '""'
+    if go_type in ("int", "float64"):
+        return "0"
+    return go_type + "{}"
+
+
+def _const_literal(value: Any) -> str | None:
+    """The Go literal for a required const the bindings fill in (strings and numbers)."""
+    if isinstance(value, str):
+        return go_string(value) if value else None
+    if _is_number(value) and value != 0 and math.isfinite(value):
+        return _number_literal(value)
+    return "true" if value is True else None
+
+
+def _number_literal(value: int | float) -> str:
+    text = json.dumps(value)
+    return text if math.isfinite(value) else "0"
+
+
+def _number_suffix(value: int | float) -> str:
+    """An enum constant's suffix for a number: ``1`` → 1, ``-2.5`` → Neg2_5."""
+    text = json.dumps(value).replace("+", "")
+    text = text.replace("-", "Neg").replace(".", "_")
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in text)
 
 
 def _describe_branch(schema: Any) -> str:
     if isinstance(schema, dict):
         if "$ref" in schema and isinstance(schema["$ref"], str):
-            return schema["$ref"].rsplit("/", 1)[-1]
+            return (clean_text(schema["$ref"].rsplit("/", 1)[-1], 60) or ["object"])[0]
         if isinstance(schema.get("title"), str):
             return (clean_text(schema["title"], 60) or ["object"])[0]
         t = schema.get("type")
         if isinstance(t, str):
             return t
+        if "const" in schema:
+            return _short(schema["const"], 60)
+        if isinstance(schema.get("enum"), list):
+            return _short(schema["enum"], 60)
     return "any"
 
 
 def _infer_type(schema: dict[str, Any]) -> str | None:
-    if "properties" in schema or "additionalProperties" in schema:
+    if "properties" in schema or "additionalProperties" in schema or "patternProperties" in schema:
         return "object"
     if "items" in schema or "prefixItems" in schema:
         return "array"
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return {str: "string", bool: "boolean", int: "integer", float: "number"}.get(type(schema["enum"][0]))
+    if isinstance(schema.get("enum"), list):
+        kinds = {_basic_for_value(v) for v in schema["enum"] if v is not None}
+        if kinds == {"int", "float64"}:
+            return "number"
+        if len(kinds) == 1:
+            return {"string": "string", "bool": "boolean", "int": "integer", "float64": "number"}.get(kinds.pop())
     return None
 
 
@@ -497,14 +888,6 @@ def _common_basic(values: list[Any]) -> str:
     if kinds == {"int", "float64"}:
         return "float64"
     return kinds.pop() if len(kinds) == 1 else "any"
-
-
-def _is_named_worthy(schema: Any) -> bool:
-    if not isinstance(schema, dict):
-        return False
-    if isinstance(schema.get("enum"), list) and schema["enum"] and all(isinstance(v, str) for v in schema["enum"]):
-        return True
-    return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
 
 
 def _resolve(root: dict[str, Any], ref: str) -> Any:

@@ -184,9 +184,11 @@ def clean_text(text: str, limit: int | None = None) -> list[str]:
     if limit is not None and len(text) > limit:
         text = text[:limit].rstrip() + "…"
     # No leading indentation: gofmt turns indented doc-comment lines into code blocks and lists.
-    lines = [line.strip() for line in text.split("\n")]
+    # One blank line at most between paragraphs (gofmt collapses runs of them).
+    lines: list[str] = []
+    for line in (raw.strip() for raw in text.split("\n")):
+        if line or (lines and lines[-1]):
+            lines.append(line)
     while lines and not lines[-1]:
         lines.pop()
-    while lines and not lines[0]:
-        lines.pop(0)
     return lines

@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from gocode.gotypes import Decl, EnumDecl, Package, StructDecl, ToolFunc
+from gocode.gotypes import PTR_HELPER, Decl, EnumDecl, Package, StructDecl, ToolFunc, TupleDecl, UnionDecl
 from gocode.modelcode import SplitCode
 from gocode.names import go_string
 from gocode.resources import templates_dir
@@ -35,10 +35,39 @@ def _env() -> jinja2.Environment:
 
 def _decl_ctx(d: Decl) -> dict[str, Any]:
     if isinstance(d, StructDecl):
-        return {"kind": "struct", "name": d.name, "doc": d.doc, "fields": d.fields, "nil_defaults": d.nil_defaults}
+        return {"kind": "struct", "name": d.name, "doc": d.doc, "fields": d.fields, "fills": d.fills}
     if isinstance(d, EnumDecl):
         return {"kind": "enum", "name": d.name, "doc": d.doc, "base": d.base, "consts": d.values}
-    return {"kind": "type", "name": d.name, "doc": d.doc, "type": d.type}
+    if isinstance(d, UnionDecl):
+        width = max(len(v.name) for v in d.variants)
+        variants = [
+            {
+                "name": v.name.ljust(width),
+                "kind": v.kind,
+                "type": v.type,
+                "required_literals": [go_string(r) for r in v.required],
+                "required": v.required,
+                "consts": [(go_string(k), val) for k, val in v.consts],
+            }
+            for v in d.variants
+        ]
+        # Method bodies refer to fields without the alignment padding.
+        for v, orig in zip(variants, d.variants, strict=True):
+            v["field"] = orig.name
+        return {"kind": "union", "name": d.name, "doc": d.doc, "variants": variants, "name_literal": go_string(d.name)}
+    if isinstance(d, TupleDecl):
+        width = max([len(f.name) for f in d.items] + ([4] if d.rest else []))
+        items = [{"name": f.name.ljust(width), "field": f.name, "type": f.type} for f in d.items]
+        return {
+            "kind": "tuple",
+            "name": d.name,
+            "doc": d.doc,
+            "positions": items,
+            "rest": d.rest,
+            "rest_name": "Rest".ljust(width),
+            "name_literal": go_string(d.name),
+        }
+    return {"kind": "type", "name": d.name, "doc": d.doc, "type": d.type, "alias": d.alias}
 
 
 def _func_ctx(f: ToolFunc) -> dict[str, Any]:
@@ -79,7 +108,7 @@ def render_bindings(pkg: Package) -> str:
 def render_declarations(pkg: Package) -> str:
     """The Go declarations the model sees: types, constants and one function variable per tool."""
     funcs = [_func_ctx(f) for f in pkg.funcs]
-    return _tidy(_env().get_template("declarations.go.j2").render(funcs=funcs))
+    return _tidy(_env().get_template("declarations.go.j2").render(funcs=funcs, ptr=pkg.uses_ptr() and PTR_HELPER))
 
 
 def tools_import_path(pkg: Package) -> str:
@@ -131,6 +160,7 @@ def render_main(pkg: Package, code: SplitCode, filename: str = "model.go") -> st
             guards=code.guards,
             hoisted=[{"line": f"{filename}:{h.line}:1", "text": h.text} for h in code.hoisted],
             body=[{"line": f"{filename}:{c.line}:1", "text": c.text} for c in code.body],
+            ptr=pkg.uses_ptr() and PTR_HELPER,
         )
     )
     return src

@@ -7,7 +7,7 @@ else ``~/.cache/gocode``)::
     gomod/                 GOMODCACHE
     ws-<key>/              one module per (Go version, go.mod.tmpl, go.sum.tmpl, runtime source)
         go.mod go.sum      from the shipped templates; the SDK version is pinned there
-        rt/rt.go           the runtime package (go_templates/rt)
+        rt/*.go            the runtime package (go_templates/rt)
         tools/t<digest>/   one bindings package per tool set, written once, compiled once
         runs/<id>/main.go  one directory per run, removed afterwards
         bin/<hash>         built programs, reused when the same code meets the same tool set
@@ -112,12 +112,19 @@ class Workspace:
     def __init__(self, toolchain: Toolchain | None = None, root: Path | None = None) -> None:
         self.toolchain = toolchain or find_toolchain()
         self.cache = root or cache_dir()
-        rt_src = (templates_dir() / "rt" / "rt.go").read_text(encoding="utf-8")
+        rt_files = {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "rt").glob("*.go"))}
         key = hashlib.sha256(
-            "\0".join([self.toolchain.version, go_mod_template(), go_sum_template(), rt_src]).encode()
+            "\0".join(
+                [
+                    self.toolchain.version,
+                    go_mod_template(),
+                    go_sum_template(),
+                    *(f"{n}\0{t}" for n, t in rt_files.items()),
+                ]
+            ).encode()
         ).hexdigest()[:12]
         self.dir = self.cache / f"ws-{key}"
-        self._rt_src = rt_src
+        self._rt_files = rt_files
         self._bindings: dict[str, str] = {}  # import path -> sha256 of its source
 
     # --- environment -------------------------------------------------------------------------
@@ -165,7 +172,8 @@ class Workspace:
             (self.dir / "rt").mkdir(exist_ok=True)
             write_file(self.dir / "go.mod", go_mod_template())
             write_file(self.dir / "go.sum", go_sum_template())
-            write_file(self.dir / "rt" / "rt.go", self._rt_src)
+            for name, text in self._rt_files.items():
+                write_file(self.dir / "rt" / name, text)
             seed = self.dir / "seed"
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())

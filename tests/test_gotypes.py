@@ -26,7 +26,7 @@ const GetWeatherInputUnitFahrenheit GetWeatherInputUnit = "fahrenheit"
 
 type GetWeatherInput struct {
 	// City The name of the city to get weather for (optional)
-	City string `json:"city,omitempty"`
+	City string `json:"city,omitzero"`
 	// Unit Temperature unit for the weather response
 	Unit GetWeatherInputUnit `json:"unit"`
 }
@@ -81,9 +81,9 @@ def test_hostile_names():
     assert any("cannot be named in a Go struct tag" in w for w in pkg.warnings)
     types = {f.json_name: f.type for f in struct.fields}
     assert types["nullable"] == "string" and types["typelist"] == "int"
-    assert types["union"] == "any" and types["anything"] == "any"
-    assert types["tags"] == "map[string]string"
-    assert types["nums"] == "float64" and types["konst"] == "string"
+    assert types["union"] == "FuncToolInputUnion" and types["anything"] == "any"
+    assert types["tags"] == "map[string]string" and types["mixed"] == "any"
+    assert types["nums"] == "FuncToolInputNums" and types["konst"] == "string"
     assert types["ref"] == "Node" and types["both"].endswith("Both")
     node = next(d for d in func_tool.decls if d.name == "Node")
     assert isinstance(node, StructDecl) and {f.json_name: f.type for f in node.fields}["child"] == "*Node"

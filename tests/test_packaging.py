@@ -22,6 +22,7 @@ def test_wheel_ships_templates_and_go_mod(tmp_path):
         "gocode/go.mod.tmpl",
         "gocode/go.sum.tmpl",
         "gocode/go_templates/rt/rt.go",
+        "gocode/go_templates/rt/json.go",
         "gocode/go_templates/main.go.j2",
     ):
         assert needed in names
