@@ -5,7 +5,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 NPM_PREFIX := .cache/npm
-EVERYTHING_VERSION := 2026.8.31
+# Sample servers from npm for the tests, pinned (the same release train for all four).
+NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
+	@modelcontextprotocol/server-memory@2026.8.31 \
+	@modelcontextprotocol/server-filesystem@2026.8.31 \
+	@modelcontextprotocol/server-sequential-thinking@2026.8.31
+NPM_STAMP := $(NPM_PREFIX)/.installed
 
 .PHONY: demo test lint setup clean
 
@@ -15,11 +20,12 @@ $(BIN)/gocode: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-$(NPM_PREFIX)/node_modules/.bin/mcp-server-everything:
+$(NPM_STAMP): Makefile
 	mkdir -p $(NPM_PREFIX)
-	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION)
+	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_SERVERS)
+	touch $@
 
-setup: $(BIN)/gocode $(NPM_PREFIX)/node_modules/.bin/mcp-server-everything
+setup: $(BIN)/gocode $(NPM_STAMP)
 	$(BIN)/gocode warmup
 
 demo: $(BIN)/gocode

@@ -803,7 +803,25 @@ def _needs_pointer(root: dict[str, Any], schema: Any, expr: str) -> bool:
     default = schema["default"]
     if default is None or default is False or default == "" or (_is_number(default) and default == 0):
         return False
+    values = _enum_values(root, schema)
+    if values is not None and not any(v in ("", 0) and v is not False for v in values):
+        return False  # an enum without a zero member: leaving it zero can only mean "absent"
     return _kind_of(root, schema) in SCALAR_KINDS and expr != "any"
+
+
+def _enum_values(root: dict[str, Any], schema: Any, depth: int = 0) -> list[Any] | None:
+    """The enum a schema restricts to, looking through $ref, a one-part allOf and null branches."""
+    if depth > 20 or not isinstance(schema, dict):
+        return None
+    if isinstance(schema.get("enum"), list):
+        return schema["enum"]
+    if isinstance(schema.get("$ref"), str):
+        return _enum_values(root, _resolve(root, schema["$ref"]), depth + 1)
+    for key in ("allOf", "anyOf", "oneOf"):
+        parts = [p for p in schema.get(key) or [] if not _is_null(p)] if isinstance(schema.get(key), list) else []
+        if len(parts) == 1:
+            return _enum_values(root, parts[0], depth + 1)
+    return None
 
 
 def _is_number(value: Any) -> bool:

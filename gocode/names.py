@@ -184,6 +184,8 @@ def clean_text(text: str, limit: int | None = None) -> list[str]:
     if limit is not None and len(text) > limit:
         text = text[:limit].rstrip() + "…"
     # No leading indentation: gofmt turns indented doc-comment lines into code blocks and lists.
+    # gofmt turns `` and '' in doc comments into curly quotes; plain double quotes keep the meaning.
+    text = text.replace("``", '"').replace("''", '""')
     # One blank line at most between paragraphs (gofmt collapses runs of them).
     lines: list[str] = []
     for line in (raw.strip() for raw in text.split("\n")):

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 )
 
 // A Branch is one alternative of a generated union type: the JSON kind it accepts
@@ -61,6 +62,9 @@ func DecodeUnion(data []byte, name string, branches ...Branch) error {
 			}
 			if kind != "object" && !strict {
 				continue // non-objects were fully tried in the first pass
+			}
+			if !strict && !sharesKey(b.Target, obj) {
+				continue // an unknown object is not taken for a struct it has nothing in common with
 			}
 			if decodeInto(data, b.Target, strict && kind == "object") == nil {
 				return nil
@@ -168,6 +172,30 @@ func objectMatches(b Branch, obj map[string]json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// sharesKey reports whether obj has a key the target's struct declares (true for targets
+// that are not plain structs: maps, unions, tuples).
+func sharesKey(target any, obj map[string]json.RawMessage) bool {
+	t := reflect.TypeOf(target).Elem()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return true
+	}
+	tagged := false
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		tagged = true
+		if _, ok := obj[name]; ok {
+			return true
+		}
+	}
+	return !tagged
 }
 
 // decodeInto decodes into a fresh value of the target's type and stores it only on success,

@@ -1,0 +1,136 @@
+"""Property tests: randomly generated JSON Schemas (unions, refs, recursion, tuples, enums,
+hostile names and text) always give Go that renders deterministically and compiles.
+
+The pure part runs many examples without Go; the compile part batches a few hundred random
+tools into one package so that a single ``go build`` and ``go vet`` check them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gocode.gotypes import build_package
+from gocode.modelcode import split_code
+from gocode.render import render_bindings, render_declarations, tools_import_path
+from gocode.toolset import ServerTools, ToolInfo, ToolSet
+
+DEF_NAMES = ["Node", "Item", "type", "Run", "A b"]
+# Names and text: ASCII identifiers, Go keywords, digits, case twins and arbitrary Unicode.
+names = st.one_of(
+    st.sampled_from(["type", "Type", "func", "map", "2fa", "naïve", "天气", "x-y", "_", "", "ctx", "ptr", "ID", "id"]),
+    st.text(min_size=1, max_size=12),
+)
+texts = st.text(max_size=40)
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=False, allow_infinity=False), texts
+)
+
+
+def _leaf() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.sampled_from([{"type": t} for t in ("string", "integer", "number", "boolean", "null", "object", "array")]),
+        st.sampled_from([{}, True, False, {"type": "decimal"}, {"$ref": "#/$defs/Missing"}, {"$ref": "http://x/y"}]),
+        st.builds(lambda v: {"enum": v}, st.lists(scalars, min_size=1, max_size=5)),
+        st.builds(lambda v: {"enum": v, "type": "string"}, st.lists(texts, min_size=1, max_size=5)),
+        st.builds(lambda v: {"const": v}, scalars),
+        st.builds(lambda n: {"$ref": f"#/$defs/{n}"}, st.sampled_from(DEF_NAMES)),
+        st.builds(
+            lambda d, dflt, f: {"type": "string", "description": d, "default": dflt, "format": f},
+            texts,
+            scalars,
+            texts,
+        ),
+        st.builds(lambda dflt: {"type": "integer", "default": dflt}, scalars),
+    )
+
+
+def _extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    props = st.dictionaries(names, children, max_size=5)
+    return st.one_of(
+        st.builds(
+            lambda p, req, d: {"type": "object", "properties": p, "required": req, "description": d},
+            props,
+            st.lists(names, max_size=3),
+            texts,
+        ),
+        st.builds(lambda c: {"type": "array", "items": c}, children),
+        st.builds(lambda cs: {"type": "array", "prefixItems": cs}, st.lists(children, min_size=1, max_size=3)),
+        st.builds(lambda cs: {"anyOf": cs}, st.lists(children, min_size=1, max_size=4)),
+        st.builds(lambda cs: {"oneOf": [*cs, {"type": "null"}]}, st.lists(children, min_size=1, max_size=3)),
+        st.builds(lambda cs: {"allOf": cs}, st.lists(children, min_size=1, max_size=3)),
+        st.builds(lambda c: {"type": "object", "additionalProperties": c}, children),
+        st.builds(lambda c: {"type": "object", "patternProperties": {"^a": c}}, children),
+        st.builds(
+            lambda ts: {"type": ts},
+            st.lists(st.sampled_from(["string", "integer", "null", "array", "object"]), min_size=1, max_size=3),
+        ),
+    )
+
+
+schemas = st.recursive(_leaf(), _extend, max_leaves=12)
+
+
+@st.composite
+def tools(draw: st.DrawFn, index: int = 0) -> ToolInfo:
+    defs = draw(st.dictionaries(st.sampled_from(DEF_NAMES), schemas, max_size=3))
+    props = draw(st.dictionaries(names, schemas, min_size=0, max_size=5))
+    required = draw(st.lists(names, max_size=3))
+    input_schema = {"type": "object", "properties": props, "required": required, "$defs": defs}
+    output = draw(st.one_of(st.none(), schemas))
+    server = draw(st.sampled_from(["s1", "s2"]))
+    return ToolInfo(server, draw(names), draw(texts), input_schema, output if isinstance(output, dict) else None)
+
+
+def toolset(batch: list[ToolInfo]) -> ToolSet:
+    by_server: dict[str, list[ToolInfo]] = {}
+    for t in batch:
+        by_server.setdefault(t.server, []).append(t)
+    return ToolSet(tuple(ServerTools(s, tuple(ts)) for s, ts in sorted(by_server.items())))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(tools(), min_size=1, max_size=4))
+def test_random_schemas_render_deterministically(batch: list[ToolInfo]):
+    batch = list({(t.server, t.name): t for t in batch}.values())  # a server's tool names are unique
+    ts = toolset(batch)
+    first = build_package(ts)
+    assert render_bindings(first) == render_bindings(build_package(toolset(list(reversed(batch)))))
+    decls = render_declarations(first)
+    assert "\x00" not in decls and "\u2028" not in decls
+
+
+@pytest.mark.go
+def test_random_schemas_compile(workspace):
+    collected: list[ToolInfo] = []
+
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(st.lists(tools(), min_size=5, max_size=5))
+    def collect(batch: list[ToolInfo]) -> None:
+        collected.extend(batch)
+
+    collect()
+    seen: set[tuple[str, str]] = set()
+    for i, t in enumerate(collected):  # unique per server, still clashing across servers and cases
+        if (t.server, t.name) in seen:
+            collected[i] = t = ToolInfo(t.server, f"{t.name}{i}", t.description, t.input_schema, t.output_schema)
+        seen.add((t.server, t.name))
+    assert len(collected) >= 250
+    pkg = build_package(toolset(collected))
+    code = "\n".join(f"_ = {f.name}" for f in pkg.funcs) + "\n"
+    build = asyncio.run(workspace.build(pkg, split_code(code)))
+    assert build.ok, build.output
+    rel = tools_import_path(pkg).removeprefix("gocodews/")
+    vet = subprocess.run(
+        [workspace.toolchain.go, "vet", f"./{rel}"], cwd=workspace.dir, env=workspace.go_env(),
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert vet.returncode == 0, vet.stderr
+    fmt = subprocess.run(["gofmt", "-l", str(workspace.dir / rel)], capture_output=True, text=True)
+    assert fmt.stdout == "", fmt.stdout
+    print(f"random schemas compiled: {len(collected)} tools, {len(pkg.decls)} declarations")
