@@ -3,7 +3,7 @@
 Everything a server sends (tool names, property names, descriptions, enum values) passes
 through here before it reaches Go source. Pure functions, no I/O.
 
-Naming rules (documented for users in docs/naming.md):
+Naming rules (documented for users in docs/go-mapping.md):
 
 * words are split on anything that is not an ASCII letter or digit and on case changes
   (``getHTTPResponse`` → get, HTTP, Response); a non-ASCII letter or digit becomes its own
