@@ -80,7 +80,7 @@ class Field:
     type: str
     doc: tuple[str, ...]
     optional: bool
-    fill: str | None = None
+    fill: tuple[str, str] | None = None  # (zero literal, value literal)
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class StructDecl:
             if f.type.startswith(("[]", "map[")):
                 out.append((f, "nil", f.type + "{}"))
             elif f.fill is not None:
-                out.append((f, _zero_literal(f.type), f.fill))
+                out.append((f, *f.fill))
         return tuple(out)
 
 
@@ -460,9 +460,7 @@ class _Builder:
             fname = fields_reg.claim(pascal(prop))
             expr, notes = self.type_of(ctx, sub, name + pascal(prop), f"{pointer}/properties/{_escape_ptr(prop)}")
             is_req = prop in required
-            fill = None
-            if isinstance(sub, dict) and "const" in sub and is_req:
-                fill = _const_literal(sub["const"])
+            fill = _fill(ctx.root, sub) if is_req else None
             if not is_req and _needs_pointer(ctx.root, sub, expr):
                 expr = "*" + expr
                 notes = [*notes, f"Set with {PTR_HELPER}(v)."]
@@ -796,10 +794,14 @@ def _object_keys(schema: Any) -> tuple[tuple[str, ...], tuple[tuple[str, Any], .
 
 
 def _needs_pointer(root: dict[str, Any], schema: Any, expr: str) -> bool:
-    """An optional scalar whose schema default is not Go's zero value: a pointer, so that the
-    zero value (``false``, ``0``, ``""``) can still be sent, and nil means "use the default"."""
-    if not isinstance(schema, dict) or "default" not in schema or expr.startswith(("*", "[]", "map[")):
+    """An optional scalar whose zero value (``false``, ``0``, ``""``) would mean something else
+    than leaving it out — its schema default is not zero, or it is a boolean without a default
+    of false — is a pointer: nil leaves it out, ``ptr(false)`` sends false."""
+    if not isinstance(schema, dict) or expr.startswith(("*", "[]", "map[")):
         return False
+    if "default" not in schema:
+        # false is rarely "absent": a settings flag must be able to turn something off.
+        return expr == "bool"
     default = schema["default"]
     if default is None or default is False or default == "" or (_is_number(default) and default == 0):
         return False
@@ -828,23 +830,23 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _zero_literal(go_type: str) -> str:
-    if go_type == "bool":
-        return "false"
-    if go_type == "string":
-        return '""'
-    if go_type in ("int", "float64"):
-        return "0"
-    return go_type + "{}"
-
-
-def _const_literal(value: Any) -> str | None:
-    """The Go literal for a required const the bindings fill in (strings and numbers)."""
-    if isinstance(value, str):
-        return go_string(value) if value else None
+def _fill(root: dict[str, Any], schema: Any) -> tuple[str, str] | None:
+    """(zero, value) literals for a required field that can hold one value only (a ``const`` or
+    a one-member ``enum``): the bindings send that value when the model leaves the field zero."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        value = schema["const"]
+    else:
+        values = _enum_values(root, schema)
+        if not values or len(values) != 1:
+            return None
+        value = values[0]
+    if isinstance(value, str) and value:
+        return '""', go_string(value)
     if _is_number(value) and value != 0 and math.isfinite(value):
-        return _number_literal(value)
-    return "true" if value is True else None
+        return "0", _number_literal(value)
+    return ("false", "true") if value is True else None
 
 
 def _number_literal(value: int | float) -> str:

@@ -6,7 +6,7 @@ import random
 
 from gocode.gotypes import EnumDecl, StructDecl, build_package
 from gocode.render import render_bindings, render_declarations
-from gocode.toolset import ToolSet
+from gocode.toolset import ToolInfo, ToolSet
 from tests.schemas import CPE_WEATHER, HOSTILE, toolset
 
 CPE_EXPECTED = """\
@@ -101,3 +101,35 @@ def test_untrusted_text_stays_inside_comments():
         assert "\x00" not in line and "\u2028" not in line and "\ufeff" not in line and "\u202e" not in line
         if "ends */ a comment" in line or "newline `backtick`" in line:
             assert stripped.startswith("//"), line
+
+
+def test_optional_fields_that_must_send_their_zero_value_are_pointers():
+    schema = {
+        "type": "object",
+        "properties": {
+            "flag": {"type": "boolean"},  # no default: false must stay sendable
+            "off_by_default": {"type": "boolean", "default": False},
+            "limit": {"type": "integer", "default": 20},
+            "name": {"type": "string"},
+            "unit": {"enum": ["c", "f"], "default": "c"},  # "" is no member: zero means absent
+            "action": {"type": "string", "enum": ["get"]},  # one value: filled in when required
+            "kind": {"const": 3},
+        },
+        "required": ["action", "kind"],
+    }
+    pkg = build_package(toolset([ToolInfo("s", "t", "", schema)]))
+    struct = next(d for d in pkg.decls if isinstance(d, StructDecl) and d.name == "TInput")
+    types = {f.json_name: f.type for f in struct.fields}
+    assert types == {
+        "flag": "*bool",
+        "off_by_default": "bool",
+        "limit": "*int",
+        "name": "string",
+        "unit": "TInputUnit",
+        "action": "TInputAction",
+        "kind": "int",
+    }
+    assert [(f.json_name, zero, value) for f, zero, value in struct.fills] == [
+        ("action", '""', '"get"'),
+        ("kind", "0", "3"),
+    ]
