@@ -26,7 +26,7 @@ from gocode.config import Config, load_config, parse_config
 from gocode.discovery import discover
 from gocode.errors import GocodeError
 from gocode.render import render_bindings, tools_import_path
-from gocode.resources import go_mod_template, go_sum_template, templates_dir
+from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -152,8 +152,8 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
         tools_dir.mkdir(parents=True, exist_ok=True)
         (out / "go.mod").write_text(go_mod_template())
         (out / "go.sum").write_text(go_sum_template())
-        for src in sorted((templates_dir() / "rt").glob("*.go")):
-            (out / "rt" / src.name).write_text(src.read_text())
+        for name, text in rt_sources().items():
+            (out / "rt" / name).write_text(text)
         (tools_dir / "tools.go").write_text(render_bindings(cm.package))
         (out / "description.md").write_text(cm.description())
         (out / "servers.json").write_text(json.dumps(cm.server_specs(), indent=2) + "\n")

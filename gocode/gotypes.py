@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,7 @@ FIELD_DOC_LIMIT = 600
 # JSON kinds, as rt.Branch.Kind spells them.
 SCALAR_KINDS = ("string", "integer", "number", "boolean")
 _KIND_GO = {"string": "string", "integer": "int", "number": "float64", "boolean": "bool"}
+_GO_KIND = {go: kind for kind, go in _KIND_GO.items()}
 _KIND_FIELD = {
     "string": "String",
     "integer": "Int",
@@ -378,24 +380,17 @@ class _Builder:
             return "any", [f"One of: {listed}."]
         # Scalars of one JSON kind cannot be told apart when decoding: one field per kind
         # (a number alternative absorbs integers).
-        scalar = {k for k in kinds if k in SCALAR_KINDS}
-        if "number" in scalar:
-            scalar.discard("integer")
+        merged = ["number" if k == "integer" and "number" in kinds else k for k in kinds]
+        counts = Counter(merged)
         kept: list[tuple[Any, str, str]] = []
         seen_scalar: set[str] = set()
-        for (b, bptr), k in zip(branches, kinds, strict=True):
+        for (b, bptr), k in zip(branches, merged, strict=True):
             assert k is not None
             if k in SCALAR_KINDS:
-                k = "number" if k == "integer" and "number" in scalar else k
                 if k in seen_scalar:
                     continue
                 seen_scalar.add(k)
-                same = [
-                    bb
-                    for (bb, _), kk in zip(branches, kinds, strict=True)
-                    if kk == k or (k == "number" and kk == "integer")
-                ]
-                if len(same) > 1:
+                if counts[k] > 1:
                     b = {"type": k}
             kept.append((b, bptr, k))
         if len(kept) == 1:
@@ -738,9 +733,7 @@ def _kind_of(root: dict[str, Any], schema: Any, depth: int = 0) -> str | None:
         if t is None:
             return "number" if non_null == {"integer", "number"} else None
     if t is None and "const" in schema:
-        t = {"string": "string", "int": "integer", "float64": "number", "bool": "boolean"}.get(
-            _basic_for_value(schema["const"])
-        )
+        t = _GO_KIND.get(_basic_for_value(schema["const"]))
     if t is None:
         t = _infer_type(schema)
     return t if t in (*SCALAR_KINDS, "array", "object") else None
@@ -887,7 +880,7 @@ def _infer_type(schema: dict[str, Any]) -> str | None:
         if kinds == {"int", "float64"}:
             return "number"
         if len(kinds) == 1:
-            return {"string": "string", "bool": "boolean", "int": "integer", "float64": "number"}.get(kinds.pop())
+            return _GO_KIND.get(kinds.pop())
     return None
 
 

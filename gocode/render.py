@@ -40,20 +40,18 @@ def _decl_ctx(d: Decl) -> dict[str, Any]:
         return {"kind": "enum", "name": d.name, "doc": d.doc, "base": d.base, "consts": d.values}
     if isinstance(d, UnionDecl):
         width = max(len(v.name) for v in d.variants)
+        # "name" is padded for gofmt's field alignment; method bodies use the bare "field".
         variants = [
             {
                 "name": v.name.ljust(width),
+                "field": v.name,
                 "kind": v.kind,
                 "type": v.type,
                 "required_literals": [go_string(r) for r in v.required],
-                "required": v.required,
                 "consts": [(go_string(k), val) for k, val in v.consts],
             }
             for v in d.variants
         ]
-        # Method bodies refer to fields without the alignment padding.
-        for v, orig in zip(variants, d.variants, strict=True):
-            v["field"] = orig.name
         return {"kind": "union", "name": d.name, "doc": d.doc, "variants": variants, "name_literal": go_string(d.name)}
     if isinstance(d, TupleDecl):
         width = max([len(f.name) for f in d.items] + ([4] if d.rest else []))

@@ -30,3 +30,8 @@ def go_mod_template() -> str:
 
 def go_sum_template() -> str:
     return (data_root() / "go.sum.tmpl").read_text(encoding="utf-8")
+
+
+def rt_sources() -> dict[str, str]:
+    """The runtime package's files (``go_templates/rt/*.go``), name → source, in name order."""
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "rt").glob("*.go"))}

@@ -39,7 +39,7 @@ from gocode.errors import ToolchainError
 from gocode.gotypes import Package
 from gocode.modelcode import STDLIB, SplitCode
 from gocode.render import render_bindings, render_main, tools_import_path, write_file
-from gocode.resources import go_mod_template, go_sum_template, templates_dir
+from gocode.resources import go_mod_template, go_sum_template, rt_sources
 
 MIN_GO = (1, 25)
 BUILD_FLAGS = ("-trimpath", "-ldflags=-s -w", "-buildvcs=false")
@@ -112,7 +112,7 @@ class Workspace:
     def __init__(self, toolchain: Toolchain | None = None, root: Path | None = None) -> None:
         self.toolchain = toolchain or find_toolchain()
         self.cache = root or cache_dir()
-        rt_files = {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "rt").glob("*.go"))}
+        rt_files = rt_sources()
         key = hashlib.sha256(
             "\0".join(
                 [
