@@ -23,6 +23,9 @@ import pytest
 
 from gocode.codemode import CodeMode
 from gocode.config import Config, parse_config
+from gocode.gotypes import Package
+from gocode.modelcode import split_code
+from gocode.render import render_declarations, tools_import_path
 from gocode.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,3 +137,25 @@ def wait_gone(marker: str, timeout: float = 5.0) -> list[str]:
     while (left := processes_with_env(marker)) and time.monotonic() < deadline:
         time.sleep(0.1)
     return left
+
+
+def assert_go_package_clean(workspace: Workspace, pkg: Package, scratch: Path) -> None:
+    """A program referencing every generated function builds; the bindings and the runtime
+    are gofmt-clean and pass ``go vet``; the declarations the model sees are gofmt-clean Go."""
+    code = "".join(f"_ = {f.name}\n" for f in pkg.funcs)
+    build = asyncio.run(workspace.build(pkg, split_code(code)))
+    assert build.ok, build.output
+    rel = tools_import_path(pkg).removeprefix("gocodews/")
+    fmt = subprocess.run(
+        ["gofmt", "-l", str(workspace.dir / rel), str(workspace.dir / "rt")], capture_output=True, text=True
+    )
+    assert fmt.stdout == "" and fmt.returncode == 0, fmt.stdout + fmt.stderr
+    vet = subprocess.run(
+        [workspace.toolchain.go, "vet", f"./{rel}", "./rt"], cwd=workspace.dir, env=workspace.go_env(),
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert vet.returncode == 0, vet.stderr
+    decls = scratch / "decls.go"
+    decls.write_text('package x\n\nimport "context"\n\n' + render_declarations(pkg))
+    fmt = subprocess.run(["gofmt", "-l", str(decls)], capture_output=True, text=True)
+    assert fmt.stdout == "" and fmt.returncode == 0, fmt.stdout + fmt.stderr

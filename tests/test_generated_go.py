@@ -3,47 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 
 import pytest
 
 from gocode.gotypes import build_package
 from gocode.modelcode import STDLIB, split_code
-from gocode.render import render_declarations, tools_import_path
+from gocode.render import render_declarations
 from gocode.runner import run_program
+from tests.conftest import assert_go_package_clean
 from tests.schemas import CPE_WEATHER, HOSTILE, LISTS, toolset
 
 pytestmark = pytest.mark.go
 
 
-def reference_all(pkg) -> str:
-    return "\n".join(f"_ = {f.name}" for f in pkg.funcs) + "\n"
-
-
 @pytest.mark.parametrize(
     "tools", [CPE_WEATHER, HOSTILE, [*CPE_WEATHER, *HOSTILE, LISTS]], ids=["cpe", "hostile", "all"]
 )
-def test_bindings_compile_vet_and_gofmt(workspace, tools):
-    pkg = build_package(toolset(tools))
-    build = asyncio.run(workspace.build(pkg, split_code(reference_all(pkg))))
-    assert build.ok, build.output
-    pkg_dir = workspace.dir / tools_import_path(pkg).removeprefix("gocodews/")
-    env = workspace.go_env()
-    fmt = subprocess.run(["gofmt", "-l", str(pkg_dir), str(workspace.dir / "rt")], capture_output=True, text=True)
-    assert fmt.stdout == "" and fmt.returncode == 0, fmt.stdout + fmt.stderr
-    vet = subprocess.run(
-        [workspace.toolchain.go, "vet", f"./{tools_import_path(pkg).removeprefix('gocodews/')}", "./rt"],
-        cwd=workspace.dir, env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    assert vet.returncode == 0, vet.stderr
-    # The declarations the model sees are valid Go too (as a file of their own).
-    decl_file = workspace.dir / "runs" / f"decl_{pkg.digest[:8]}.go"
-    decl_file.write_text('package x\n\nimport "context"\n\n' + render_declarations(pkg))
-    try:
-        fmt = subprocess.run(["gofmt", "-l", str(decl_file)], capture_output=True, text=True)
-        assert fmt.stdout == "" and fmt.returncode == 0, fmt.stdout + fmt.stderr
-    finally:
-        decl_file.unlink()
+def test_bindings_compile_vet_and_gofmt(workspace, tools, tmp_path):
+    assert_go_package_clean(workspace, build_package(toolset(tools)), tmp_path)
 
 
 def test_every_auto_import_guard_compiles(workspace):

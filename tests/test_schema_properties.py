@@ -7,8 +7,6 @@ tools into one package so that a single ``go build`` and ``go vet`` check them a
 
 from __future__ import annotations
 
-import asyncio
-import subprocess
 from typing import Any
 
 import pytest
@@ -16,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gocode.gotypes import build_package
-from gocode.modelcode import split_code
-from gocode.render import render_bindings, render_declarations, tools_import_path
+from gocode.render import render_bindings, render_declarations
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from tests.conftest import assert_go_package_clean
 
 DEF_NAMES = ["Node", "Item", "type", "Run", "A b"]
 # Names and text: ASCII identifiers, Go keywords, digits, case twins and arbitrary Unicode.
@@ -106,7 +104,7 @@ def test_random_schemas_render_deterministically(batch: list[ToolInfo]):
 
 
 @pytest.mark.go
-def test_random_schemas_compile(workspace):
+def test_random_schemas_compile(workspace, tmp_path):
     collected: list[ToolInfo] = []
 
     @settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
@@ -122,15 +120,5 @@ def test_random_schemas_compile(workspace):
         seen.add((t.server, t.name))
     assert len(collected) >= 250
     pkg = build_package(toolset(collected))
-    code = "\n".join(f"_ = {f.name}" for f in pkg.funcs) + "\n"
-    build = asyncio.run(workspace.build(pkg, split_code(code)))
-    assert build.ok, build.output
-    rel = tools_import_path(pkg).removeprefix("gocodews/")
-    vet = subprocess.run(
-        [workspace.toolchain.go, "vet", f"./{rel}"], cwd=workspace.dir, env=workspace.go_env(),
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert vet.returncode == 0, vet.stderr
-    fmt = subprocess.run(["gofmt", "-l", str(workspace.dir / rel)], capture_output=True, text=True)
-    assert fmt.stdout == "", fmt.stdout
+    assert_go_package_clean(workspace, pkg, tmp_path)
     print(f"random schemas compiled: {len(collected)} tools, {len(pkg.decls)} declarations")
