@@ -21,12 +21,14 @@ from typing import Any, TypeVar
 
 import click
 
+from gocode import server as server_mod
 from gocode.codemode import CodeMode
 from gocode.config import Config, load_config, parse_config
 from gocode.discovery import discover
 from gocode.errors import GocodeError
 from gocode.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
+from gocode.toolbox import Toolbox
 from gocode.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -214,6 +216,70 @@ def warmup(force: bool) -> None:
     ws = Workspace()
     _progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
     ws.warmup(_progress, force=force)
+
+
+@main.command()
+@config_option
+@model_option
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True, help="How clients connect."
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="HTTP: port (0: any).")
+@click.option(
+    "--token",
+    envvar="GOCODE_TOKEN",
+    show_envvar=True,
+    help="HTTP: require `Authorization: Bearer TOKEN` on every request (prefer the variable to the flag).",
+)
+@click.option("--no-prewarm", is_flag=True, help="Do not build the Go bindings in the background at start.")
+@handle_errors
+def serve(
+    config_path: str | None,
+    model: str | None,
+    transport: str,
+    host: str,
+    port: int,
+    token: str | None,
+    no_prewarm: bool,
+) -> None:
+    """Serve execute_go_code and the model's excluded tools as an MCP server (stdio or streamable HTTP)."""
+    config = load_config(config_path)
+    config.code_mode_for(model)  # an unknown model ref fails before anything starts
+    sock = None
+    if transport == "http":
+        try:
+            sock = server_mod.bind(host, port)
+        except OSError as exc:
+            raise click.UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        if not token and host not in ("127.0.0.1", "localhost", "::1"):
+            _err(f"gocode: warning: serving on {host} without a token: anyone who reaches it can run code here")
+    elif token and os.environ.get("GOCODE_TOKEN") != token:
+        _err("gocode: warning: --token only applies to --transport http")
+    try:
+        asyncio.run(_serve(config, model, sock, host, token, not no_prewarm))
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+async def _serve(config: Config, model: str | None, sock: Any, host: str, token: str | None, prewarm: bool) -> None:
+    async with Toolbox(config, model, prewarm=prewarm, progress=_progress) as box:
+        tool_server = server_mod.ToolServer(box)
+        names = [t.name for t in box.tools()]
+        who = f"model {model!r}" if model else "the default model"
+        _progress(f"{len(names)} tools for {who}: {', '.join(names) or '(none)'}")
+        if sock is None:
+            _progress("serving MCP on stdio")
+            await tool_server.run_stdio()
+        else:
+            addr = sock.getsockname()
+            shown = f"[{addr[0]}]" if ":" in addr[0] else addr[0]
+            _progress(
+                f"serving MCP on http://{shown}:{addr[1]}{server_mod.MCP_PATH}"
+                + (" (bearer token required)" if token else "")
+            )
+            await server_mod.serve_http(tool_server, sock, host, token)
 
 
 DEMO_CODE = """\

@@ -136,8 +136,14 @@ class CodeMode:
         result = await discover(self.config)
         result.raise_for_failures()
         self.discovery = result
-        self._view = split_tools(result.servers, set(self.settings.excluded_tools), self.settings.enabled)
-        self._package = build_package(self._view.code_tools)
+        self.use(result.servers)
+
+    def use(self, servers: list[ServerTools]) -> None:
+        """Take tool listings discovered elsewhere (a controller's long-lived sessions)."""
+        view = split_tools(servers, set(self.settings.excluded_tools), self.settings.enabled)
+        package = build_package(view.code_tools)
+        # Swapped together, so a call never pairs one tool set's Go with another's servers.
+        self._view, self._package = view, package
 
     @property
     def view(self) -> ToolView:
@@ -169,12 +175,19 @@ class CodeMode:
             "outputSchema": OUTPUT_SCHEMA,
         }
 
-    def server_specs(self) -> dict[str, dict[str, Any]]:
-        names = {s.server for s in self.view.code_tools.servers if s.tools}
-        return {n: server_spec(self.config.mcp_servers[n], self.view.protocols[n]) for n in sorted(names)}
+    def server_specs(self, view: ToolView | None = None) -> dict[str, dict[str, Any]]:
+        view = view or self.view
+        names = {s.server for s in view.code_tools.servers if s.tools}
+        return {n: server_spec(self.config.mcp_servers[n], view.protocols[n]) for n in sorted(names)}
 
     def warmup(self, progress: Progress | None = None) -> None:
         self.workspace.ensure(progress)
+
+    async def prewarm(self, progress: Progress | None = None) -> None:
+        """Prepare the workspace and compile this tool set's bindings, so the first call only links."""
+        if not self.workspace.ready:
+            await asyncio.to_thread(self.workspace.ensure, progress)
+        await self.workspace.build(self.package, split_code(""))
 
     async def execute(self, code: str, timeout: float | None = None, progress: Progress | None = None) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception."""
@@ -183,9 +196,10 @@ class CodeMode:
             split = split_code(code)
         except CodeError as exc:
             return RunResult(False, "code", stderr=f"model.go:{exc.line or 1}: {exc}".replace(f"line {exc.line}: ", ""))
+        view, package = self.view, self.package
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
-        build = await self.workspace.build(self.package, split)
+        build = await self.workspace.build(package, split)
         if not build.ok:
             return RunResult(
                 False,
@@ -197,7 +211,7 @@ class CodeMode:
                 duration_ms=(time.monotonic() - start) * 1000,
             )
         assert build.binary is not None
-        env = {**os.environ, "GOCODE_SERVERS": json.dumps(self.server_specs())}
+        env = {**os.environ, "GOCODE_SERVERS": json.dumps(self.server_specs(view))}
         result = await run_program(
             build.binary,
             env,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import tempfile
 from collections.abc import AsyncIterator, Iterable
@@ -24,6 +25,7 @@ from typing import IO, Any
 import anyio
 import httpx2
 from mcp import Client
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -69,34 +71,93 @@ def describe_server(name: str, server: ServerConfig) -> str:
 
 
 @contextlib.asynccontextmanager
-async def open_client(name: str, server: ServerConfig, mode: str, errlog: IO[str] | None) -> AsyncIterator[Client]:
-    """A connected :class:`mcp.Client` for one server, in the given negotiation mode."""
+async def open_client(
+    name: str,
+    server: ServerConfig,
+    mode: str,
+    errlog: IO[str] | None,
+    *,
+    read_timeout: float | None = None,
+    message_handler: MessageHandlerFnT | None = None,
+) -> AsyncIterator[Client]:
+    """A connected :class:`mcp.Client` for one server, in the given negotiation mode.
+
+    ``read_timeout`` bounds every request (discovery uses the server's connect timeout; a
+    long-lived session leaves it unset and bounds each call itself).
+    """
     transport: Any
+    opts: dict[str, Any] = {"mode": mode, "read_timeout_seconds": read_timeout, "message_handler": message_handler}
     if server.type == "stdio":
         params = StdioServerParameters(
             command=server.command or "", args=list(server.args), env=server_env(server), cwd=server.cwd
         )
         transport = stdio_client(params, errlog=errlog) if errlog is not None else stdio_client(params)
-        async with Client(transport, mode=mode, read_timeout_seconds=server.timeout) as client:
+        async with Client(transport, **opts) as client:
             yield client
     elif server.type == "http":
         http = create_mcp_http_client(headers=dict(server.headers) or None)
         async with http:
             transport = streamable_http_client(server.url or "", http_client=http)
-            async with Client(transport, mode=mode, read_timeout_seconds=server.timeout) as client:
+            async with Client(transport, **opts) as client:
                 yield client
     else:
         transport = sse_client(server.url or "", headers=dict(server.headers) or None, timeout=server.timeout)
-        async with Client(transport, mode=mode, read_timeout_seconds=server.timeout) as client:
+        async with Client(transport, **opts) as client:
             yield client
 
 
+@contextlib.asynccontextmanager
+async def _open_within(
+    name: str, server: ServerConfig, mode: str, errlog: IO[str] | None, **opts: Any
+) -> AsyncIterator[Client]:
+    """:func:`open_client`, with connecting (not the session's life) bounded by the server's ``timeout``.
+
+    A cancel scope whose deadline is lifted once connected, because anyio scopes must be exited
+    in the order they were entered: a ``fail_after`` around the enter alone would not be.
+    """
+    with anyio.CancelScope(deadline=anyio.current_time() + server.timeout) as scope:
+        async with open_client(name, server, mode, errlog, **opts) as client:
+            scope.deadline = math.inf
+            yield client
+    if scope.cancelled_caught:
+        raise TimeoutError(f"connecting took longer than {server.timeout:g} s")
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    name: str,
+    server: ServerConfig,
+    errlog: IO[str] | None,
+    *,
+    read_timeout: float | None = None,
+    message_handler: MessageHandlerFnT | None = None,
+) -> AsyncIterator[tuple[Client, str]]:
+    """A connected client and the protocol version the Go program should pin for the server.
+
+    The legacy handshake first; a server that refuses it gets the modern (discover) era.
+    """
+    opts: dict[str, Any] = {"read_timeout": read_timeout, "message_handler": message_handler}
+    entered = False
+    try:
+        async with _open_within(name, server, "legacy", errlog, **opts) as client:
+            entered = True
+            yield client, LEGACY_PROTOCOL
+        return
+    except (Exception, BaseExceptionGroup) as exc:
+        # Only a protocol-level refusal of the handshake means "try the stateless era"; anything
+        # else is a failure. (anyio task groups may wrap the MCPError in an exception group.)
+        if entered or not all(isinstance(e, MCPError) for e in _leaves(exc)):
+            raise
+    async with _open_within(name, server, MODERN_PROTOCOL, errlog, **opts) as client:
+        yield client, MODERN_PROTOCOL
+
+
 async def list_all_tools(client: Client) -> list[dict[str, Any]]:
-    """Every tool, following ``nextCursor`` (bounded, in case a server loops)."""
+    """Every tool, following ``nextCursor`` (bounded, in case a server loops); never from a cache."""
     tools: list[dict[str, Any]] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
         tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)
         cursor = page.next_cursor
         if not cursor:
@@ -112,6 +173,7 @@ def _tool_info(server: str, raw: dict[str, Any]) -> ToolInfo:
         input_schema=raw.get("inputSchema") if isinstance(raw.get("inputSchema"), dict) else {},
         output_schema=raw.get("outputSchema") if isinstance(raw.get("outputSchema"), dict) else None,
         title=raw.get("title") if isinstance(raw.get("title"), str) else None,
+        definition=raw,
     )
 
 
@@ -149,24 +211,14 @@ def _reason(exc: BaseException) -> str:
 
 
 async def _discover_once(name: str, server: ServerConfig, errlog: IO[str] | None) -> ServerTools:
-    """Legacy handshake first; a server that refuses it gets the modern (discover) era."""
-    try:
+    async with connect(name, server, errlog, read_timeout=server.timeout) as (client, version):
         with anyio.fail_after(server.timeout):
-            async with open_client(name, server, "legacy", errlog) as client:
-                raw = await list_all_tools(client)
-                return _server_tools(name, server, raw, LEGACY_PROTOCOL, client.server_info)
-    except (Exception, BaseExceptionGroup) as exc:
-        # Only a protocol-level refusal means "try the stateless era"; anything else is a failure.
-        # (anyio task groups may wrap the MCPError in an exception group.)
-        if not all(isinstance(e, MCPError) for e in _leaves(exc)):
-            raise
-    with anyio.fail_after(server.timeout):
-        async with open_client(name, server, MODERN_PROTOCOL, errlog) as client:
             raw = await list_all_tools(client)
-            return _server_tools(name, server, raw, MODERN_PROTOCOL, client.server_info)
+        return server_tools(name, server, raw, version, client.server_info)
 
 
-def _server_tools(name: str, server: ServerConfig, raw: list[dict[str, Any]], version: str, info: Any) -> ServerTools:
+def server_tools(name: str, server: ServerConfig, raw: list[dict[str, Any]], version: str, info: Any) -> ServerTools:
+    """A server's listing as :class:`ServerTools`, after the server's own tool filter."""
     tools = tuple(_tool_info(name, t) for t in raw if server.allows(str(t.get("name", ""))))
     label = f"{info.name} {info.version}" if info is not None else ""
     return ServerTools(name, tools, version, label)
@@ -187,16 +239,21 @@ async def discover_server(name: str, server: ServerConfig) -> ServerTools:
         except DiscoveryError:
             raise
         except (Exception, BaseExceptionGroup) as exc:
-            reason = (
-                f"no answer within {server.timeout:g} s (the server's `timeout`)" if _is_timeout(exc) else _reason(exc)
-            )
-            msg = f"{describe_server(name, server)} failed: {reason}"
+            raise failure(name, server, exc, errlog) from None
+    raise AssertionError("unreachable")
+
+
+def failure(name: str, server: ServerConfig, exc: BaseException, errlog: IO[str] | None) -> DiscoveryError:
+    """A server that failed to connect or list, described with its command (or URL) and stderr tail."""
+    reason = f"no answer within {server.timeout:g} s (the server's `timeout`)" if _is_timeout(exc) else _reason(exc)
+    msg = f"{describe_server(name, server)} failed: {reason}"
+    if errlog is not None:
+        with contextlib.suppress(OSError, ValueError):
             errlog.seek(0)
             tail = errlog.read()[-STDERR_TAIL:].strip()
             if tail:
                 msg += "\nserver stderr (last lines):\n" + tail
-            raise DiscoveryError(msg, server=name) from None
-    raise AssertionError("unreachable")
+    return DiscoveryError(msg, server=name)
 
 
 def _is_timeout(exc: BaseException) -> bool:

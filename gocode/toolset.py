@@ -29,6 +29,9 @@ class ToolInfo:
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] | None = None
     title: str | None = None
+    # The whole tool as listed (annotations, icons, _meta, …): what a passthrough offers its client.
+    # Not part of equality or the digest, which cover only what shapes the generated Go.
+    definition: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "description": self.description, "inputSchema": self.input_schema}

@@ -28,6 +28,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -245,8 +246,15 @@ class Workspace:
             proc = await asyncio.create_subprocess_exec(
                 self.toolchain.go, "build", *BUILD_FLAGS, "-o", str(out_path), f"./runs/r{run_id}",
                 cwd=self.dir, env=self.go_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
             )  # fmt: skip
-            stdout, _ = await proc.communicate()
+            try:
+                stdout, _ = await proc.communicate()
+            except asyncio.CancelledError:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)  # a cancelled call must not leave compilers running
+                await proc.wait()
+                raise
             text = _clean_build_output(stdout.decode("utf-8", "replace"), run_id)
             if proc.returncode != 0:
                 return BuildResult(False, None, text, (time.monotonic() - start) * 1000)

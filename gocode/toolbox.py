@@ -1,0 +1,433 @@
+"""The controller for agent loops: one model's tools, served for as long as the loop runs.
+
+A :class:`Toolbox` is what ``gocode serve`` serves and what Python agent loops use directly::
+
+    async with Toolbox("gocode.yaml", model="sonnet") as tools:
+        definitions = tools.definitions("anthropic")       # or "openai", "gemini", "mcp", …
+        result = await tools.call(name, arguments)          # a tool call the model made
+        reply = result.anthropic(tool_use_id)               # or .openai(id), .text, …
+
+It keeps one long-lived session per configured server (:mod:`gocode.upstream`), offers
+``execute_go_code`` (unless code mode is off for the model) plus every excluded tool as a
+regular tool, and dispatches calls by name: Go code is built and run; a regular tool is
+passed through to its server and its result comes back unchanged. When a server's tool list
+changes, the declarations are regenerated and subscribers (``gocode serve`` notifies its
+clients) are told. :class:`SyncToolbox` wraps it for scripts without an event loop.
+
+Calls may run concurrently: every program has its own directory and process, and a cancelled
+call kills its program.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import mcp_types as types
+from anyio.abc import TaskGroup
+from mcp.shared.exceptions import MCPError
+
+from gocode import tool_formats
+from gocode.codemode import TOOL_NAME, CodeMode
+from gocode.config import Config, load_config
+from gocode.errors import DiscoveryError, GocodeError
+from gocode.runner import RunResult
+from gocode.toolset import ToolInfo
+from gocode.upstream import Upstream, UpstreamError
+from gocode.workspace import Progress, Workspace
+
+log = logging.getLogger("gocode.toolbox")
+
+# Safe for every model API: OpenAI and Anthropic allow [A-Za-z0-9_-]{1,64}; Gemini also wants
+# a letter or underscore first.
+_SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+RUN_META_KEY = "io.gocode/run"
+
+
+class UnknownToolError(GocodeError, LookupError):
+    """A call named a tool this toolbox does not offer."""
+
+    phase = "call"
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a tool name the client sees leads: Go code mode, or a server's own tool."""
+
+    name: str
+    tool: ToolInfo | None = None  # None: execute_go_code
+
+    @property
+    def passthrough(self) -> bool:
+        return self.tool is not None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The answer to one tool call, with converters for the common model APIs.
+
+    ``result`` is the MCP ``CallToolResult`` (for a passed-through tool, the server's own);
+    ``run`` is the program's :class:`~gocode.runner.RunResult` for ``execute_go_code``.
+    """
+
+    name: str
+    result: types.CallToolResult
+    run: RunResult | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.result.is_error)
+
+    @property
+    def text(self) -> str:
+        """The result as text (images and other parts described in brackets)."""
+        return tool_formats.result_text(self.result)
+
+    def openai(self, tool_call_id: str) -> dict[str, Any]:
+        """A Chat Completions ``role: tool`` message."""
+        return tool_formats.openai_tool_message(self.result, tool_call_id)
+
+    def openai_responses(self, call_id: str) -> dict[str, Any]:
+        """A Responses API ``function_call_output`` item."""
+        return tool_formats.openai_responses_output(self.result, call_id)
+
+    def anthropic(self, tool_use_id: str) -> dict[str, Any]:
+        """A Messages API ``tool_result`` block (images kept as images)."""
+        return tool_formats.anthropic_tool_result(self.result, tool_use_id)
+
+    def gemini(self) -> dict[str, Any]:
+        """A ``functionResponse`` part."""
+        return tool_formats.gemini_function_response(self.result, self.name)
+
+
+def error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def run_to_result(run: RunResult) -> types.CallToolResult:
+    """``execute_go_code``'s MCP result: the printed output, or the error a model can act on.
+
+    Timings and phase go in ``_meta`` (for clients and logs; models do not see them).
+    """
+    meta = {
+        RUN_META_KEY: {
+            "phase": run.phase,
+            "durationMs": round(run.duration_ms, 1),
+            "buildMs": round(run.build_ms, 1),
+            "runMs": round(run.run_ms, 1),
+            "cachedBinary": run.cached_binary,
+            "truncated": run.truncated,
+            "warnings": run.warnings,
+        }
+    }
+    if run.ok:
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=run.output or "(the program printed nothing)")],
+            structured_content={"output": run.output},
+            _meta=meta,
+        )
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=run.error_text())], is_error=True, _meta=meta
+    )
+
+
+def exposed_names(tools: list[ToolInfo], reserved: set[str]) -> dict[str, ToolInfo]:
+    """A name per passed-through tool that every model API accepts and that no other tool has.
+
+    A tool keeps its own name when it can; one that clashes (the same tool name on two
+    servers) or is not a valid function name becomes ``server_tool``, cleaned and, if still
+    taken, suffixed with a short hash. Deterministic for a given set of tools (pure).
+    """
+    out: dict[str, ToolInfo] = {}
+    counts: dict[str, int] = {}
+    for t in tools:
+        counts[t.name] = counts.get(t.name, 0) + 1
+    for t in sorted(tools, key=lambda t: (t.server, t.name)):
+        name = t.name
+        if counts[name] > 1 or name in reserved or not _SAFE_NAME.match(name):
+            name = _clean(f"{t.server}_{t.name}")
+        if name in out or name in reserved:
+            digest = hashlib.sha256(f"{t.server}\0{t.name}".encode()).hexdigest()[:8]
+            name = _clean(name[:55] + "_" + digest)
+        out[name] = t
+    return out
+
+
+def _clean(name: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_-") or "tool"
+    if not re.match(r"[A-Za-z_]", name):
+        name = "t_" + name
+    return name[:64]
+
+
+ChangeListener = Callable[[], Awaitable[None]]
+
+
+class Toolbox:
+    """Tools for one model of a config, over long-lived server sessions. Use ``async with``.
+
+    ``config`` is a :class:`~gocode.config.Config` or the path of a config file; ``model`` a
+    model ref of it (``None``: ``defaults.model``, else the defaults). Entering connects to
+    every server (raising :class:`~gocode.errors.DiscoveryError` if one fails) and, with
+    ``prewarm``, starts building the Go bindings in the background so the first call only links.
+    """
+
+    def __init__(
+        self,
+        config: Config | str | os.PathLike[str],
+        model: str | None = None,
+        *,
+        workspace: Workspace | None = None,
+        prewarm: bool = True,
+        progress: Progress | None = None,
+    ) -> None:
+        self.config = config if isinstance(config, Config) else load_config(Path(config))
+        self.model = model
+        self.settings = self.config.code_mode_for(model)
+        self.code_mode = CodeMode(self.config, model, workspace=workspace)
+        self._prewarm = prewarm
+        self._progress = progress
+        self._upstreams: dict[str, Upstream] = {}
+        self._routes: dict[str, Route] = {}
+        self._tools: list[types.Tool] = []
+        self._listeners: list[ChangeListener] = []
+        self._tg: TaskGroup | None = None
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._warm: anyio.Event | None = None
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Toolbox:
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            self._tg = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(self._stop_upstreams)
+            self._upstreams = {
+                name: Upstream(name, server, self._tg, self._upstream_changed)
+                for name, server in sorted(self.config.mcp_servers.items())
+            }
+            failures: dict[str, DiscoveryError] = {}
+
+            async def start(u: Upstream) -> None:
+                try:
+                    await u.start()
+                except DiscoveryError as exc:
+                    failures[u.name] = exc
+
+            async with anyio.create_task_group() as starting:
+                for u in self._upstreams.values():
+                    starting.start_soon(start, u)
+            if failures:
+                raise DiscoveryError("\n\n".join(str(e) for _, e in sorted(failures.items())))
+            self._rebuild()
+            if self._prewarm and self.settings.enabled:
+                self._tg.start_soon(self._prewarm_now)
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            assert self._tg is not None
+            self._stop_upstreams()
+            await anyio.sleep(0)  # let sessions begin closing (stdin EOF) before their tasks are cancelled
+            self._tg.cancel_scope.cancel()
+            await stack.__aexit__(exc_type, exc, tb)
+
+    def _stop_upstreams(self) -> None:
+        for u in self._upstreams.values():
+            u.stop()
+
+    async def _prewarm_now(self) -> None:
+        self._warm = anyio.Event()
+        try:
+            await self.code_mode.prewarm(self._progress)
+        except GocodeError as exc:  # a call will report it properly; the warm-up only logs it
+            log.warning("prewarm failed: %s", exc)
+        finally:
+            self._warm.set()
+
+    async def wait_warm(self) -> None:
+        """Wait for the background warm-up started on entering (if any) to finish."""
+        if self._warm is not None:
+            await self._warm.wait()
+
+    # --- tools --------------------------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        self.code_mode.use([u.tools for u in self._upstreams.values()])
+        view = self.code_mode.view
+        reserved = {TOOL_NAME} if self.settings.enabled else set()
+        routes: dict[str, Route] = {}
+        tools: list[types.Tool] = []
+        if self.settings.enabled:
+            routes[TOOL_NAME] = Route(TOOL_NAME)
+            tools.append(types.Tool.model_validate(self.code_mode.tool_definition()))
+        for name, info in exposed_names(list(view.excluded), reserved).items():
+            routes[name] = Route(name, info)
+            tools.append(_passthrough_tool(name, info))
+        self._routes, self._tools = routes, tools
+
+    async def _upstream_changed(self, server: str) -> None:
+        log.info("tools of %r changed; regenerating", server)
+        self._rebuild()
+        if self._prewarm and self.settings.enabled and self._tg is not None:
+            self._tg.start_soon(self._prewarm_now)
+        for listener in list(self._listeners):
+            try:
+                await listener()
+            except Exception as exc:  # one broken listener must not stop the others
+                log.warning("tool-list listener failed: %s", exc)
+
+    def on_tools_changed(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener`` after the tool list changed; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def tools(self) -> list[types.Tool]:
+        """The tools to offer the model, as MCP ``Tool`` objects."""
+        return list(self._tools)
+
+    def definitions(self, fmt: tool_formats.Format | str = "mcp") -> list[dict[str, Any]]:
+        """The tools as plain dicts for a model API: see :data:`gocode.tool_formats.FORMATS`."""
+        return tool_formats.convert(self._tools, fmt)
+
+    def route(self, name: str) -> Route:
+        try:
+            return self._routes[name]
+        except KeyError:
+            known = ", ".join(self._routes) or "none"
+            raise UnknownToolError(f"unknown tool {name!r} (tools: {known})") from None
+
+    # --- calls --------------------------------------------------------------------------------
+
+    async def execute(self, code: str, timeout: float | None = None) -> RunResult:
+        """Run Go code as ``execute_go_code`` does (also when code mode is off for the model)."""
+        return await self.code_mode.execute(code, timeout, progress=self._progress)
+
+    async def call_mcp(
+        self, name: str, arguments: dict[str, Any] | None
+    ) -> tuple[types.CallToolResult, RunResult | None]:
+        """Dispatch one call: the MCP result (and the run, for Go code).
+
+        Raises :class:`UnknownToolError` for a name not offered and :class:`MCPError` when a
+        passed-through server answers with a protocol error (unknown tool, invalid params).
+        """
+        route = self.route(name)
+        if route.tool is None:
+            code = (arguments or {}).get("code")
+            if not isinstance(code, str):
+                return error_result(f"{TOOL_NAME} needs a string argument `code` (the Go statements to run)"), None
+            run = await self.execute(code)
+            return run_to_result(run), run
+        try:
+            return await self._upstreams[route.tool.server].call(
+                route.tool.name, arguments, self.settings.clamp_timeout(None)
+            ), None
+        except UpstreamError as exc:
+            return error_result(str(exc)), None
+
+    async def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        """Dispatch a tool call the model made; every failure is an error result, never an exception.
+
+        ``arguments`` may be the JSON text some APIs hand back (OpenAI's ``function.arguments``).
+        """
+        if isinstance(arguments, str):
+            try:
+                arguments = _parse_arguments(arguments)
+            except ValueError as exc:
+                return ToolResult(name, error_result(f"the arguments of {name!r} are not a JSON object: {exc}"))
+        try:
+            result, run = await self.call_mcp(name, arguments)
+        except UnknownToolError as exc:
+            return ToolResult(name, error_result(str(exc)))
+        except MCPError as exc:
+            return ToolResult(name, error_result(f"{name}: {exc}"))
+        return ToolResult(name, result, run)
+
+
+def _parse_arguments(text: str) -> dict[str, Any]:
+    value = json.loads(text or "{}")
+    if not isinstance(value, dict):
+        raise ValueError(f"got {type(value).__name__}")
+    return value
+
+
+def _passthrough_tool(name: str, info: ToolInfo) -> types.Tool:
+    """The server's own tool definition under the name the client sees."""
+    raw = dict(info.definition) or info.as_json()
+    raw["name"] = name
+    raw.setdefault("inputSchema", {"type": "object"})
+    try:
+        return types.Tool.model_validate(raw)
+    except ValueError:  # fields this SDK cannot model: keep the ones that matter
+        return types.Tool.model_validate(info.as_json() | {"name": name})
+
+
+class SyncToolbox:
+    """:class:`Toolbox` for code without an event loop: the same methods, blocking.
+
+    The toolbox lives in an event loop on a background thread (an anyio blocking portal);
+    use it as a context manager, or call :meth:`close`::
+
+        with SyncToolbox("gocode.yaml", model="gpt-5") as tools:
+            print(tools.call("execute_go_code", {"code": 'fmt.Println("hi")'}).text)
+    """
+
+    def __init__(self, config: Config | str | os.PathLike[str], model: str | None = None, **kwargs: Any) -> None:
+        self._portal_cm = anyio.from_thread.start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        try:
+            # Entered and left in one task of the portal, as the toolbox's task group requires.
+            self._entered = self._portal.wrap_async_context_manager(Toolbox(config, model, **kwargs))
+            self.toolbox: Toolbox = self._entered.__enter__()
+        except BaseException:
+            self._portal_cm.__exit__(None, None, None)
+            raise
+        self._closed = False
+
+    def __enter__(self) -> SyncToolbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            try:
+                self._entered.__exit__(None, None, None)
+            finally:
+                self._portal_cm.__exit__(None, None, None)
+
+    def tools(self) -> list[types.Tool]:
+        return self.toolbox.tools()
+
+    def definitions(self, fmt: str = "mcp") -> list[dict[str, Any]]:
+        return self.toolbox.definitions(fmt)
+
+    def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        return self._portal.call(self.toolbox.call, name, arguments)
+
+    def execute(self, code: str, timeout: float | None = None) -> RunResult:
+        return self._portal.call(self.toolbox.execute, code, timeout)
+
+    def wait_warm(self) -> None:
+        self._portal.call(self.toolbox.wait_warm)
