@@ -5,11 +5,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 NPM_PREFIX := .cache/npm
-# Sample servers from npm for the tests, pinned (the same release train for all four).
+# Sample servers from npm for the tests, pinned (the same release train for all four), and
+# the MCP Inspector CLI that the serve tests drive gocode with.
 NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/server-memory@2026.8.31 \
 	@modelcontextprotocol/server-filesystem@2026.8.31 \
-	@modelcontextprotocol/server-sequential-thinking@2026.8.31
+	@modelcontextprotocol/server-sequential-thinking@2026.8.31 \
+	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
 .PHONY: demo test lint setup clean
@@ -23,6 +25,10 @@ $(BIN)/gocode: pyproject.toml
 $(NPM_STAMP): Makefile
 	mkdir -p $(NPM_PREFIX)
 	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_SERVERS)
+	# inspector-cli 1.0.3 loads ../package.json next to its own directory (inspector #1334,
+	# closed unfixed as "v1 deprecated"); without this copy it fails from most directories.
+	cp $(NPM_PREFIX)/node_modules/@modelcontextprotocol/inspector-cli/package.json \
+		$(NPM_PREFIX)/node_modules/@modelcontextprotocol/package.json
 	touch $@
 
 setup: $(BIN)/gocode $(NPM_STAMP)

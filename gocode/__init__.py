@@ -3,17 +3,22 @@
 Every tool of the configured MCP servers becomes a typed Go function; an agent gets one tool,
 ``execute_go_code``, whose Go code gocode builds and runs against the servers.
 
-    from gocode import CodeMode, load_config
+    from gocode import Toolbox
 
-    async with CodeMode(load_config("gocode.yaml"), model="sonnet") as cm:
-        tool = cm.tool_definition()          # execute_go_code, with the Go declarations
-        result = await cm.execute(code)      # RunResult: ok, phase, output, stderr, …
+    async with Toolbox("gocode.yaml", model="sonnet") as tools:
+        definitions = tools.definitions("openai")    # or "anthropic", "gemini", "mcp", …
+        result = await tools.call(name, arguments)   # a tool call the model made
+        message = result.openai(tool_call_id)        # the reply to send back
+
+:class:`SyncToolbox` is the same without an event loop; :class:`CodeMode` is the lower level
+(declarations, one-shot runs) that ``gocode exec`` uses.
 """
 
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import CodeModeConfig, Config, ServerConfig, load_config, parse_config
 from gocode.errors import CodeError, ConfigError, DiscoveryError, GocodeError, SchemaError, ToolchainError
 from gocode.runner import Diagnostic, RunResult
+from gocode.toolbox import SyncToolbox, Toolbox, ToolResult, UnknownToolError
 
 __all__ = [
     "TOOL_NAME",
@@ -28,7 +33,11 @@ __all__ = [
     "RunResult",
     "SchemaError",
     "ServerConfig",
+    "SyncToolbox",
+    "ToolResult",
+    "Toolbox",
     "ToolchainError",
+    "UnknownToolError",
     "load_config",
     "parse_config",
 ]

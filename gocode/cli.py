@@ -296,6 +296,15 @@ fmt.Printf("Weather: %.1f°F, %s\\n", weather.Temperature, weather.Conditions)
 """
 
 
+@main.command("demo-server", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def demo_server_cmd(args: tuple[str, ...]) -> None:
+    """Run the bundled demo weather MCP server (stdio; `--transport http --port P` for HTTP)."""
+    from gocode import demo_server
+
+    demo_server.main(list(args))
+
+
 def demo_config() -> Config:
     """A config with nothing but the bundled demo server, started with this Python."""
     server = {"command": sys.executable, "args": ["-m", "gocode.demo_server"]}

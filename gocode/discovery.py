@@ -31,6 +31,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from gocode.config import Config, ServerConfig
@@ -146,10 +147,15 @@ async def connect(
     except (Exception, BaseExceptionGroup) as exc:
         # Only a protocol-level refusal of the handshake means "try the stateless era"; anything
         # else is a failure. (anyio task groups may wrap the MCPError in an exception group.)
-        if entered or not all(isinstance(e, MCPError) for e in _leaves(exc)):
+        if entered or not all(_refused(e) for e in _leaves(exc)):
             raise
     async with _open_within(name, server, MODERN_PROTOCOL, errlog, **opts) as client:
         yield client, MODERN_PROTOCOL
+
+
+def _refused(exc: BaseException) -> bool:
+    """An error the server sent back; not the connection closing (a server that died at start)."""
+    return isinstance(exc, MCPError) and not (exc.code == CONNECTION_CLOSED and exc.message == "Connection closed")
 
 
 async def list_all_tools(client: Client) -> list[dict[str, Any]]:

@@ -85,10 +85,33 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         self._remember(ctx)
+        gone = _disconnect_event(ctx)
+        result: types.CallToolResult | None = None
         try:
-            result, _ = await self.toolbox.call_mcp(params.name, params.arguments)
-        except UnknownToolError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    nonlocal result
+                    result, _ = await self.toolbox.call_mcp(params.name, params.arguments)
+                    tg.cancel_scope.cancel()
+
+                async def hang_up() -> None:
+                    # No event store is configured, so a client that hung up can never get this
+                    # result: stop the program rather than let it run to its timeout.
+                    assert gone is not None
+                    await gone.wait()
+                    log.info("client disconnected; cancelling %s", params.name)
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(call)
+                if gone is not None:
+                    tg.start_soon(hang_up)
+        except* UnknownToolError as group:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(group.exceptions[0])) from None
+        except* MCPError as group:
+            raise group.exceptions[0] from None
+        if result is None:
+            raise MCPError(code=types.INTERNAL_ERROR, message="the client disconnected; the call was cancelled")
         return result
 
     async def _tools_changed(self) -> None:
@@ -105,41 +128,62 @@ class ToolServer:
             await self.server.run(read, write, self.initialization_options())
 
     def http_app(self, host: str, token: str | None) -> ASGIApp:
-        app = self.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-        return BearerAuth(app, token) if token else app
+        return HttpGuard(self.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host), token)
 
 
-class BearerAuth:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
+DISCONNECTED_KEY = "gocode.disconnected"
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+
+class HttpGuard:
+    """ASGI middleware: the bearer token check, and noticing when a client hangs up.
+
+    With a token, every HTTP request must carry ``Authorization: Bearer <token>``. Every HTTP
+    request also gets an event in its scope that is set when the client disconnects; a call
+    whose client hung up is cancelled (see :meth:`ToolServer._call_tool`).
+    """
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = f"Bearer {token}".encode() if token else None
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            given = b""
-            for key, value in scope.get("headers", ()):
-                if key.lower() == b"authorization":
-                    given = value
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.expected is not None:
+            given = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
             if not hmac.compare_digest(given, self.expected):
-                body = json.dumps(
-                    {"error": "unauthorized", "message": "a valid `Authorization: Bearer <token>` header is required"}
-                ).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="gocode"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+                await _unauthorized(send)
                 return
-        await self.app(scope, receive, send)
+        gone = anyio.Event()
+        scope[DISCONNECTED_KEY] = gone
+
+        async def watched_receive() -> Any:
+            message = await receive()
+            if message.get("type") == "http.disconnect":
+                gone.set()
+            return message
+
+        await self.app(scope, watched_receive, send)
+
+
+async def _unauthorized(send: Any) -> None:
+    body = json.dumps(
+        {"error": "unauthorized", "message": "a valid `Authorization: Bearer <token>` header is required"}
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"www-authenticate", b'Bearer realm="gocode"'),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _disconnect_event(ctx: ServerRequestContext[Any]) -> anyio.Event | None:
+    scope = getattr(ctx.request, "scope", None)
+    event = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
+    return event if isinstance(event, anyio.Event) else None
 
 
 def bind(host: str, port: int) -> socket.socket:
