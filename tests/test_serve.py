@@ -350,7 +350,8 @@ def test_upstream_tool_list_change_reaches_the_client(tmp_path):
             after = (await c.list_tools()).tools
             assert "var wave func(ctx context.Context) (WaveOutput, error)" in (after[0].description or "")
             r = await c.call_tool(
-                "execute_go_code", {"code": "s, err := wave(ctx)\nif err != nil {\n\treturn err\n}\nfmt.Println(s.Result)"}
+                "execute_go_code",
+                {"code": "s, err := wave(ctx)\nif err != nil {\n\treturn err\n}\nfmt.Println(s.Result)"},
             )
             assert text_of(r) == "hello from wave\n", text_of(r)
 

@@ -1,0 +1,289 @@
+"""The Python API for agent loops: Toolbox / SyncToolbox against real servers, the tool formats
+of the model APIs, and examples/agent_loop.py driven by a scripted model."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from gocode import SyncToolbox, Toolbox
+from gocode.runner import RunResult
+from gocode.tool_formats import (
+    anthropic_tool_result,
+    convert,
+    gemini_function_response,
+    openai_tool_message,
+    result_text,
+)
+from gocode.toolbox import TOOL_NAME, exposed_names, run_to_result
+from gocode.toolset import ToolInfo
+from tests.conftest import EVERYTHING, ROOT, config_from, demo_stdio, need
+
+WEATHER = """\
+city, err := getCity(ctx)
+if err != nil {
+	return err
+}
+w, err := getWeather(ctx, GetWeatherInput{City: city.City})
+if err != nil {
+	return err
+}
+fmt.Printf("%s: %.1f°C, %s\\n", city.City, w.Temperature, w.Conditions)
+"""
+
+
+def load_example(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- pure ---------------------------------------------------------------------------------------
+
+
+def test_exposed_names_keep_own_names_and_disambiguate_clashes():
+    tools = [
+        ToolInfo("a", "search"),
+        ToolInfo("b", "search"),
+        ToolInfo("b", "get.thing"),
+        ToolInfo("c", "9lives"),
+        ToolInfo("c", TOOL_NAME),
+        ToolInfo("d", "echo"),
+        ToolInfo("e.x", "x" * 80),
+    ]
+    names = exposed_names(tools, {TOOL_NAME})
+    by_tool = {(t.server, t.name): n for n, t in names.items()}
+    assert by_tool[("d", "echo")] == "echo"
+    assert by_tool[("a", "search")] == "a_search" and by_tool[("b", "search")] == "b_search"
+    assert by_tool[("b", "get.thing")] == "b_get_thing"
+    assert by_tool[("c", "9lives")] == "c_9lives"
+    assert by_tool[("c", TOOL_NAME)] == "c_execute_go_code"
+    assert len(by_tool[("e.x", "x" * 80)]) <= 64
+    for name in names:
+        assert name[0].isalpha() or name[0] == "_"
+        assert all(ch.isalnum() or ch in "_-" for ch in name) and len(name) <= 64
+    assert exposed_names(list(reversed(tools)), {TOOL_NAME}) == names  # order does not matter
+
+
+def test_exposed_names_never_collide():
+    # "a_b" on server x, and tool "b" on server "a" (cleaned to "a_b" as well) on clash.
+    tools = [ToolInfo("x", "a_b"), ToolInfo("a", "b"), ToolInfo("z", "b")]
+    names = exposed_names(tools, set())
+    assert len(names) == 3
+
+
+TOOL = types.Tool(
+    name="get_weather",
+    description="Weather",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+
+def test_definition_formats():
+    (openai,) = convert([TOOL], "openai")
+    assert openai == {
+        "type": "function",
+        "function": {"name": "get_weather", "description": "Weather", "parameters": TOOL.input_schema},
+    }
+    (responses,) = convert([TOOL], "openai-responses")
+    assert responses["name"] == "get_weather" and responses["strict"] is False
+    (anthropic,) = convert([TOOL], "anthropic")
+    assert anthropic == {"name": "get_weather", "description": "Weather", "input_schema": TOOL.input_schema}
+    (gemini,) = convert([TOOL], "gemini")
+    assert gemini["parametersJsonSchema"] == TOOL.input_schema
+    (mcp,) = convert([TOOL], "mcp")
+    assert mcp["inputSchema"] == TOOL.input_schema
+    with pytest.raises(ValueError, match="known: mcp, openai"):
+        convert([TOOL], "cohere")
+    # A schema without properties still gives the APIs an object schema.
+    bare = types.Tool(name="t", input_schema={"type": "object"})
+    assert convert([bare], "openai")[0]["function"]["parameters"] == {"type": "object", "properties": {}}
+
+
+PNG = base64.b64encode(b"\x89PNG fake").decode()
+
+
+def test_result_conversions_keep_images_for_anthropic():
+    result = types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text="here:"),
+            types.ImageContent(type="image", data=PNG, mime_type="image/png"),
+        ]
+    )
+    assert result_text(result) == "here:\n[image: image/png, 9 bytes]"
+    block = anthropic_tool_result(result, "tu_1")
+    assert block["tool_use_id"] == "tu_1" and "is_error" not in block
+    assert block["content"][1] == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+    }
+    assert openai_tool_message(result, "call_1") == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "here:\n[image: image/png, 9 bytes]",
+    }
+    err = types.CallToolResult(content=[types.TextContent(type="text", text="nope")], is_error=True)
+    assert anthropic_tool_result(err, "x")["is_error"] is True
+    assert gemini_function_response(err, "f") == {"functionResponse": {"name": "f", "response": {"error": "nope"}}}
+    structured_only = types.CallToolResult(content=[], structured_content={"a": 1})
+    assert result_text(structured_only) == '{"a": 1}'
+
+
+def test_run_to_result():
+    ok = run_to_result(RunResult(True, "ok", output="hi\n", build_ms=12.3))
+    assert not ok.is_error and ok.structured_content == {"output": "hi\n"}
+    assert ok.content[0].text == "hi\n" and ok.meta["io.gocode/run"]["buildMs"] == 12.3
+    empty = run_to_result(RunResult(True, "ok"))
+    assert empty.structured_content == {"output": ""} and empty.content[0].text
+    bad = run_to_result(RunResult(False, "compile", stderr="model.go:1:1: undefined: x"))
+    assert bad.is_error and bad.structured_content is None
+    assert bad.content[0].text.startswith("compile error:\nmodel.go:1:1: undefined: x")
+
+
+# --- real servers -------------------------------------------------------------------------------
+
+pytest_go = pytest.mark.go
+
+
+def config() -> Any:
+    return config_from(
+        {"weather": demo_stdio(), "everything": {"command": need(EVERYTHING)}},
+        models=[{"ref": "vision", "codeMode": {"excludedTools": ["get-tiny-image"]}}],
+    )
+
+
+@pytest_go
+def test_toolbox_dispatches_by_name(workspace):
+    async def go() -> None:
+        async with Toolbox(config(), "vision", workspace=workspace) as tools:
+            assert [t.name for t in tools.tools()] == [TOOL_NAME, "get-tiny-image"]
+            assert [d["name"] for d in tools.definitions("anthropic")] == [TOOL_NAME, "get-tiny-image"]
+            await tools.wait_warm()
+
+            r = await tools.call(TOOL_NAME, {"code": WEATHER})
+            assert not r.is_error and r.text == "Paris: 18.5°C, sunny\n"
+            assert r.run is not None and r.run.ok
+
+            # OpenAI hands back arguments as JSON text.
+            r = await tools.call(TOOL_NAME, json.dumps({"code": 'fmt.Println("x")'}))
+            assert r.text == "x\n"
+
+            img = await tools.call("get-tiny-image")
+            block = img.anthropic("tu_1")
+            assert any(b["type"] == "image" and b["source"]["media_type"] == "image/png" for b in block["content"])
+
+            for name, args, expect in [
+                ("nope", {}, "unknown tool 'nope'"),
+                (TOOL_NAME, {}, "needs a string argument `code`"),
+                (TOOL_NAME, "[1, 2]", "not a JSON object"),
+                (TOOL_NAME, {"code": "if true {"}, "cannot be placed in Run"),
+                (TOOL_NAME, {"code": "undefinedThing()"}, "undefined: undefinedThing"),
+            ]:
+                r = await tools.call(name, args)
+                assert r.is_error and expect in r.text, r.text
+
+    anyio.run(go)
+
+
+@pytest_go
+def test_toolbox_concurrent_calls_and_cancellation(workspace, tmp_path):
+    pidfile = tmp_path / "pid"
+    sleeper = (
+        f"os.WriteFile({json.dumps(str(pidfile))}, []byte(strconv.Itoa(os.Getpid())), 0o644)\ntime.Sleep(time.Minute)"
+    )
+
+    async def go() -> int:
+        async with Toolbox(config(), "vision", workspace=workspace) as tools:
+            outputs: dict[int, str] = {}
+
+            async def one(i: int) -> None:
+                outputs[i] = (await tools.call(TOOL_NAME, {"code": f"fmt.Println({i})"})).text
+
+            async with anyio.create_task_group() as tg:
+                for i in range(6):
+                    tg.start_soon(one, i)
+            assert outputs == {i: f"{i}\n" for i in range(6)}
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(tools.call, TOOL_NAME, {"code": sleeper})
+                with anyio.fail_after(60):
+                    while not (pidfile.exists() and pidfile.read_text()):
+                        await anyio.sleep(0.05)
+                tg.cancel_scope.cancel()
+            return int(pidfile.read_text())
+
+    pid = anyio.run(go)
+    from tests.test_serve import gone
+
+    assert gone(pid), "the cancelled call's program is still running"
+
+
+@pytest_go
+def test_sync_toolbox(workspace):
+    with SyncToolbox(config(), "vision", workspace=workspace) as tools:
+        assert [t["function"]["name"] for t in tools.definitions("openai")] == [TOOL_NAME, "get-tiny-image"]
+        r = tools.call(TOOL_NAME, {"code": WEATHER})
+        assert r.text == "Paris: 18.5°C, sunny\n"
+        assert "[image: image/png" in tools.call("get-tiny-image").text
+
+
+@pytest_go
+def test_example_agent_loop_with_a_scripted_model(workspace):
+    """examples/agent_loop.py's loop, with a model that plays back a script and checks what it is sent."""
+    agent = load_example("agent_loop")
+    seen: list[list[dict[str, Any]]] = []
+
+    script = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": TOOL_NAME, "arguments": json.dumps({"code": WEATHER})},
+                }
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_2", "type": "function", "function": {"name": "get-tiny-image", "arguments": ""}}
+            ],
+        },
+        {"role": "assistant", "content": "It is 18.5°C and sunny in Paris."},
+    ]
+
+    async def model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        assert [t["function"]["name"] for t in tools] == [TOOL_NAME, "get-tiny-image"]
+        assert "var getWeather func(ctx context.Context, input GetWeatherInput)" in tools[0]["function"]["description"]
+        seen.append(list(messages))
+        return script[len(seen) - 1]
+
+    async def go() -> str:
+        async with Toolbox(config(), "vision", workspace=workspace) as tools:
+            return await agent.run_agent(tools, model, "What's the weather where I am?")
+
+    answer = anyio.run(go)
+    assert answer == "It is 18.5°C and sunny in Paris."
+    assert seen[1][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "Paris: 18.5°C, sunny\n"}
+    assert seen[2][-1]["tool_call_id"] == "call_2" and "[image: image/png" in seen[2][-1]["content"]
+
+
+def test_examples_parse_and_name_real_api():
+    # The examples users copy must at least compile and reference the public API.
+    for path in (ROOT / "examples").glob("*.py"):
+        compile(path.read_text(), str(path), "exec")
+    assert "from gocode import Toolbox" in (ROOT / "examples" / "quickstart.py").read_text()
+    assert Path(sys.executable).exists()
