@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test lint setup clean
+.PHONY: demo test lint setup smoke clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ lint: $(BIN)/gocode
 
 test: setup lint
 	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml
+
+smoke: setup
+	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml
 
 clean:
 	rm -rf $(VENV) .cache

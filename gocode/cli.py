@@ -21,7 +21,9 @@ from typing import Any, TypeVar
 
 import click
 
+from gocode import junit
 from gocode import server as server_mod
+from gocode import smoke as smoke_mod
 from gocode.codemode import CodeMode
 from gocode.config import Config, load_config, parse_config
 from gocode.discovery import discover
@@ -206,6 +208,72 @@ async def _exec(config: Config, model: str | None, code: str, timeout: float | N
     cm = CodeMode(config, model)
     await cm.refresh()
     return await cm.execute(code, timeout, progress=_progress)
+
+
+@main.command()
+@config_option
+@model_option
+@click.option(
+    "--scripts",
+    "scripts_dir",
+    type=click.Path(file_okay=False, exists=True),
+    help="Directory of Go scripts (*.go) to run, with expectations in their leading comments.",
+)
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (progress still goes to stderr).")
+@click.option("--timeout", type=float, help="Seconds per script (default: the model's codeMode.timeout).")
+@handle_errors
+def smoke(
+    config_path: str | None,
+    model: str | None,
+    scripts_dir: str | None,
+    junit_path: str | None,
+    as_json: bool,
+    timeout: float | None,
+) -> None:
+    """Check servers in Go code mode: connect, list tools, compile bindings, run scripts.
+
+    Exit status 0 when every check passed, 1 when one failed, 2 when the smoke run itself
+    could not run (bad config, no Go toolchain, nothing to check). Script expectations are
+    leading comments: `// want: LINE`, `// want-match: REGEXP`, `// want-error: PHASE [REGEXP]`,
+    `// timeout: SECONDS` (or exact output in NAME.out next to NAME.go).
+    """
+    config = load_config(config_path)
+    config.code_mode_for(model)
+    scripts = smoke_mod.find_scripts(Path(scripts_dir)) if scripts_dir else []
+    if not config.mcp_servers and not scripts:
+        raise click.UsageError("nothing to check: the config has no mcpServers and no --scripts were given")
+    if scripts_dir and not scripts:
+        _err(f"gocode: warning: no *.go scripts in {scripts_dir}")
+    ws = Workspace()
+    ws.ensure(_progress)
+    out = sys.stderr if as_json else sys.stdout
+
+    def show(check: smoke_mod.Check) -> None:
+        label = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}[check.status]
+        where = f"{check.group} · {check.name}" if check.group != "script" else f"script {check.name}"
+        took = f"{check.duration_ms:6.0f} ms" if check.status != "skipped" else " " * 9
+        click.echo(f"  {label}  {where:<44} {took}  {check.message}".rstrip(), file=out)
+
+    report = asyncio.run(smoke_mod.run_smoke(config, model, scripts, workspace=ws, timeout=timeout, progress=show))
+    if junit_path:
+        junit.write(report, Path(junit_path))
+    if as_json:
+        click.echo(json.dumps(report.as_json()))
+    else:
+        failed = [c for c in report.checks if c.status == "failed"]
+        for c in failed:
+            title = f"{c.group} · {c.name}" if c.group != "script" else f"script {c.name}"
+            click.echo(f"\n--- {title}: {c.message}")
+            if c.details and c.details != c.message:
+                click.echo(c.details.rstrip())
+            if c.stderr.strip():
+                click.echo("stderr:\n" + c.stderr.rstrip())
+        click.echo(
+            f"\n{report.count('passed')} passed, {report.count('failed')} failed, {report.count('skipped')} skipped "
+            f"in {report.duration_ms / 1000:.1f} s" + (f"; JUnit report: {junit_path}" if junit_path else "")
+        )
+    sys.exit(0 if report.ok else 1)
 
 
 @main.command()

@@ -1,0 +1,13 @@
+// CPE's weather example: two chained tool calls of the demo server.
+// want: City: Paris
+// want: Weather: 65.3°F, sunny
+city, err := getCity(ctx)
+if err != nil {
+	return err
+}
+weather, err := getWeather(ctx, GetWeatherInput{City: city.City, Unit: UnitFahrenheit})
+if err != nil {
+	return err
+}
+fmt.Println("City:", city.City)
+fmt.Printf("Weather: %.1f°F, %s\n", weather.Temperature, weather.Conditions)
