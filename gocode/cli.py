@@ -186,13 +186,21 @@ def _read_code(source: str) -> str:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON document (ok, phase, output, stderr, diagnostics, …)."
 )
+@click.option(
+    "--direct",
+    is_flag=True,
+    help="The program starts (or dials) the servers itself, as a standalone program would, "
+    "instead of reaching them through gocode's sessions.",
+)
 @click.argument("source", metavar="FILE|-")
 @handle_errors
-def exec_cmd(config_path: str | None, model: str | None, timeout: float | None, as_json: bool, source: str) -> None:
+def exec_cmd(
+    config_path: str | None, model: str | None, timeout: float | None, as_json: bool, direct: bool, source: str
+) -> None:
     """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
     code = _read_code(source)
     config = load_config(config_path)
-    result = asyncio.run(_exec(config, model, code, timeout))
+    result = asyncio.run(_exec(config, model, code, timeout, direct))
     if as_json:
         click.echo(json.dumps(result.as_json()))
     else:
@@ -204,10 +212,14 @@ def exec_cmd(config_path: str | None, model: str | None, timeout: float | None, 
     sys.exit(0 if result.ok else 1)
 
 
-async def _exec(config: Config, model: str | None, code: str, timeout: float | None) -> Any:
-    cm = CodeMode(config, model)
-    await cm.refresh()
-    return await cm.execute(code, timeout, progress=_progress)
+async def _exec(config: Config, model: str | None, code: str, timeout: float | None, direct: bool) -> Any:
+    if direct:
+        cm = CodeMode(config, model)
+        await cm.refresh()
+        return await cm.execute(code, timeout, progress=_progress)
+    # gocode exec is the controller for its one run: its sessions serve the program.
+    async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
+        return await box.execute(code, timeout)
 
 
 @main.command()
@@ -403,10 +415,9 @@ def demo(as_json: bool) -> None:
 
 
 async def _demo() -> tuple[Any, str]:
-    cm = CodeMode(demo_config())
-    await cm.refresh()
-    result = await cm.execute(DEMO_CODE, progress=_progress)
-    return result, cm.declarations()
+    async with Toolbox(demo_config(), prewarm=False, progress=_progress) as box:
+        result = await box.execute(DEMO_CODE)
+        return result, box.code_mode.declarations()
 
 
 if __name__ == "__main__":

@@ -175,10 +175,13 @@ class CodeMode:
             "outputSchema": OUTPUT_SCHEMA,
         }
 
+    def code_servers(self, view: ToolView | None = None) -> list[str]:
+        """The servers the program calls: those with at least one tool in code mode."""
+        return sorted({s.server for s in (view or self.view).code_tools.servers if s.tools})
+
     def server_specs(self, view: ToolView | None = None) -> dict[str, dict[str, Any]]:
         view = view or self.view
-        names = {s.server for s in view.code_tools.servers if s.tools}
-        return {n: server_spec(self.config.mcp_servers[n], view.protocols[n]) for n in sorted(names)}
+        return {n: server_spec(self.config.mcp_servers[n], view.protocols[n]) for n in self.code_servers(view)}
 
     def warmup(self, progress: Progress | None = None) -> None:
         self.workspace.ensure(progress)
@@ -189,8 +192,19 @@ class CodeMode:
             await asyncio.to_thread(self.workspace.ensure, progress)
         await self.workspace.build(self.package, split_code(""))
 
-    async def execute(self, code: str, timeout: float | None = None, progress: Progress | None = None) -> RunResult:
-        """Build and run ``code`` as the body of Run; every failure is a result, not an exception."""
+    async def execute(
+        self,
+        code: str,
+        timeout: float | None = None,
+        progress: Progress | None = None,
+        *,
+        specs: dict[str, dict[str, Any]] | None = None,
+    ) -> RunResult:
+        """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
+
+        ``specs`` overrides how the program reaches the servers (a controller's loopback
+        endpoint); by default it starts or dials them itself (direct mode).
+        """
         start = time.monotonic()
         try:
             split = split_code(code)
@@ -211,7 +225,8 @@ class CodeMode:
                 duration_ms=(time.monotonic() - start) * 1000,
             )
         assert build.binary is not None
-        env = {**os.environ, "GOCODE_SERVERS": json.dumps(self.server_specs(view))}
+        servers = specs if specs is not None else self.server_specs(view)
+        env = {**os.environ, "GOCODE_SERVERS": json.dumps(servers)}
         result = await run_program(
             build.binary,
             env,

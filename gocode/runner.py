@@ -33,6 +33,22 @@ class Diagnostic:
     message: str
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call a program made through the controller's pooled sessions."""
+
+    server: str
+    tool: str
+    duration_ms: float
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"server": self.server, "tool": self.tool, "durationMs": round(self.duration_ms, 2)}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
 @dataclass
 class RunResult:
     """The answer to one ``execute_go_code`` call.
@@ -55,6 +71,8 @@ class RunResult:
     run_ms: float = 0.0
     cached_binary: bool = False
     truncated: bool = False
+    pooled: bool = False  # the program reached the servers through the controller's sessions
+    tool_calls: list[ToolCall] = field(default_factory=list)
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
@@ -76,6 +94,7 @@ class RunResult:
         doc["duration_ms"] = round(self.duration_ms, 1)
         doc["build_ms"] = round(self.build_ms, 1)
         doc["run_ms"] = round(self.run_ms, 1)
+        doc["tool_calls"] = [c.as_json() for c in self.tool_calls]
         return doc
 
 

@@ -42,6 +42,7 @@ from gocode import tool_formats
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
 from gocode.errors import DiscoveryError, GocodeError
+from gocode.loopback import Loopback
 from gocode.runner import RunResult
 from gocode.toolset import ToolInfo
 from gocode.upstream import Upstream, UpstreamError
@@ -129,6 +130,8 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "cachedBinary": run.cached_binary,
             "truncated": run.truncated,
             "warnings": run.warnings,
+            "pooled": run.pooled,
+            "toolCalls": [c.as_json() for c in run.tool_calls],
         }
     }
     if run.ok:
@@ -190,6 +193,7 @@ class Toolbox:
         *,
         workspace: Workspace | None = None,
         prewarm: bool = True,
+        pooled: bool = True,
         progress: Progress | None = None,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
@@ -197,6 +201,8 @@ class Toolbox:
         self.settings = self.config.code_mode_for(model)
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
         self._prewarm = prewarm
+        self.pooled = pooled
+        self._loopback: Loopback | None = None
         self._progress = progress
         self._upstreams: dict[str, Upstream] = {}
         self._routes: dict[str, Route] = {}
@@ -232,6 +238,9 @@ class Toolbox:
             if failures:
                 raise DiscoveryError("\n\n".join(str(e) for _, e in sorted(failures.items())))
             self._rebuild()
+            if self.pooled:
+                self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None))
+                await self._loopback.start(self._tg)
             if self._prewarm and self.settings.enabled:
                 self._tg.start_soon(self._prewarm_now)
         except BaseException:
@@ -246,6 +255,8 @@ class Toolbox:
         stack, self._stack = self._stack, None
         if stack is not None:
             assert self._tg is not None
+            if self._loopback is not None:
+                await self._loopback.stop()
             self._stop_upstreams()
             await anyio.sleep(0)  # let sessions begin closing (stdin EOF) before their tasks are cancelled
             self._tg.cancel_scope.cancel()
@@ -319,8 +330,22 @@ class Toolbox:
     # --- calls --------------------------------------------------------------------------------
 
     async def execute(self, code: str, timeout: float | None = None) -> RunResult:
-        """Run Go code as ``execute_go_code`` does (also when code mode is off for the model)."""
-        return await self.code_mode.execute(code, timeout, progress=self._progress)
+        """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
+
+        Pooled (the default): the program reaches the servers through this toolbox's sessions
+        on the loopback endpoint, and the calls it makes are in ``RunResult.tool_calls``.
+        """
+        if self._loopback is None:
+            return await self.code_mode.execute(code, timeout, progress=self._progress)
+        run = self._loopback.open_run()
+        try:
+            specs = self._loopback.specs(run, self.code_mode.code_servers())
+            result = await self.code_mode.execute(code, timeout, progress=self._progress, specs=specs)
+        finally:
+            self._loopback.close_run(run)
+        result.pooled = True
+        result.tool_calls = list(run.calls)
+        return result
 
     async def call_mcp(
         self, name: str, arguments: dict[str, Any] | None

@@ -1,0 +1,188 @@
+"""The pooled-session endpoint: programs reach the controller's server sessions over loopback HTTP.
+
+A controller (``gocode serve``, the Python API, ``gocode exec``) keeps one long-lived session
+per server (:mod:`gocode.upstream`). Instead of starting the servers itself, a program gets,
+for every server, a streamable-HTTP spec pointing here — ``http://127.0.0.1:PORT/mcp`` with
+two headers: the run's bearer token and the server's name. The program still talks through
+real Go SDK sessions, but connects in milliseconds and never starts a server.
+
+Every run gets a fresh token, valid only while it runs; a request without a live token gets
+401. The calls a program makes are recorded per run (tool, duration, error) and returned with
+its result. The endpoint is stateless (no MCP sessions to keep) and answers in plain JSON,
+which is the cheapest exchange for the Go client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import secrets
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+import uvicorn
+from anyio.abc import TaskGroup
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from gocode.runner import ToolCall
+from gocode.toolset import LEGACY_PROTOCOL
+from gocode.upstream import Upstream, UpstreamError
+
+SERVER_HEADER = "X-Gocode-Server"
+RUN_KEY = "gocode.run"
+
+
+@dataclass
+class Run:
+    """A program's pass to the endpoint: its token, and the calls it made."""
+
+    token: str
+    calls: list[ToolCall] = field(default_factory=list)
+
+
+class _QuietServer(uvicorn.Server):
+    # The controller owns signals (Ctrl-C, SIGTERM); this server is stopped with should_exit.
+    def capture_signals(self) -> Any:
+        return contextlib.nullcontext()
+
+
+class Loopback:
+    """An MCP endpoint on 127.0.0.1 in front of the controller's upstream sessions."""
+
+    def __init__(self, upstreams: Mapping[str, Upstream], call_timeout: float) -> None:
+        self.upstreams = upstreams
+        self.call_timeout = call_timeout
+        self._runs: dict[str, Run] = {}
+        self._server: _QuietServer | None = None
+        self.url = ""
+        mcp_server: Server[Any] = Server(
+            "gocode-loopback", on_list_tools=self._list_tools, on_call_tool=self._call_tool
+        )
+        app = mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
+        self._app = _Guard(app, self)
+
+    async def start(self, tg: TaskGroup) -> None:
+        """Listen on a free loopback port and serve in ``tg`` until :meth:`stop`."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(256)
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        config = uvicorn.Config(
+            self._app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=1
+        )
+        self._server = _QuietServer(config)
+        self._stopped = anyio.Event()
+
+        async def serve() -> None:
+            try:
+                assert self._server is not None
+                await self._server.serve(sockets=[sock])
+            finally:
+                sock.close()
+                self._stopped.set()
+
+        tg.start_soon(serve)
+        while not self._server.started and not self._stopped.is_set():
+            await anyio.sleep(0.005)
+
+    async def stop(self) -> None:
+        """Stop serving (uvicorn checks every 0.1 s), waiting a little for a clean shutdown."""
+        if self._server is not None:
+            self._server.should_exit = True
+            with anyio.move_on_after(3):
+                await self._stopped.wait()
+
+    # --- runs ---------------------------------------------------------------------------------
+
+    def open_run(self) -> Run:
+        run = Run(secrets.token_urlsafe(24))
+        self._runs[run.token] = run
+        return run
+
+    def close_run(self, run: Run) -> None:
+        self._runs.pop(run.token, None)
+
+    def lookup(self, authorization: bytes) -> Run | None:
+        scheme, _, token = authorization.decode("latin-1").partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        run = self._runs.get(token)
+        # The dict lookup found it; compare again in constant time so timing reveals nothing.
+        return run if run is not None and hmac.compare_digest(run.token, token) else None
+
+    def specs(self, run: Run, servers: list[str]) -> dict[str, dict[str, Any]]:
+        """GOCODE_SERVERS for a program: every server through this endpoint, with the run's token."""
+        return {
+            name: {
+                "transport": "http",
+                "url": self.url,
+                "headers": {"Authorization": f"Bearer {run.token}", SERVER_HEADER: name},
+                "protocolVersion": LEGACY_PROTOCOL,
+                "connectTimeout": 10,
+            }
+            for name in servers
+        }
+
+    # --- MCP handlers -------------------------------------------------------------------------
+
+    def _target(self, ctx: ServerRequestContext[Any]) -> tuple[Upstream, Run]:
+        request = ctx.request
+        scope = getattr(request, "scope", {})
+        run = scope.get(RUN_KEY)
+        name = request.headers.get(SERVER_HEADER, "") if request is not None else ""
+        upstream = self.upstreams.get(name)
+        if upstream is None or run is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown server {name!r}")
+        return upstream, run
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        upstream, _ = self._target(ctx)
+        tools = [types.Tool.model_validate(t.definition or t.as_json()) for t in upstream.tools.tools]
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        upstream, run = self._target(ctx)
+        start = time.monotonic()
+        error: str | None = None
+        try:
+            result = await upstream.call(params.name, params.arguments, self.call_timeout)
+            if result.is_error:
+                error = "isError"
+            return result
+        except MCPError as exc:
+            error = str(exc)
+            raise
+        except UpstreamError as exc:
+            error = str(exc)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
+        finally:
+            run.calls.append(ToolCall(upstream.name, params.name, (time.monotonic() - start) * 1000, error))
+
+
+class _Guard:
+    """ASGI middleware: only requests carrying a live run's token get through."""
+
+    def __init__(self, app: Any, loopback: Loopback) -> None:
+        self.app, self.loopback = app, loopback
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            auth = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
+            run = self.loopback.lookup(auth)
+            if run is None:
+                await send({"type": "http.response.start", "status": 401, "headers": [(b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            scope[RUN_KEY] = run
+        await self.app(scope, receive, send)
