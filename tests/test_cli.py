@@ -55,7 +55,9 @@ def config_file(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", [[], ["list"], ["generate"], ["exec"], ["warmup"], ["demo"]])
+@pytest.mark.parametrize(
+    "command", [[], ["list"], ["generate"], ["exec"], ["serve"], ["smoke"], ["warmup"], ["demo"], ["demo-server"]]
+)
 def test_every_command_has_help(command):
     r = gocode(*command, "--help")
     assert r.returncode == 0 and "Usage:" in r.stdout, r.stderr
@@ -69,6 +71,13 @@ def test_exec_chains_two_tools(config_file, tmp_path):
     assert (r.returncode, r.stdout) == (0, "Paris: 18.5 celsius\n"), r.stderr
     r = gocode("exec", "-c", str(config_file), "-", stdin=CHAIN)
     assert (r.returncode, r.stdout) == (0, "Paris: 18.5 celsius\n"), r.stderr
+    # Direct mode: the program starts the server itself, as a standalone program does.
+    r = gocode("exec", "--direct", "--json", "-c", str(config_file), str(prog))
+    doc = json.loads(r.stdout)
+    assert (r.returncode, doc["output"], doc["pooled"], doc["tool_calls"]) == (0, "Paris: 18.5 celsius\n", False, [])
+    r = gocode("exec", "--json", "-c", str(config_file), str(prog))
+    doc = json.loads(r.stdout)
+    assert doc["pooled"] and [c["tool"] for c in doc["tool_calls"]] == ["get_city", "get_weather"]
 
 
 @pytest.mark.go

@@ -287,3 +287,56 @@ def test_examples_parse_and_name_real_api():
         compile(path.read_text(), str(path), "exec")
     assert "from gocode import Toolbox" in (ROOT / "examples" / "quickstart.py").read_text()
     assert Path(sys.executable).exists()
+
+
+@pytest_go
+def test_pooled_programs_use_the_toolbox_sessions(workspace):
+    """Programs reach the servers through the loopback endpoint: no server is started per run,
+    calls are recorded per run, and the endpoint refuses anyone without a live run token."""
+    import httpx2
+
+    fanout = """\
+g, ctx := errgroup.WithContext(ctx)
+var mu sync.Mutex
+total := 0.0
+for i := 0; i < 20; i++ {
+	g.Go(func() error {
+		w, err := getWeather(ctx, GetWeatherInput{City: "Oslo"})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		total += w.Temperature
+		mu.Unlock()
+		return nil
+	})
+}
+if err := g.Wait(); err != nil {
+	return err
+}
+fmt.Println(total)
+"""
+
+    async def go() -> None:
+        async with Toolbox(config(), "vision", workspace=workspace) as tools:
+            r = await tools.execute(fanout)
+            assert r.ok and r.output == "80\n", r.error_text()
+            assert r.pooled and len(r.tool_calls) == 20
+            assert {(c.server, c.tool, c.error) for c in r.tool_calls} == {("weather", "get_weather", None)}
+            bad = await tools.execute('_, err := getWeather(ctx, GetWeatherInput{City: "Atlantis"})\nreturn err')
+            assert not bad.ok and "unknown city" in bad.stderr and bad.tool_calls[0].error == "isError"
+            meta = (await tools.call(TOOL_NAME, {"code": WEATHER})).result.meta["io.gocode/run"]
+            assert meta["pooled"] and [c["tool"] for c in meta["toolCalls"]] == ["get_city", "get_weather"]
+
+            loopback = tools._loopback
+            assert loopback is not None
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+            headers = {"Accept": "application/json, text/event-stream", "X-Gocode-Server": "weather"}
+            async with httpx2.AsyncClient() as http:
+                assert (await http.post(loopback.url, json=body, headers=headers)).status_code == 401
+                run = loopback.open_run()
+                loopback.close_run(run)  # a finished run's token is dead
+                auth = {**headers, "Authorization": f"Bearer {run.token}"}
+                assert (await http.post(loopback.url, json=body, headers=auth)).status_code == 401
+
+    anyio.run(go)
