@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import os
 import sys
 import time
@@ -60,6 +61,8 @@ def handle_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except click.ClickException:
+            raise  # usage errors: click prints them and exits 2
         except GocodeError as exc:
             if os.environ.get("GOCODE_DEBUG"):
                 traceback.print_exc()
@@ -89,6 +92,26 @@ def _progress(msg: str) -> None:
 @click.version_option(package_name="gocode")
 def main() -> None:
     """Go code mode for LLM agents: MCP tools as typed Go functions behind one execute_go_code tool."""
+    _setup_logging()
+
+
+def _setup_logging() -> None:
+    """Library warnings (the MCP SDK's, e.g. a server printing non-JSON on stdout) as one line
+    on stderr; their tracebacks only with GOCODE_DEBUG=1."""
+    debug = bool(os.environ.get("GOCODE_DEBUG"))
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("gocode: %(name)s: %(message)s"))
+    if not debug:
+
+        def drop_traceback(record: logging.LogRecord) -> bool:
+            if record.exc_info and record.exc_info[1] is not None:
+                record.msg = f"{record.getMessage()}: {record.exc_info[1]}"
+                record.args = None
+            record.exc_info, record.exc_text = None, None
+            return True
+
+        handler.addFilter(drop_traceback)
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler], force=True)
 
 
 @main.command("list")
@@ -233,7 +256,10 @@ async def _exec(config: Config, model: str | None, code: str, timeout: float | N
 )
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (progress still goes to stderr).")
-@click.option("--timeout", type=float, help="Seconds per script (default: the model's codeMode.timeout).")
+@click.option(
+    "--timeout", type=float, help="Seconds per script, unless it sets its own (default: the model's codeMode.timeout)."
+)
+@click.option("--direct", is_flag=True, help="Run scripts as standalone programs that start the servers themselves.")
 @handle_errors
 def smoke(
     config_path: str | None,
@@ -242,6 +268,7 @@ def smoke(
     junit_path: str | None,
     as_json: bool,
     timeout: float | None,
+    direct: bool,
 ) -> None:
     """Check servers in Go code mode: connect, list tools, compile bindings, run scripts.
 
@@ -254,9 +281,16 @@ def smoke(
     config.code_mode_for(model)
     scripts = smoke_mod.find_scripts(Path(scripts_dir)) if scripts_dir else []
     if not config.mcp_servers and not scripts:
-        raise click.UsageError("nothing to check: the config has no mcpServers and no --scripts were given")
+        where = f"no *.go scripts in {scripts_dir}" if scripts_dir else "no --scripts"
+        raise click.UsageError(f"nothing to check: the config has no mcpServers and there are {where}")
     if scripts_dir and not scripts:
         _err(f"gocode: warning: no *.go scripts in {scripts_dir}")
+    if junit_path:  # find out now, not after every check has run
+        try:
+            Path(junit_path).parent.mkdir(parents=True, exist_ok=True)
+            Path(junit_path).write_text("", encoding="utf-8")
+        except OSError as exc:
+            raise click.UsageError(f"cannot write the JUnit report {junit_path}: {exc.strerror or exc}") from None
     ws = Workspace()
     ws.ensure(_progress)
     out = sys.stderr if as_json else sys.stdout
@@ -267,11 +301,18 @@ def smoke(
         took = f"{check.duration_ms:6.0f} ms" if check.status != "skipped" else " " * 9
         click.echo(f"  {label}  {where:<44} {took}  {check.message}".rstrip(), file=out)
 
-    report = asyncio.run(smoke_mod.run_smoke(config, model, scripts, workspace=ws, timeout=timeout, progress=show))
+    report = asyncio.run(
+        smoke_mod.run_smoke(config, model, scripts, workspace=ws, timeout=timeout, direct=direct, progress=show)
+    )
     if junit_path:
         junit.write(report, Path(junit_path))
+    summary = (
+        f"{report.count('passed')} passed, {report.count('failed')} failed, {report.count('skipped')} skipped "
+        f"in {report.duration_ms / 1000:.1f} s" + (f"; JUnit report: {junit_path}" if junit_path else "")
+    )
     if as_json:
         click.echo(json.dumps(report.as_json()))
+        _err(summary)
     else:
         failed = [c for c in report.checks if c.status == "failed"]
         for c in failed:
@@ -279,12 +320,9 @@ def smoke(
             click.echo(f"\n--- {title}: {c.message}")
             if c.details and c.details != c.message:
                 click.echo(c.details.rstrip())
-            if c.stderr.strip():
+            if c.stderr.strip() and c.stderr.strip() not in c.details:
                 click.echo("stderr:\n" + c.stderr.rstrip())
-        click.echo(
-            f"\n{report.count('passed')} passed, {report.count('failed')} failed, {report.count('skipped')} skipped "
-            f"in {report.duration_ms / 1000:.1f} s" + (f"; JUnit report: {junit_path}" if junit_path else "")
-        )
+        click.echo(f"\n{summary}")
     sys.exit(0 if report.ok else 1)
 
 

@@ -222,6 +222,7 @@ class CodeMode:
                 diagnostics=parse_diagnostics(build.output),
                 warnings=list(split.notes),
                 build_ms=build.duration_ms,
+                build_mode=build.mode,
                 duration_ms=(time.monotonic() - start) * 1000,
             )
         assert build.binary is not None
@@ -236,6 +237,7 @@ class CodeMode:
         )
         result.build_ms = build.duration_ms
         result.cached_binary = build.cached
+        result.build_mode = build.mode
         result.warnings = list(split.notes)
         result.duration_ms = (time.monotonic() - start) * 1000
         return result

@@ -70,6 +70,7 @@ class RunResult:
     build_ms: float = 0.0
     run_ms: float = 0.0
     cached_binary: bool = False
+    build_mode: str = ""  # "direct" (compiler and linker), "go build", or "cached"
     truncated: bool = False
     pooled: bool = False  # the program reached the servers through the controller's sessions
     tool_calls: list[ToolCall] = field(default_factory=list)

@@ -2,8 +2,9 @@
 
 Per server: **connect** (start it and complete the handshake), **list tools**, and **compile**
 (generate its bindings and build a program that references every function). Per script in
-``--scripts``: **run** it through the same path as ``execute_go_code`` and compare with the
-expectation written in the script. A check that cannot run because an earlier one failed is
+``--scripts``: **run** it through the same path as ``execute_go_code`` (a controller's pooled
+sessions to the servers that passed; ``--direct``: a standalone program that starts them) and
+compare with the expectation written in the script. A check that cannot run because an earlier one failed is
 skipped with the reason, so one broken server never hides another.
 
 Script expectations are comment lines at the top of the ``.go`` file (see
@@ -18,7 +19,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -28,15 +29,18 @@ import anyio
 from gocode.codemode import CodeMode
 from gocode.config import Config, ServerConfig
 from gocode.discovery import connect, describe_server, failure, list_all_tools, server_tools
+from gocode.errors import GocodeError
 from gocode.gotypes import build_package
 from gocode.modelcode import split_code
 from gocode.runner import RunResult
+from gocode.toolbox import Toolbox
 from gocode.toolset import ServerTools, ToolSet
 from gocode.workspace import Workspace
 
 Status = Literal["passed", "failed", "skipped"]
 PHASES = ("code", "compile", "runtime", "timeout")
 DIRECTIVE = re.compile(r"^//\s*(want|want-match|want-error|timeout)\s*:(.*)$")
+LOOKS_LIKE_DIRECTIVE = re.compile(r"^//\s*(want[\w-]*|time[\w-]*out)\s*:", re.IGNORECASE)
 
 
 @dataclass
@@ -132,6 +136,12 @@ def parse_script(path: Path, text: str) -> Script:
             continue
         m = DIRECTIVE.match(raw.lstrip().rstrip("\r"))  # trailing spaces of `want:` lines are output
         if not m:
+            if LOOKS_LIKE_DIRECTIVE.match(stripped):
+                # A misspelt expectation must not turn into "no expectation" and a false pass.
+                raise ScriptError(
+                    f"{path.name}:{n}: unknown directive {stripped.split(':')[0]!r} "
+                    "(known: want, want-match, want-error, timeout)"
+                )
             continue
         key, value = m.group(1), m.group(2).strip()
         if key == "want":
@@ -255,7 +265,8 @@ def _failed(group: str, name: str, start: float, text: str) -> Check:
     stderr = ""
     if "server stderr (last lines):\n" in rest:
         rest, _, stderr = rest.partition("server stderr (last lines):\n")
-    return Check(group, name, "failed", _ms(start), message=first, details=text, stderr=stderr)
+    details = first + ("\n" + rest.strip() if rest.strip() else "")
+    return Check(group, name, "failed", _ms(start), message=first, details=details, stderr=stderr)
 
 
 async def check_compile(workspace: Workspace, tools: ServerTools) -> Check:
@@ -298,6 +309,7 @@ async def run_smoke(
     *,
     workspace: Workspace,
     timeout: float | None = None,
+    direct: bool = False,
     progress: Progress | None = None,
 ) -> Report:
     """Every check, in order: servers (concurrently connected), their bindings, the scripts."""
@@ -323,22 +335,55 @@ async def run_smoke(
             add(Check(f"server {name}", "compile", "skipped", message="the server's tools could not be listed"))
         else:
             add(await check_compile(workspace, tools))
-    code_mode = CodeMode(config, model, workspace=workspace)
-    code_mode.use(listed)
     failed_servers = [n for n, (_, t) in zip(names, results, strict=True) if t is None]
-    for path in scripts:
-        add(await run_script(code_mode, path, timeout, failed_servers))
+    if scripts:
+        await _run_scripts(config, model, listed, scripts, workspace, timeout, failed_servers, direct, add)
     report.duration_ms = _ms(start)
     return report
 
 
-async def run_script(code_mode: CodeMode, path: Path, timeout: float | None, failed_servers: list[str]) -> Check:
+async def _run_scripts(
+    config: Config,
+    model: str | None,
+    listed: list[ServerTools],
+    scripts: list[Path],
+    workspace: Workspace,
+    timeout: float | None,
+    failed_servers: list[str],
+    direct: bool,
+    add: Callable[[Check], None],
+) -> None:
+    """Scripts run as execute_go_code runs them: through a controller's pooled sessions to the
+    servers that passed (or, with ``direct``, as standalone programs that start them)."""
+    if direct:
+        code_mode = CodeMode(config, model, workspace=workspace)
+        code_mode.use(listed)
+        for path in scripts:
+            add(await run_script(code_mode.execute, path, timeout, failed_servers))
+        return
+    ok_servers = {s.server: config.mcp_servers[s.server] for s in listed}
+    pooled_config = config.model_copy(update={"mcp_servers": ok_servers})
+    try:
+        async with Toolbox(pooled_config, model, workspace=workspace, prewarm=False) as box:
+            for path in scripts:
+                add(await run_script(box.execute, path, timeout, failed_servers))
+    except GocodeError as exc:  # a server that passed its checks failed when reconnecting
+        for path in scripts:
+            add(Check("script", path.name, "failed", message=f"the servers could not be reached: {exc}"))
+
+
+async def run_script(
+    execute: Callable[[str, float | None], Awaitable[RunResult]],
+    path: Path,
+    timeout: float | None,
+    failed_servers: list[str],
+) -> Check:
     group, start = "script", time.monotonic()
     try:
         script = parse_script(path, path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ScriptError) as exc:
         return Check(group, path.name, "failed", _ms(start), message=f"cannot read the script: {exc}")
-    result = await code_mode.execute(script.code, script.timeout or timeout)
+    result = await execute(script.code, script.timeout or timeout)
     ok, message, details = judge(script, result)
     if not ok and failed_servers and result.phase == "compile":
         message += f" (servers that failed: {', '.join(failed_servers)}; their tools are not available)"

@@ -128,6 +128,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "buildMs": round(run.build_ms, 1),
             "runMs": round(run.run_ms, 1),
             "cachedBinary": run.cached_binary,
+            "buildMode": run.build_mode,
             "truncated": run.truncated,
             "warnings": run.warnings,
             "pooled": run.pooled,

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 import uuid
@@ -36,6 +37,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gocode import golink
 from gocode.errors import ToolchainError
 from gocode.gotypes import Package
 from gocode.modelcode import STDLIB, SplitCode
@@ -43,8 +45,12 @@ from gocode.render import render_bindings, render_main, tools_import_path, write
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 
 MIN_GO = (1, 25)
+# Part of the workspace key: bump it when warm-up must do more (2: the whole std for direct builds).
+WORKSPACE_LAYOUT = "2"
 BUILD_FLAGS = ("-trimpath", "-ldflags=-s -w", "-buildvcs=false")
 MAX_CACHED_BINARIES = 64
+# GOCODE_BUILD=go turns the direct compile-and-link path off (every build uses `go build`).
+DIRECT_BUILDS = os.environ.get("GOCODE_BUILD", "direct") != "go"
 INSTALL_HINT = "install Go 1.25 or newer from https://go.dev/dl/ and make sure `go` is on PATH (or set GOCODE_GO)"
 
 Progress = Callable[[str], None]
@@ -105,18 +111,23 @@ class BuildResult:
     output: str  # the compiler's messages, with the package header line removed
     duration_ms: float
     cached: bool = False
+    mode: str = "go build"  # how it was built: "direct" (compile + link), "go build", or "cached"
 
 
 class Workspace:
     """A module workspace for one toolchain; see the module doc. Share one per process."""
 
-    def __init__(self, toolchain: Toolchain | None = None, root: Path | None = None) -> None:
+    def __init__(
+        self, toolchain: Toolchain | None = None, root: Path | None = None, *, direct: bool | None = None
+    ) -> None:
+        self.direct_builds = DIRECT_BUILDS if direct is None else direct
         self.toolchain = toolchain or find_toolchain()
         self.cache = root or cache_dir()
         rt_files = rt_sources()
         key = hashlib.sha256(
             "\0".join(
                 [
+                    WORKSPACE_LAYOUT,
                     self.toolchain.version,
                     go_mod_template(),
                     go_sum_template(),
@@ -127,6 +138,9 @@ class Workspace:
         self.dir = self.cache / f"ws-{key}"
         self._rt_files = rt_files
         self._bindings: dict[str, str] = {}  # import path -> sha256 of its source
+        self._direct: dict[str, golink.DirectConfig | None] = {}  # import path -> its direct-build config
+        self._direct_locks: dict[str, asyncio.Lock] = {}
+        self._gotooldir: Path | None = None
 
     # --- environment -------------------------------------------------------------------------
 
@@ -178,15 +192,21 @@ class Workspace:
             seed = self.dir / "seed"
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())
-            say(f"[1/2] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
+            say(f"[1/3] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
             self._run_go(
                 ["mod", "download", "github.com/modelcontextprotocol/go-sdk"], offline=False, what="downloading modules"
             )
-            say("[2/2] compiling the Go SDK and the standard library (first time: a minute or two) …")
+            say("[2/3] compiling the Go SDK and the standard library (first time: a minute or two) …")
             self._run_go(
                 ["build", *BUILD_FLAGS, "-o", str(seed / "prog"), "./seed"], offline=False, what="pre-building"
             )
             (seed / "prog").unlink(missing_ok=True)
+            say(
+                "[3/3] compiling the rest of the standard library, for direct builds (first time: about half a minute) …"
+            )
+            self._run_go(
+                ["list", "-export", "-deps", "-f", "{{.ImportPath}}", "std"], offline=True, what="pre-building std"
+            )
             for sub in ("tools", "runs", "bin"):
                 (self.dir / sub).mkdir(exist_ok=True)
             (self.dir / ".ready").write_text(self.toolchain.version + "\n")
@@ -226,7 +246,12 @@ class Workspace:
         return path, self._bindings[path]
 
     async def build(self, pkg: Package, code: SplitCode, filename: str = "model.go") -> BuildResult:
-        """Compile one program; identical source on the same tool set reuses the last binary."""
+        """Compile one program; identical source on the same tool set reuses the last binary.
+
+        The compiler and linker are invoked directly when the tool set's importcfg is ready
+        (see :mod:`gocode.golink`); any failure there is retried with ``go build``, whose
+        result and messages are then the answer.
+        """
         start = time.monotonic()
         _, bindings_hash = self.ensure_bindings(pkg)
         main_src = render_main(pkg, code, filename)
@@ -236,33 +261,90 @@ class Workspace:
         if cached.is_file():
             with contextlib.suppress(OSError):
                 os.utime(cached)
-            return BuildResult(True, cached, "", (time.monotonic() - start) * 1000, cached=True)
+            return BuildResult(True, cached, "", (time.monotonic() - start) * 1000, cached=True, mode="cached")
         run_id = uuid.uuid4().hex[:12]
         run_dir = self.dir / "runs" / f"r{run_id}"
         run_dir.mkdir(parents=True)
         try:
             write_file(run_dir / "main.go", main_src)
             out_path = run_dir / "prog"
-            proc = await asyncio.create_subprocess_exec(
-                self.toolchain.go, "build", *BUILD_FLAGS, "-o", str(out_path), f"./runs/r{run_id}",
-                cwd=self.dir, env=self.go_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
-            try:
-                stdout, _ = await proc.communicate()
-            except asyncio.CancelledError:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)  # a cancelled call must not leave compilers running
-                await proc.wait()
-                raise
-            text = _clean_build_output(stdout.decode("utf-8", "replace"), run_id)
-            if proc.returncode != 0:
-                return BuildResult(False, None, text, (time.monotonic() - start) * 1000)
+            mode = "direct"
+            direct = await self.direct_config(pkg) if self.direct_builds else None
+            ok = False
+            if direct is not None:
+                ok, messages = await golink.build(direct, run_dir, out_path, self.go_env())
+                if not ok and "model.go:" not in messages:
+                    # Not the model's code: the build cache may have been trimmed; list again next time.
+                    self.forget_direct(pkg)
+            text = ""
+            if not ok:
+                mode = "go build"
+                argv = [self.toolchain.go, "build", *BUILD_FLAGS, "-o", str(out_path), f"./runs/r{run_id}"]
+                code, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
+                text = _clean_build_output(text, run_id)
+                if code != 0:
+                    return BuildResult(False, None, text, (time.monotonic() - start) * 1000, mode=mode)
             out_path.replace(cached)
             self._prune_binaries()
-            return BuildResult(True, cached, text, (time.monotonic() - start) * 1000)
+            return BuildResult(True, cached, text, (time.monotonic() - start) * 1000, mode=mode)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+
+    async def direct_config(self, pkg: Package) -> golink.DirectConfig | None:
+        """The importcfg of a tool set (computed once: ``go list -export``), or None if unavailable."""
+        path = tools_import_path(pkg)
+        if path in self._direct:
+            return self._direct[path]
+        lock = self._direct_locks.setdefault(path, asyncio.Lock())
+        async with lock:
+            if path not in self._direct:
+                self._direct[path] = await self._compute_direct(path)
+        return self._direct[path]
+
+    async def _compute_direct(self, tools_path: str) -> golink.DirectConfig | None:
+        # Kept on disk next to the bindings, so one-shot processes (gocode exec) reuse it too.
+        saved = self.dir / tools_path.removeprefix("gocodews/") / "direct.json"
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            doc = json.loads(saved.read_text())
+            cfg = golink.DirectConfig(
+                Path(doc["compile"]), Path(doc["link"]), Path(doc["importcfg"]), doc["lang"], doc["godebug"]
+            )
+            if cfg.importcfg.is_file():
+                return cfg
+        cfg = await self._list_direct(tools_path)
+        if cfg is not None:
+            doc = {k: str(v) for k, v in dataclasses.asdict(cfg).items()}
+            write_file(saved, json.dumps(doc))
+        return cfg
+
+    def forget_direct(self, pkg: Package) -> None:
+        """Drop a tool set's direct-build config (after it failed), so the next build lists again."""
+        path = tools_import_path(pkg)
+        self._direct.pop(path, None)
+        (self.dir / path.removeprefix("gocodews/") / "direct.json").unlink(missing_ok=True)
+
+    async def _list_direct(self, tools_path: str) -> golink.DirectConfig | None:
+        fmt = "{{.ImportPath}}\t{{.Export}}\t{{.DefaultGODEBUG}}"
+        patterns = ["std", "./rt", "./seed", "./" + tools_path.removeprefix("gocodews/")]
+        argv = [self.toolchain.go, "list", "-export", "-deps", "-f", fmt, *patterns]
+        code, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
+        if code != 0:
+            return None  # e.g. bindings that do not compile: go build reports it properly
+        exports, godebug = golink.parse_exports(text)
+        cfg_path = self.dir / tools_path.removeprefix("gocodews/") / "importcfg"
+        write_file(cfg_path, golink.importcfg_text(exports))
+        tooldir = await self._tooldir()
+        if tooldir is None:
+            return None
+        lang = golink.module_lang(go_mod_template())
+        return golink.DirectConfig(tooldir / "compile", tooldir / "link", cfg_path, lang, godebug)
+
+    async def _tooldir(self) -> Path | None:
+        if self._gotooldir is None:
+            code, text = await golink.run([self.toolchain.go, "env", "GOTOOLDIR"], cwd=self.dir, env=self.go_env())
+            d = Path(text.strip())
+            self._gotooldir = d if code == 0 and (d / "compile").is_file() and (d / "link").is_file() else Path()
+        return self._gotooldir if self._gotooldir != Path() else None
 
     def _prune_binaries(self) -> None:
         bins = sorted((self.dir / "bin").iterdir(), key=lambda p: p.stat().st_mtime if p.exists() else 0)

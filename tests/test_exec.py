@@ -182,3 +182,33 @@ def test_same_code_reuses_the_binary(demo_cm):
 def test_whole_program_with_main(demo_cm):
     r = run(demo_cm, 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("from main")\n}\n')
     assert r.ok and r.output == "from main\n", r.error_text()
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'fmt.Println(strings.ToUpper("same"))\n',
+        "x := 1\n",  # a compile error in the model's code
+        'import "github.com/nowhere/pkg"\npkg.Do()\n',  # a package outside the module
+        'var b bytes.Buffer\nb.WriteString("ok")\nreturn errors.New(b.String())\n',
+    ],
+)
+def test_direct_and_go_build_give_the_same_answers(workspace, demo_cm, code):
+    """The direct compile-and-link path and `go build` agree on output and on every message."""
+    from gocode.modelcode import split_code
+    from gocode.workspace import Workspace
+
+    direct = Workspace(workspace.toolchain, workspace.cache, direct=True)
+    gobuild = Workspace(workspace.toolchain, workspace.cache, direct=False)
+    tag = f"// {uuid.uuid4().hex}\n"  # a fresh binary each time, never the cached one
+    results = []
+    for ws in (direct, gobuild):
+        cm = CodeMode(demo_cm.config, workspace=ws)
+        cm.use(demo_cm.discovery.servers)
+        results.append(run(cm, tag + code))
+        tag = f"// {uuid.uuid4().hex}\n"
+    a, b = results
+    assert (a.ok, a.phase, a.output, a.stderr, a.exit_code) == (b.ok, b.phase, b.output, b.stderr, b.exit_code)
+    assert b.build_mode == "go build"
+    assert a.build_mode == ("direct" if a.phase != "compile" else "go build")
+    asyncio.run(direct.build(cm.package, split_code("")))  # and the direct path keeps working after a failure

@@ -47,6 +47,9 @@ def test_parse_expectations():
         ("// timeout: soon\n", "must be a number"),
         ("// timeout: -1\n", "must be positive"),
         ("// want: x\n// want-error: runtime\n", "cannot be combined"),
+        ("// wantt: 3\n", "unknown directive '// wantt'"),
+        ("// want-regex: ^3$\n", "unknown directive '// want-regex'"),
+        ("// Timeout: 3\n", "unknown directive"),
     ],
 )
 def test_parse_rejects_bad_expectations(text, message):
@@ -150,6 +153,9 @@ def test_good_servers_pass(tmp_path):
     }
     assert sum(s.tests for s in xml) == 4 and sum(s.failures for s in xml) == 0
     assert "ok    script ok.go" in stderr  # progress lines go to stderr with --json
+    # The same scripts as standalone programs that start the server themselves.
+    code, doc, _, stderr = smoke(tmp_path, {"weather": demo_stdio()}, {"ok.go": WEATHER_OK}, "--direct")
+    assert code == 0 and statuses(doc)[("script", "ok.go")] == "passed", stderr
 
 
 @pytest.mark.go
@@ -228,6 +234,7 @@ def test_human_summary_shows_the_diff(tmp_path):
     [
         ({"config": "mcpServers:\n  x: {comand: y}\n"}, "unknown key"),
         ({"config": "mcpServers: {}\n"}, "nothing to check"),
+        ({"args": ["--junit", "/proc/no/such/dir/r.xml"]}, "cannot write the JUnit report"),
         ({"env": {"GOCODE_GO": "/nonexistent/go"}}, "toolchain error: cannot run /nonexistent/go"),
     ],
 )
@@ -235,11 +242,12 @@ def test_smoke_that_cannot_run_exits_2(tmp_path, setup, message):
     config = tmp_path / "gocode.yaml"
     config.write_text(setup.get("config", yaml.safe_dump({"mcpServers": {"weather": demo_stdio()}})))
     proc = subprocess.run(
-        [GOCODE, "smoke", "-c", str(config)],
+        [GOCODE, "smoke", "-c", str(config), *setup.get("args", [])],
         capture_output=True, text=True, timeout=120, env={**os.environ, **setup.get("env", {})},
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
-    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert "passed" not in proc.stdout  # refused before running any check
 
 
 def test_example_workflow_runs_smoke_and_uploads_the_report():
