@@ -20,12 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import click
 
 from gocode import junit
 from gocode import server as server_mod
 from gocode import smoke as smoke_mod
-from gocode.codemode import CodeMode
+from gocode.codemode import CodeMode, split_tools
 from gocode.config import Config, load_config, parse_config
 from gocode.discovery import discover
 from gocode.errors import GocodeError
@@ -125,6 +126,8 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
     settings = config.code_mode_for(model)
     result = asyncio.run(discover(config))
     excluded = set(settings.excluded_tools)
+    for w in split_tools(result.servers, excluded, settings.enabled).warnings:
+        _err(f"gocode: warning: {w}")
     doc: dict[str, Any] = {"model": model, "codeMode": settings.enabled, "servers": []}
     for s in result.servers:
         tools = [
@@ -384,12 +387,17 @@ def serve(
 async def _serve(config: Config, model: str | None, sock: Any, host: str, token: str | None, prewarm: bool) -> None:
     async with Toolbox(config, model, prewarm=prewarm, progress=_progress) as box:
         tool_server = server_mod.ToolServer(box)
+        for w in box.code_mode.view.warnings:
+            _err(f"gocode: warning: {w}")
         names = [t.name for t in box.tools()]
         who = f"model {model!r}" if model else "the default model"
-        _progress(f"{len(names)} tools for {who}: {', '.join(names) or '(none)'}")
+        _progress(f"{len(names)} tool{'s' if len(names) != 1 else ''} for {who}: {', '.join(names) or '(none)'}")
         if sock is None:
             _progress("serving MCP on stdio")
-            await tool_server.run_stdio()
+            try:
+                await tool_server.run_stdio()
+            except* (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the client went away mid-answer: nothing left to serve
         else:
             addr = sock.getsockname()
             shown = f"[{addr[0]}]" if ":" in addr[0] else addr[0]

@@ -13,6 +13,7 @@ and every run has its own directory and process.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import os
 import time
@@ -90,20 +91,35 @@ class ToolView:
     code_tools: ToolSet
     excluded: tuple[ToolInfo, ...]
     protocols: dict[str, str]
+    warnings: tuple[str, ...] = ()
 
 
 def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled: bool) -> ToolView:
-    """Sort tools into code mode and regular tools for a model (pure)."""
+    """Sort tools into code mode and regular tools for a model (pure).
+
+    An ``excludedTools`` entry that names no tool is a warning (with the closest names): a
+    typo would otherwise silently leave the tool in code mode.
+    """
     code, regular = [], []
+    used: set[str] = set()
     for s in discovered:
         keep = []
         for t in s.tools:
-            if not enabled or t.name in excluded_names or f"{s.server}.{t.name}" in excluded_names:
+            names = {t.name, f"{s.server}.{t.name}"}
+            if not enabled or names & excluded_names:
                 regular.append(t)
+                used |= names & excluded_names
             else:
                 keep.append(t)
         code.append(ServerTools(s.server, tuple(keep), s.protocol_version, s.server_info))
-    return ToolView(ToolSet(tuple(code)), tuple(regular), {s.server: s.protocol_version for s in discovered})
+    known = [n for s in discovered for t in s.tools for n in (t.name, f"{s.server}.{t.name}")]
+    warnings = []
+    for name in sorted(excluded_names - used):
+        close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        warnings.append(f"excludedTools entry {name!r} matches no tool{hint}")
+    protocols = {s.server: s.protocol_version for s in discovered}
+    return ToolView(ToolSet(tuple(code)), tuple(regular), protocols, tuple(warnings))
 
 
 class CodeMode:

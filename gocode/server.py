@@ -86,13 +86,18 @@ class ToolServer:
     ) -> types.CallToolResult:
         self._remember(ctx)
         gone = _disconnect_event(ctx)
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            # A passed-through tool's progress goes on to our client (a no-op unless it asked).
+            await ctx.session.report_progress(value, total, message)
+
         result: types.CallToolResult | None = None
         try:
             async with anyio.create_task_group() as tg:
 
                 async def call() -> None:
                     nonlocal result
-                    result, _ = await self.toolbox.call_mcp(params.name, params.arguments)
+                    result, _ = await self.toolbox.call_mcp(params.name, params.arguments, progress)
                     tg.cancel_scope.cancel()
 
                 async def hang_up() -> None:
@@ -144,7 +149,7 @@ class HttpGuard:
 
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
+        self.expected = token.encode() if token else None
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -152,7 +157,8 @@ class HttpGuard:
             return
         if self.expected is not None:
             given = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, credentials = given.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(credentials.strip(), self.expected):
                 await _unauthorized(send)
                 return
         gone = anyio.Event()

@@ -14,8 +14,10 @@ Definitions (``FORMATS``):
 only schemas whose every property is required, which MCP servers rarely write.
 
 Results: :func:`result_text` flattens a ``CallToolResult`` for APIs whose tool results are
-text (non-text parts are described, not dropped silently); :func:`anthropic_tool_result`
-keeps images as image blocks, which the Messages API accepts in a ``tool_result``.
+text — Chat Completions, Gemini — describing non-text parts as ``[image image/png, 4033
+bytes]`` (the Go runtime's notation) rather than dropping them; :func:`anthropic_tool_result`
+and :func:`openai_responses_output` keep images as images, which those APIs accept in a tool
+result.
 """
 
 from __future__ import annotations
@@ -100,16 +102,17 @@ def describe_part(part: types.ContentBlock) -> str:
     """A content block as text: text as is, anything else as a short bracketed note."""
     if isinstance(part, types.TextContent):
         return part.text
+    # The same notes as the Go runtime's (go_templates/rt), so a model sees one convention.
     if isinstance(part, types.ImageContent | types.AudioContent):
         kind = "image" if isinstance(part, types.ImageContent) else "audio"
-        return f"[{kind}: {part.mime_type}, {_decoded_size(part.data)} bytes]"
+        return f"[{kind} {part.mime_type}, {_decoded_size(part.data)} bytes]"
     if isinstance(part, types.EmbeddedResource):
         res = part.resource
         if isinstance(res, types.TextResourceContents):
-            return f"[resource {res.uri}]\n{res.text}"
-        return f"[resource {res.uri}: {res.mime_type or 'binary'}]"
+            return res.text
+        return f"[resource {res.uri}, {_decoded_size(getattr(res, 'blob', ''))} bytes]"
     if isinstance(part, types.ResourceLink):
-        return f"[resource link {part.uri}" + (f": {part.name}" if part.name else "") + "]"
+        return f"[resource link {part.name} {part.uri}]"
     return f"[{getattr(part, 'type', 'content')}]"
 
 
@@ -127,8 +130,16 @@ def openai_tool_message(result: types.CallToolResult, tool_call_id: str) -> dict
 
 
 def openai_responses_output(result: types.CallToolResult, call_id: str) -> dict[str, Any]:
-    """A Responses API ``function_call_output`` input item."""
-    return {"type": "function_call_output", "call_id": call_id, "output": result_text(result)}
+    """A Responses API ``function_call_output`` input item; images go as ``input_image`` parts."""
+    if not any(isinstance(p, types.ImageContent) for p in result.content):
+        return {"type": "function_call_output", "call_id": call_id, "output": result_text(result)}
+    parts: list[dict[str, Any]] = []
+    for part in result.content:
+        if isinstance(part, types.ImageContent):
+            parts.append({"type": "input_image", "image_url": f"data:{part.mime_type};base64,{part.data}"})
+        else:
+            parts.append({"type": "input_text", "text": describe_part(part)})
+    return {"type": "function_call_output", "call_id": call_id, "output": parts}
 
 
 def anthropic_tool_result(result: types.CallToolResult, tool_use_id: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ import anyio
 import anyio.from_thread
 import mcp_types as types
 from anyio.abc import TaskGroup
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode import tool_formats
@@ -349,7 +350,7 @@ class Toolbox:
         return result
 
     async def call_mcp(
-        self, name: str, arguments: dict[str, Any] | None
+        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
     ) -> tuple[types.CallToolResult, RunResult | None]:
         """Dispatch one call: the MCP result (and the run, for Go code).
 
@@ -365,7 +366,7 @@ class Toolbox:
             return run_to_result(run), run
         try:
             return await self._upstreams[route.tool.server].call(
-                route.tool.name, arguments, self.settings.clamp_timeout(None)
+                route.tool.name, arguments, self.settings.clamp_timeout(None), progress
             ), None
         except UpstreamError as exc:
             return error_result(str(exc)), None

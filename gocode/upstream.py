@@ -23,7 +23,9 @@ import anyio
 import mcp_types as types
 from anyio.abc import TaskGroup
 from mcp import Client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 
 from gocode.config import ServerConfig
 from gocode.discovery import _leaves, connect, describe_server, failure, list_all_tools, server_tools
@@ -129,8 +131,17 @@ class Upstream:
             self._tools = new
             await self._on_change(self.name)
 
-    async def call(self, tool: str, arguments: dict[str, Any] | None, timeout: float) -> types.CallToolResult:
-        """Call a tool as it is; the server's protocol errors are raised as :class:`MCPError`."""
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        timeout: float,
+        progress: ProgressFnT | None = None,
+    ) -> types.CallToolResult:
+        """Call a tool as it is; the server's protocol errors are raised as :class:`MCPError`.
+
+        ``progress`` receives the server's progress notifications for this call.
+        """
         if self._client is None:
             try:
                 await self.start()
@@ -140,15 +151,21 @@ class Upstream:
         assert client is not None
         try:
             with anyio.fail_after(timeout):
-                return await client.call_tool(tool, arguments)
-        except MCPError:
-            raise
+                return await client.call_tool(tool, arguments, progress_callback=progress)
+        except MCPError as exc:
+            if not _closed(exc):
+                raise
+            self.stop()  # the server went away: the next call starts a new session
+            raise UpstreamError(
+                f"{describe_server(self.name, self.server)}: the connection closed during {tool!r} "
+                "(the server exited?); it is reconnected on the next call"
+            ) from None
         except TimeoutError:
             raise UpstreamError(
                 f"{describe_server(self.name, self.server)}: tool {tool!r} did not answer within {timeout:g} s"
             ) from None
         except (Exception, BaseExceptionGroup) as exc:
-            if all(isinstance(e, MCPError) for e in _leaves(exc)):
+            if all(isinstance(e, MCPError) and not _closed(e) for e in _leaves(exc)):
                 raise next(iter(_leaves(exc))) from None
             self.stop()  # the session is unusable; the next call reconnects
             raise UpstreamError(f"{describe_server(self.name, self.server)}: calling {tool!r} failed: {exc}") from None
@@ -157,6 +174,11 @@ class Upstream:
         """Close the session (in its own task); the next call opens a new one."""
         self._client = None
         self._stop.set()
+
+
+def _closed(exc: BaseException) -> bool:
+    """The connection closing (our side noticed), as opposed to an error the server sent."""
+    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and exc.message == "Connection closed"
 
 
 def _advertises_list_changed(client: Client) -> bool:

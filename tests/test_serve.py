@@ -156,6 +156,16 @@ def test_stdio_code_mode_off_passes_everything_through(config_file):
             assert r.is_error and "unknown city" in text_of(r)
             with pytest.raises(Exception, match="unknown tool 'execute_go_code'"):
                 await c.call_tool("execute_go_code", {"code": WEATHER})
+            # Progress notifications of a passed-through tool reach the client.
+            seen: list[float] = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                seen.append(progress)
+
+            r = await c.call_tool(
+                "trigger-long-running-operation", {"duration": 1, "steps": 2}, progress_callback=on_progress
+            )
+            assert not r.is_error and seen == [1.0, 2.0], (text_of(r), seen)
 
     anyio.run(go)
 
@@ -223,6 +233,14 @@ def test_http_wrong_token_is_refused(http_url, token):
 
     with pytest.raises(BaseException):  # noqa: B017 - the client reports the 401 in its own way
         anyio.run(go)
+
+
+def test_http_bearer_scheme_is_case_insensitive(http_url):
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for scheme in ("bearer", "BEARER", "Bearer"):
+        r = httpx2.post(http_url, headers={**headers, "Authorization": f"{scheme} {TOKEN}"}, json=body, timeout=10)
+        assert r.status_code != 401, scheme
 
 
 def test_http_parallel_calls_are_isolated(http_url):

@@ -120,7 +120,7 @@ def test_result_conversions_keep_images_for_anthropic():
             types.ImageContent(type="image", data=PNG, mime_type="image/png"),
         ]
     )
-    assert result_text(result) == "here:\n[image: image/png, 9 bytes]"
+    assert result_text(result) == "here:\n[image image/png, 9 bytes]"
     block = anthropic_tool_result(result, "tu_1")
     assert block["tool_use_id"] == "tu_1" and "is_error" not in block
     assert block["content"][1] == {
@@ -130,7 +130,7 @@ def test_result_conversions_keep_images_for_anthropic():
     assert openai_tool_message(result, "call_1") == {
         "role": "tool",
         "tool_call_id": "call_1",
-        "content": "here:\n[image: image/png, 9 bytes]",
+        "content": "here:\n[image image/png, 9 bytes]",
     }
     err = types.CallToolResult(content=[types.TextContent(type="text", text="nope")], is_error=True)
     assert anthropic_tool_result(err, "x")["is_error"] is True
@@ -234,7 +234,7 @@ def test_sync_toolbox(workspace):
         assert [t["function"]["name"] for t in tools.definitions("openai")] == [TOOL_NAME, "get-tiny-image"]
         r = tools.call(TOOL_NAME, {"code": WEATHER})
         assert r.text == "Paris: 18.5°C, sunny\n"
-        assert "[image: image/png" in tools.call("get-tiny-image").text
+        assert "[image image/png" in tools.call("get-tiny-image").text
 
 
 @pytest_go
@@ -278,7 +278,7 @@ def test_example_agent_loop_with_a_scripted_model(workspace):
     answer = anyio.run(go)
     assert answer == "It is 18.5°C and sunny in Paris."
     assert seen[1][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "Paris: 18.5°C, sunny\n"}
-    assert seen[2][-1]["tool_call_id"] == "call_2" and "[image: image/png" in seen[2][-1]["content"]
+    assert seen[2][-1]["tool_call_id"] == "call_2" and "[image image/png" in seen[2][-1]["content"]
 
 
 def test_examples_parse_and_name_real_api():
@@ -338,5 +338,53 @@ fmt.Println(total)
                 loopback.close_run(run)  # a finished run's token is dead
                 auth = {**headers, "Authorization": f"Bearer {run.token}"}
                 assert (await http.post(loopback.url, json=body, headers=auth)).status_code == 401
+
+    anyio.run(go)
+
+
+def test_unmatched_exclusions_are_warnings_with_suggestions():
+    from gocode.codemode import split_tools
+    from gocode.toolset import ServerTools
+
+    servers = [ServerTools("everything", (ToolInfo("everything", "get-tiny-image"), ToolInfo("everything", "echo")))]
+    view = split_tools(servers, {"get_tiny_image", "everything.echo", "nothing-like-it"}, True)
+    assert [t.name for t in view.excluded] == ["echo"]
+    assert view.warnings == (
+        "excludedTools entry 'get_tiny_image' matches no tool (did you mean 'get-tiny-image' or 'everything.get-tiny-image'?)",
+        "excludedTools entry 'nothing-like-it' matches no tool",
+    )
+
+
+@pytest_go
+def test_a_server_that_dies_is_reconnected(workspace):
+    """Kill the upstream server under a running toolbox: the next calls start a new session."""
+    import os
+    import signal
+    import uuid
+
+    from tests.conftest import processes_with_env
+
+    marker = uuid.uuid4().hex
+    server = {**demo_stdio(), "env": {"GOCODE_TEST_SERVER": marker}}
+    cfg = config_from({"weather": server}, defaults={"codeMode": {"excludedTools": ["get_city"]}})
+
+    async def go() -> None:
+        async with Toolbox(cfg, workspace=workspace) as tools:
+            assert (await tools.call("get_city")).result.structured_content == {"city": "Paris"}
+            (victim,) = processes_with_env(marker)
+            os.kill(int(victim.split(":")[0]), signal.SIGKILL)
+            await anyio.sleep(0.5)
+            answers = [await tools.call("get_city") for _ in range(2)]
+            assert answers[-1].result.structured_content == {"city": "Paris"}, [a.text for a in answers]
+            if answers[0].is_error:
+                assert "reconnected on the next call" in answers[0].text
+            # Code mode goes through the same (new) session.
+            r = await tools.call(
+                TOOL_NAME,
+                {
+                    "code": 'w, err := getWeather(ctx, GetWeatherInput{City: "Oslo"})\nif err != nil {\n\treturn err\n}\nfmt.Println(w.Temperature)'
+                },
+            )
+            assert r.text == "4\n", r.text
 
     anyio.run(go)
