@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test lint setup smoke clean
+.PHONY: demo test lint setup smoke bench clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,9 @@ lint: $(BIN)/gocode
 test: setup lint
 	$(BIN)/pytest -q -p no:cacheprovider
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml
+
+bench: setup
+	$(BIN)/python bench/run.py
 
 smoke: setup
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml
