@@ -38,8 +38,8 @@ demo: $(BIN)/gocode
 	$(BIN)/gocode demo
 
 lint: $(BIN)/gocode
-	$(BIN)/ruff check gocode tests examples
-	$(BIN)/ruff format --check gocode tests examples
+	$(BIN)/ruff check gocode tests examples bench
+	$(BIN)/ruff format --check gocode tests examples bench
 
 test: setup lint
 	$(BIN)/pytest -q -p no:cacheprovider
