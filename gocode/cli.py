@@ -367,6 +367,8 @@ def serve(
     """Serve execute_go_code and the model's excluded tools as an MCP server (stdio or streamable HTTP)."""
     config = load_config(config_path)
     config.code_mode_for(model)  # an unknown model ref fails before anything starts
+    if not config.mcp_servers:
+        _err(f"gocode: warning: {config.source} configures no mcpServers: execute_go_code will have no tools")
     sock = None
     if transport == "http":
         try:

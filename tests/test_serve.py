@@ -338,19 +338,23 @@ def test_http_disconnect_stops_program(http_url, tmp_path):
 # --- tool list changes ------------------------------------------------------------------------
 
 
-def test_upstream_tool_list_change_reaches_the_client(tmp_path):
-    """A server adds a tool: gocode regenerates the declarations and tells its clients."""
-    state = tmp_path / "state.json"
+def dynamic_config(tmp_path: Path) -> Path:
+    """A config with the test server whose tool list changes, its `add_tool` passed through."""
     server = {
         "command": sys.executable,
         "args": ["-m", "tests.servers.dynamic_server"],
         "cwd": str(ROOT),
-        "env": {"DYNAMIC_STATE": str(state)},
+        "env": {"DYNAMIC_STATE": str(tmp_path / "state.json")},
     }
     config = tmp_path / "gocode.yaml"
-    config.write_text(
-        yaml.safe_dump({"mcpServers": {"dyn": server}, "defaults": {"codeMode": {"excludedTools": ["add_tool"]}}})
-    )
+    doc = {"mcpServers": {"dyn": server}, "defaults": {"codeMode": {"excludedTools": ["add_tool"]}}}
+    config.write_text(yaml.safe_dump(doc))
+    return config
+
+
+def test_upstream_tool_list_change_reaches_the_client(tmp_path):
+    """A server adds a tool: gocode regenerates the declarations and tells its clients."""
+    config = dynamic_config(tmp_path)
     changed = anyio.Event()
 
     async def on_message(message: object) -> None:
@@ -378,17 +382,7 @@ def test_upstream_tool_list_change_reaches_the_client(tmp_path):
 
 def test_tool_list_change_reaches_a_2026_client(tmp_path):
     """A 2026-07-28 client hears about the change on its subscriptions/listen stream."""
-    state = tmp_path / "state.json"
-    server = {
-        "command": sys.executable,
-        "args": ["-m", "tests.servers.dynamic_server"],
-        "cwd": str(ROOT),
-        "env": {"DYNAMIC_STATE": str(state)},
-    }
-    config = tmp_path / "gocode.yaml"
-    config.write_text(
-        yaml.safe_dump({"mcpServers": {"dyn": server}, "defaults": {"codeMode": {"excludedTools": ["add_tool"]}}})
-    )
+    config = dynamic_config(tmp_path)
 
     async def go() -> None:
         async with Client(stdio_client(stdio_params(config)), mode="2026-07-28") as c:
