@@ -28,6 +28,7 @@ from gocode.gotypes import Package, build_package
 from gocode.modelcode import split_code
 from gocode.render import render_declarations
 from gocode.runner import RunResult, parse_diagnostics, run_program
+from gocode.sandbox import Confinement, SandboxError, confine
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.workspace import Progress, Workspace
 
@@ -65,6 +66,12 @@ Your code is the body of `func Run(ctx context.Context) error` in package main:
   and its output is capped at {max_output} bytes, so print summaries rather than raw dumps.
 
 Tool functions and their types:
+"""
+
+
+_SANDBOX_RULE = """\
+- it runs in a sandbox: it can read and write files only in its working directory ($HOME, $TMPDIR),
+  reach nothing on the network but the tools, and start no other programs;
 """
 
 
@@ -179,6 +186,10 @@ class CodeMode:
     def description(self) -> str:
         """The ``execute_go_code`` description: the rules, then the Go declarations of every tool."""
         rules = _RULES.format(timeout=self.settings.clamp_timeout(None), max_output=self.settings.max_output_bytes)
+        if self.settings.sandbox != "off":
+            rules = rules.replace(
+                "\nTool functions and their types:", _SANDBOX_RULE + "\nTool functions and their types:"
+            )
         decls = self.declarations().strip() or "// (no tools are configured for code mode)"
         return f"{rules}\n```go\n{decls}\n```\n"
 
@@ -215,6 +226,7 @@ class CodeMode:
         progress: Progress | None = None,
         *,
         specs: dict[str, dict[str, Any]] | None = None,
+        sandbox_port: int | None = None,
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
@@ -244,13 +256,38 @@ class CodeMode:
         assert build.binary is not None
         servers = specs if specs is not None else self.server_specs(view)
         env = {**os.environ, "GOCODE_SERVERS": json.dumps(servers)}
+        run_timeout = self.settings.clamp_timeout(timeout)
+        confinement = None
+        unconfined_note: dict[str, Any] | None = None
+        if self.settings.sandbox != "off":
+            if sandbox_port is None:
+                return RunResult(
+                    False,
+                    "sandbox",
+                    stderr="the sandbox needs pooled sessions (the loopback endpoint is a sandboxed program's only "
+                    "door): use gocode serve, the Toolbox API or gocode exec without --direct",
+                    duration_ms=(time.monotonic() - start) * 1000,
+                )
+            try:
+                got = await confine(
+                    self.workspace, self.settings, build.binary, sandbox_port, json.dumps(servers), run_timeout
+                )
+            except SandboxError as exc:
+                return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)
+            if isinstance(got, Confinement):
+                confinement = got
+            else:
+                unconfined_note = {"tier": None, "setting": got.setting, "warning": got.warning}
         result = await run_program(
             build.binary,
             env,
             Path.cwd(),
-            timeout=self.settings.clamp_timeout(timeout),
+            timeout=run_timeout,
             max_output=self.settings.max_output_bytes,
+            confinement=confinement,
         )
+        if unconfined_note is not None:
+            result.sandbox = unconfined_note
         result.build_ms = build.duration_ms
         result.cached_binary = build.cached
         result.build_mode = build.mode

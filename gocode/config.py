@@ -83,6 +83,22 @@ class ServerConfig(_Strict):
         return tool not in self.disabled_tools
 
 
+class SandboxLimits(_Strict):
+    """Limits of a sandboxed program (``codeMode.limits``); see docs/sandbox.md."""
+
+    memory_mb: int = Field(default=512, ge=64, alias="memoryMB", description="heap (RLIMIT_DATA); GOMEMLIMIT is 80%")
+    address_space_mb: int | None = Field(
+        default=None, ge=1024, alias="addressSpaceMB", description="RLIMIT_AS; default memoryMB + 1024"
+    )
+    cpu_seconds: int | None = Field(default=None, ge=1, alias="cpuSeconds", description="RLIMIT_CPU; default: timeout")
+    file_size_mb: int = Field(default=64, ge=1, alias="fileSizeMB", description="largest file it may write")
+    open_files: int = Field(default=256, ge=16, alias="openFiles")
+    scratch_mb: int = Field(default=256, ge=1, alias="scratchMB", description="total size of its scratch directory")
+    user: Literal["auto", "self", "nobody"] = Field(
+        default="auto", description="who the program runs as; auto: nobody when gocode runs as root, else self"
+    )
+
+
 class CodeModeConfig(_Strict):
     """``codeMode`` in ``defaults`` or a model. A model's block replaces the default one whole (as in CPE)."""
 
@@ -93,6 +109,16 @@ class CodeModeConfig(_Strict):
         default=None, gt=0, alias="maxTimeout", description="upper bound for a timeout asked for per call"
     )
     max_output_bytes: int = Field(default=DEFAULT_MAX_OUTPUT_BYTES, gt=0, alias="maxOutputBytes")
+    sandbox: Literal["off", "on", "strict", "best-effort"] = Field(
+        default="off", description="confine the program: see docs/sandbox.md"
+    )
+    limits: SandboxLimits = Field(default_factory=SandboxLimits)
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_bool(cls, v: Any) -> Any:
+        # YAML reads a bare on/off as a boolean.
+        return {True: "on", False: "off"}.get(v, v) if isinstance(v, bool) else v
 
     def clamp_timeout(self, requested: float | None) -> float:
         """The timeout a run gets: the requested one (if any) capped by ``maxTimeout``."""
@@ -263,7 +289,7 @@ def _known_keys(parent: tuple[Any, ...]) -> list[str]:
         model = next(
             (
                 m
-                for m in (CodeModeConfig, Defaults, ModelConfig, ServerConfig)
+                for m in (CodeModeConfig, SandboxLimits, Defaults, ModelConfig, ServerConfig)
                 if m is ann or m in getattr(ann, "__args__", ())
             ),
             None,

@@ -62,6 +62,7 @@ class Loopback:
         self._runs: dict[str, Run] = {}
         self._server: _QuietServer | None = None
         self.url = ""
+        self.port = 0
         mcp_server: Server[Any] = Server(
             "gocode-loopback", on_list_tools=self._list_tools, on_call_tool=self._call_tool
         )
@@ -73,7 +74,8 @@ class Loopback:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         sock.listen(256)
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
         config = uvicorn.Config(
             self._app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=1
         )

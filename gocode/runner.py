@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
+import shutil
 import signal
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-Phase = Literal["ok", "code", "compile", "runtime", "timeout"]
+if TYPE_CHECKING:
+    from gocode.sandbox import Confinement
+
+Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox"]
 STDERR_LIMIT = 16 * 1024
 
 
@@ -74,6 +79,7 @@ class RunResult:
     truncated: bool = False
     pooled: bool = False  # the program reached the servers through the controller's sessions
     tool_calls: list[ToolCall] = field(default_factory=list)
+    sandbox: dict[str, Any] | None = None  # the effective policy when sandboxed (tier, limits, …)
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
@@ -84,6 +90,8 @@ class RunResult:
             "compile": "compile error",
             "runtime": f"runtime error (exit status {self.exit_code})",
             "timeout": "timeout",
+            "limit": "a sandbox limit was reached",
+            "sandbox": "the sandbox refused to run the program",
         }
         parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
         if self.output:
@@ -128,17 +136,48 @@ class _Capped:
         return self.buf.decode("utf-8", "replace")
 
 
-async def launch(binary: Path, env: Mapping[str, str], cwd: Path) -> asyncio.subprocess.Process:
-    """Start a program in its own session/process group (the sandbox hook point)."""
-    return await asyncio.create_subprocess_exec(
-        str(binary),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=dict(env),
-        cwd=str(cwd),
-        start_new_session=True,
-    )
+async def launch(
+    binary: Path, env: Mapping[str, str], cwd: Path, confinement: Confinement | None = None
+) -> tuple[asyncio.subprocess.Process, int | None]:
+    """Start a program in its own session/process group: the one place programs start.
+
+    Under a sandbox it starts the launcher, which confines itself and execs the program; the
+    returned descriptor then yields the launcher's policy (or error) line, and EOF at exec.
+    """
+    if confinement is None:
+        proc = await asyncio.create_subprocess_exec(
+            str(binary), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=str(cwd), start_new_session=True,
+        )  # fmt: skip
+        return proc, None
+    read_end, write_end = os.pipe()
+    try:
+        argv = [*confinement.argv_prefix, "-status-fd", str(write_end), "--", str(confinement.program or binary)]
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=confinement.env, cwd=str(confinement.scratch),
+            start_new_session=True, pass_fds=(write_end,),
+        )  # fmt: skip
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    return proc, read_end
+
+
+def _read_status(fd: int) -> dict[str, Any] | None:
+    """The launcher's last JSON line (policy or error); None if it wrote nothing."""
+    chunks = []
+    with os.fdopen(fd, "rb") as f:
+        while chunk := f.read(65536):
+            chunks.append(chunk)
+    for line in reversed(b"".join(chunks).decode("utf-8", "replace").splitlines()):
+        with contextlib.suppress(ValueError):
+            doc = json.loads(line)
+            if isinstance(doc, dict):
+                return doc
+    return None
 
 
 def _kill_group(pgid: int) -> None:
@@ -146,13 +185,24 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-async def run_program(binary: Path, env: Mapping[str, str], cwd: Path, *, timeout: float, max_output: int) -> RunResult:
+async def run_program(
+    binary: Path,
+    env: Mapping[str, str],
+    cwd: Path,
+    *,
+    timeout: float,
+    max_output: int,
+    confinement: Confinement | None = None,
+) -> RunResult:
     """Run a built program to completion or ``timeout``; never raises for the program's failures."""
     start = time.monotonic()
-    proc = await launch(binary, env, cwd)
+    proc, status_fd = await launch(binary, env, cwd, confinement)
     out, err = _Capped(max_output), _Capped(STDERR_LIMIT)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
+    status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None
+    over_disk: list[int] = []
+    watcher = asyncio.ensure_future(_watch_scratch(proc, confinement, over_disk)) if confinement else None
     timed_out = False
     try:
         await asyncio.wait_for(proc.wait(), timeout)
@@ -164,8 +214,13 @@ async def run_program(binary: Path, env: Mapping[str, str], cwd: Path, *, timeou
         raise
     finally:
         _kill_group(proc.pid)  # the program on timeout; orphans of its servers in every case
+        if watcher is not None:
+            watcher.cancel()
+        if confinement is not None:
+            await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
     if timed_out:
         await proc.wait()
+    policy = await status if status is not None else None
     try:
         await asyncio.wait_for(readers, 5)
     except TimeoutError:
@@ -178,14 +233,76 @@ async def run_program(binary: Path, env: Mapping[str, str], cwd: Path, *, timeou
     stderr = err.text()
     if err.dropped:
         stderr += f"\n[stderr truncated: {err.dropped} more bytes]"
-    if timed_out:
-        stderr = (stderr.rstrip() + "\n" if stderr.strip() else "") + (
-            f"the program did not finish within {timeout:g} s and was killed (with every process it started)"
+    sandbox = None
+    if confinement is not None:
+        if policy is not None and policy.get("error"):
+            return RunResult(False, "sandbox", "", str(policy["error"]), proc.returncode, run_ms=run_ms)
+        if policy is None:
+            return RunResult(False, "sandbox", "", stderr or "the sandbox launcher stopped before the program started",
+                             proc.returncode, run_ms=run_ms)  # fmt: skip
+        sandbox = {**policy, "setting": confinement.decision.setting}
+        if confinement.decision.warning:
+            sandbox["warning"] = confinement.decision.warning
+    if over_disk:
+        stderr = _append(
+            stderr,
+            f"the program wrote more than {over_disk[0] >> 20} MiB into its scratch directory "
+            "(codeMode.limits.scratchMB) and was killed",
         )
-        return RunResult(False, "timeout", output, stderr, None, run_ms=run_ms, truncated=truncated)
+        return RunResult(False, "limit", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
+    if timed_out:
+        stderr = _append(
+            stderr, f"the program did not finish within {timeout:g} s and was killed (with every process it started)"
+        )
+        return RunResult(False, "timeout", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
     code = proc.returncode
     if code == 0:
-        return RunResult(True, "ok", output, stderr, 0, run_ms=run_ms, truncated=truncated)
+        return RunResult(True, "ok", output, stderr, 0, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
     if code is not None and code < 0:
-        stderr = (stderr.rstrip() + "\n" if stderr.strip() else "") + f"killed by signal {signal.Signals(-code).name}"
-    return RunResult(False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated)
+        stderr = _append(stderr, f"killed by signal {signal.Signals(-code).name}")
+    if confinement is not None:
+        stderr = _append(stderr, _limit_hint(stderr, code, confinement))
+    return RunResult(False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
+
+
+def dir_size(path: Path) -> int:
+    """Bytes used beneath ``path`` (allocated blocks or size, whichever is larger)."""
+    total = 0
+    for root, dirs, files in os.walk(path, onerror=lambda _e: None):
+        for name in files + dirs:
+            try:
+                st = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            total += max(st.st_blocks * 512, 0 if name in dirs else st.st_size)
+    return total
+
+
+def _append(text: str, line: str) -> str:
+    if not line:
+        return text
+    return (text.rstrip() + "\n" if text.strip() else "") + line
+
+
+def _limit_hint(stderr: str, code: int | None, c: Confinement) -> str:
+    """Which sandbox limit a failure looks like, with its value and where it is set."""
+    lim = c.limits
+    if "out of memory" in stderr or "cannot allocate memory" in stderr:
+        return f"(sandbox: the memory limit is {lim['data'] >> 20} MiB: codeMode.limits.memoryMB)"
+    if "file too large" in stderr:
+        return f"(sandbox: files may not exceed {lim['fsize'] >> 20} MiB: codeMode.limits.fileSizeMB)"
+    if "too many open files" in stderr:
+        return f"(sandbox: at most {lim['nofile']} open files: codeMode.limits.openFiles)"
+    if code == -signal.SIGKILL:
+        return f"(sandbox: the CPU-time limit is {lim['cpu']} s: codeMode.limits.cpuSeconds)"
+    return ""
+
+
+async def _watch_scratch(proc: asyncio.subprocess.Process, c: Confinement, over: list[int]) -> None:
+    """Kill the program when its scratch directory outgrows the limit (rlimits cannot cap a directory)."""
+    while proc.returncode is None:
+        await asyncio.sleep(0.2)
+        if await asyncio.to_thread(dir_size, c.scratch) > c.scratch_limit:
+            over.append(c.scratch_limit)
+            _kill_group(proc.pid)
+            return

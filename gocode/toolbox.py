@@ -21,6 +21,7 @@ call kills its program.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -134,8 +135,13 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "warnings": run.warnings,
             "pooled": run.pooled,
             "toolCalls": [c.as_json() for c in run.tool_calls],
+            "sandbox": run.sandbox,
         }
     }
+    warning = (run.sandbox or {}).get("warning")
+    if warning:  # a weaker sandbox than asked for is something the model's user must see
+        note = f"\n[{warning}]"
+        run = dataclasses.replace(run, output=run.output + note) if run.ok else run
     if run.ok:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=run.output or "(the program printed nothing)")],
@@ -342,7 +348,9 @@ class Toolbox:
         run = self._loopback.open_run()
         try:
             specs = self._loopback.specs(run, self.code_mode.code_servers())
-            result = await self.code_mode.execute(code, timeout, progress=self._progress, specs=specs)
+            result = await self.code_mode.execute(
+                code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port
+            )
         finally:
             self._loopback.close_run(run)
         result.pooled = True

@@ -1,0 +1,282 @@
+"""The opt-in sandbox: what the host supports, which tier a setting gets, and how a run is confined.
+
+``codeMode.sandbox`` per model:
+
+- ``off`` (default): the program runs with the user's rights;
+- ``on``: the strongest tier this host supports, or an error (the program does not run);
+- ``strict``: the network-namespace tier, or an error;
+- ``best-effort``: whatever exists, the downgrade stated in every result.
+
+Tiers: ``landlock`` (Landlock ABI ≥ 4 + seccomp + rlimits: files only in scratch, TCP only to
+the controller's port, no processes), and below it, for ``best-effort`` only, ``landlock-fs``
+(ABI 1–3: no network rule) and ``seccomp-only``. The network-namespace tier (one reachable
+endpoint) is not built yet, so ``strict`` always refuses, saying so. docs/sandbox.md has
+the guarantees.
+
+The confinement itself happens in a small launcher (go_templates/launcher), built here from
+the shipped source with CGO_ENABLED=0, that confines itself and then execs the program.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gocode import golink
+from gocode.config import CodeModeConfig
+from gocode.errors import GocodeError
+from gocode.render import write_file
+from gocode.resources import templates_dir
+from gocode.workspace import Workspace
+
+MIN_ABI = 4  # TCP port rules
+NOBODY = 65534
+READ_ONLY = ("/usr/share/zoneinfo",)  # time.LoadLocation; nothing else outside scratch is readable
+# Tests of unsupported hosts: make the probe (and the launcher) report less than the kernel has.
+FAKE_ABI_ENV = "GOCODE_SANDBOX_FAKE_ABI"
+
+
+class SandboxError(GocodeError):
+    """The sandbox asked for cannot be provided here (the program does not run)."""
+
+    phase = "sandbox"
+
+
+@dataclass(frozen=True)
+class HostSupport:
+    landlock_abi: int
+    seccomp: bool
+    user_namespaces: bool
+    uid: int
+    kernel: str
+    arch: str
+    user_namespaces_error: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "landlockAbi": self.landlock_abi,
+            "seccomp": self.seccomp,
+            "userNamespaces": self.user_namespaces,
+            "userNamespacesError": self.user_namespaces_error,
+            "uid": self.uid,
+            "kernel": self.kernel,
+            "arch": self.arch,
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The tier a setting gets on a host, or why it gets none."""
+
+    setting: str
+    tier: str | None  # None: no sandbox (off, or refused)
+    min_abi: int = MIN_ABI
+    error: str = ""
+    warning: str = ""
+
+
+def decide(setting: str, host: HostSupport) -> Decision:
+    """Which tier a ``codeMode.sandbox`` setting gets on this host (pure)."""
+    if setting == "off":
+        return Decision(setting, None)
+    if not host.seccomp:
+        missing = "seccomp filters are not available (a kernel without CONFIG_SECCOMP_FILTER, or gVisor)"
+    elif host.landlock_abi < MIN_ABI:
+        have = f"Landlock ABI {host.landlock_abi}" if host.landlock_abi else "no Landlock"
+        missing = (
+            f"{have} on kernel {host.kernel}: TCP port rules need ABI {MIN_ABI} or newer "
+            "(Linux 6.7+ with landlock in the lsm= boot parameter)"
+        )
+    else:
+        missing = ""
+    if setting == "strict":
+        return Decision(
+            setting,
+            None,
+            error="`sandbox: strict` needs the network-namespace tier, which this version of gocode does not "
+            "provide yet; use `sandbox: on` (Landlock + seccomp: TCP only to the controller's port, on any address)",
+        )
+    if setting == "on":
+        if missing:
+            return Decision(
+                setting,
+                None,
+                error=f"`sandbox: on` was requested but this host cannot confine programs: {missing}. "
+                "Use a newer kernel, or set `sandbox: best-effort` (weaker, stated in every result) or `off`.",
+            )
+        return Decision(setting, "landlock")
+    # best-effort
+    if not host.seccomp:
+        return Decision(setting, None, warning=f"sandbox best-effort: NOT confined: {missing}")
+    if missing:
+        tier = "landlock-fs" if host.landlock_abi > 0 else "seccomp-only"
+        return Decision(setting, tier, min_abi=0, warning=f"sandbox best-effort: downgraded to {tier}: {missing}")
+    return Decision(setting, "landlock")
+
+
+class Launcher:
+    """The launcher binary for a workspace: built once from the shipped source, cached by its hash."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._path: Path | None = None
+        self._host: HostSupport | None = None
+        self._host_fake: str | None = None
+        self._lock = asyncio.Lock()
+
+    async def path(self) -> Path:
+        async with self._lock:
+            if self._path is None or not self._path.is_file():
+                self._path = await self._build()
+        return self._path
+
+    async def _build(self) -> Path:
+        sources = {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "launcher").glob("*.go"))}
+        digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()[:16]
+        ws = self.workspace
+        # Not in bin/: that directory keeps only the newest programs.
+        binary = ws.dir / "launcher" / f"launcher-{digest}"
+        if binary.is_file():
+            return binary
+        if not ws.ready:
+            await asyncio.to_thread(ws.ensure)
+        src = ws.dir / "launcher"
+        src.mkdir(parents=True, exist_ok=True)
+        for old in src.glob("*.go"):
+            old.unlink()
+        for name, text in sources.items():
+            write_file(src / name, text)
+        tmp = src / f".launcher-{digest}-{os.getpid()}"
+        code, out = await golink.run(
+            [ws.toolchain.go, "build", "-trimpath", "-buildvcs=false", "-o", str(tmp), "./launcher"],
+            cwd=ws.dir,
+            env=ws.go_env(),  # CGO_ENABLED=0: a static binary
+        )
+        if code != 0:
+            raise SandboxError(f"building the sandbox launcher failed:\n{out}")
+        tmp.replace(binary)
+        return binary
+
+    async def probe(self) -> HostSupport:
+        """What the host supports (asked once per process, of the launcher itself)."""
+        fake = os.environ.get(FAKE_ABI_ENV)
+        if self._host is None or self._host_fake != fake:
+            self._host_fake = fake
+            argv = [str(await self.path()), "-probe"]
+            if fake is not None:
+                argv += ["-fake-abi", fake]
+            code, out = await golink.run(argv, cwd=self.workspace.dir, env=os.environ)
+            try:
+                doc = json.loads(out.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                raise SandboxError(f"the sandbox probe failed (exit {code}): {out.strip()}") from None
+            self._host = HostSupport(
+                landlock_abi=int(doc["landlockAbi"]),
+                seccomp=bool(doc["seccomp"]),
+                user_namespaces=bool(doc["userNamespaces"]),
+                user_namespaces_error=str(doc.get("userNamespacesError", "")),
+                uid=int(doc["uid"]),
+                kernel=str(doc["kernel"]),
+                arch=str(doc["arch"]),
+            )
+        return self._host
+
+
+@dataclass
+class Confinement:
+    """How one run is started under the sandbox."""
+
+    argv_prefix: list[str]  # the launcher and its flags, up to "--"
+    env: dict[str, str]
+    scratch: Path
+    scratch_limit: int  # bytes
+    decision: Decision
+    limits: dict[str, int] = field(default_factory=dict)
+    run_dir: Path | None = None  # removed after the run (holds scratch and the program's copy)
+    program: Path | None = None  # the copy the launcher execs
+
+
+_launchers: dict[Path, Launcher] = {}
+
+
+def launcher_for(workspace: Workspace) -> Launcher:
+    if workspace.dir not in _launchers:
+        _launchers[workspace.dir] = Launcher(workspace)
+    return _launchers[workspace.dir]
+
+
+async def confine(
+    workspace: Workspace, settings: CodeModeConfig, binary: Path, port: int, servers_json: str, timeout: float
+) -> Confinement | Decision:
+    """The confinement for one run, or the decision to run unconfined (``best-effort`` with nothing
+    to offer: its warning goes into the result); raises :class:`SandboxError` when refused."""
+    launcher = launcher_for(workspace)
+    decision = decide(settings.sandbox, await launcher.probe())
+    if decision.error:
+        raise SandboxError(decision.error)
+    if decision.tier is None:
+        return decision
+    lim = settings.limits
+    data = lim.memory_mb << 20
+    limits = {
+        "cpu": lim.cpu_seconds or max(1, int(timeout + 0.999)),
+        "data": data,
+        "as": (lim.address_space_mb << 20) if lim.address_space_mb else data + (1024 << 20),
+        "fsize": lim.file_size_mb << 20,
+        "nofile": lim.open_files,
+    }
+    as_nobody = lim.user == "nobody" or (lim.user == "auto" and os.geteuid() == 0)
+    if as_nobody and os.geteuid() != 0:
+        raise SandboxError("codeMode.limits.user: nobody needs gocode to run as root (it switches users)")
+    run_dir = Path(await asyncio.to_thread(_mkrundir, binary, as_nobody))
+    scratch, binary = run_dir / "scratch", run_dir / "prog"
+    argv = [str(await launcher.path()), "-scratch", str(scratch), "-exe", str(binary), "-port", str(port)]
+    if as_nobody:
+        argv += ["-uid", str(NOBODY), "-gid", str(NOBODY)]
+    argv += ["-min-abi", str(decision.min_abi)]
+    for key, value in limits.items():
+        argv += [f"-{key}", str(value)]
+    for path in READ_ONLY:
+        argv += ["-ro", path]
+    fake = os.environ.get(FAKE_ABI_ENV)
+    if fake is not None:
+        argv += ["-fake-abi", fake]
+    # A scrubbed environment: nothing of the controller's (its API keys) reaches the program.
+    env = {
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "PATH": "/nonexistent",
+        "LANG": "C.UTF-8",
+        "GOCODE_SERVERS": servers_json,
+        "GOMEMLIMIT": str(data * 8 // 10),
+        "GODEBUG": "multipathtcp=0",
+        "GOTRACEBACK": "single",
+    }
+    return Confinement(argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary)
+
+
+def _mkrundir(binary: Path, as_nobody: bool) -> str:
+    """A directory per run: the program's own copy of the binary, and its scratch directory.
+
+    The copy lets another user execute it (the workspace may sit in a private home) and is the
+    only file the program may execute.
+    """
+    run_dir = Path(tempfile.mkdtemp(prefix="gocode-run-"))
+    os.chmod(run_dir, 0o755)
+    shutil.copyfile(binary, run_dir / "prog")
+    os.chmod(run_dir / "prog", 0o755)
+    (run_dir / "scratch").mkdir(mode=0o700)
+    if as_nobody:
+        os.chown(run_dir / "scratch", NOBODY, NOBODY)
+    return str(run_dir)
+
+
+def describe(host: HostSupport) -> list[tuple[str, Decision]]:
+    return [(s, decide(s, host)) for s in ("off", "on", "strict", "best-effort")]

@@ -1,0 +1,348 @@
+"""The sandbox against a hostile corpus, through the real execute_go_code path (Toolbox, pooled).
+
+Every case tries one escape; whether it was contained is checked from outside the program:
+canary files unchanged, decoy TCP/UDP/UNIX listeners never hit, a victim process and its
+limits intact, the controller's secrets never in the output. Benign programs must keep
+working. A host without Landlock/seccomp fails this module unless GOCODE_SANDBOX_TESTS=skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gocode import SyncToolbox
+from gocode.sandbox import FAKE_ABI_ENV
+from tests.conftest import config_from, demo_stdio
+
+pytestmark = pytest.mark.go
+
+SECRET = "gocode-secret-" + uuid.uuid4().hex
+
+
+def host_supports_sandbox(workspace) -> str:
+    import anyio
+
+    from gocode.sandbox import decide, launcher_for
+
+    host = anyio.run(launcher_for(workspace).probe)
+    return decide("on", host).error
+
+
+@pytest.fixture(scope="module", params=["self", "nobody"])
+def world(request, tmp_path_factory, workspace) -> Iterator[dict]:
+    """Things outside the sandbox that must stay untouched, and a toolbox with the sandbox on.
+
+    Twice: the program as gocode's own user (root in CI: with every capability dropped) and as
+    an unprivileged user (nobody), so the confinement holds for both.
+    """
+    if request.param == "nobody" and os.geteuid() != 0:
+        pytest.fail("running the program as nobody needs root; run the suite as root (CI does)")
+    problem = host_supports_sandbox(workspace)
+    if problem:
+        if os.environ.get("GOCODE_SANDBOX_TESTS") == "skip":
+            pytest.skip(f"sandbox unsupported here, skipping as asked: {problem}")
+        pytest.fail(f"this host cannot run the sandbox tests ({problem}); set GOCODE_SANDBOX_TESTS=skip to skip them")
+    outside = tmp_path_factory.mktemp("outside")
+    canary = outside / "canary.txt"
+    canary.write_text("canary " + SECRET)
+    os.chmod(canary, 0o644)
+    os.utime(canary, (1_000_000_000, 1_000_000_000))
+    hits: dict[str, int] = {"tcp": 0, "udp": 0, "unix": 0, "abstract": 0}
+    stop = threading.Event()
+
+    def serve(sock: socket.socket, kind: str, stream: bool = True) -> None:
+        sock.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                if stream:
+                    conn, _ = sock.accept()
+                    conn.close()
+                else:
+                    sock.recvfrom(65536)
+                hits[kind] += 1
+            except (TimeoutError, OSError):
+                continue
+
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen()
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    unix_path = outside / "decoy.sock"
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(str(unix_path))
+    unix.listen()
+    abstract_name = "\0gocode-decoy-" + uuid.uuid4().hex[:8]
+    abstract = socket.socket(socket.AF_UNIX)
+    abstract.bind(abstract_name)
+    abstract.listen()
+    threads = [
+        threading.Thread(target=serve, args=(tcp, "tcp"), daemon=True),
+        threading.Thread(target=serve, args=(udp, "udp", False), daemon=True),
+        threading.Thread(target=serve, args=(unix, "unix"), daemon=True),
+        threading.Thread(target=serve, args=(abstract, "abstract"), daemon=True),
+    ]
+    for t in threads:
+        t.start()
+    victim = subprocess.Popen(["sleep", "600"])
+    os.environ["GOCODE_TEST_SECRET"] = SECRET  # the controller's environment: never the program's
+    config = config_from(
+        {"weather": demo_stdio()},
+        defaults={
+            "codeMode": {
+                "sandbox": "on",
+                "timeout": 20,
+                "limits": {
+                    "memoryMB": 256,
+                    "scratchMB": 16,
+                    "cpuSeconds": 4,
+                    "fileSizeMB": 8,
+                    "user": request.param,
+                },
+            }
+        },
+    )
+    box = SyncToolbox(config, workspace=workspace)
+    try:
+        yield {
+            "user": request.param,
+            "box": box,
+            "outside": outside,
+            "canary": canary,
+            "hits": hits,
+            "victim": victim,
+            "victim_limits": Path(f"/proc/{victim.pid}/limits").read_text(),
+            "victim_nice": os.getpriority(os.PRIO_PROCESS, victim.pid),
+            "ports": {"tcp": tcp.getsockname()[1], "udp": udp.getsockname()[1]},
+            "unix": str(unix_path),
+            "abstract": abstract_name[1:],
+        }
+    finally:
+        box.close()
+        stop.set()
+        victim.kill()
+        victim.wait()
+        os.environ.pop("GOCODE_TEST_SECRET", None)
+        for s in (tcp, udp, unix, abstract):
+            s.close()
+
+
+def with_imports(code: str) -> str:
+    """Import what a case uses that gocode does not import by itself (syscall, unsafe)."""
+    extra = [pkg for pkg in ("syscall", "unsafe") if f"{pkg}." in code and f'import "{pkg}"' not in code]
+    return "".join(f'import "{pkg}"\n' for pkg in extra) + code
+
+
+def subst(code: str, w: dict) -> str:
+    return (
+        with_imports(code)
+        .replace("CANARY", json.dumps(str(w["canary"])))
+        .replace("OUTSIDE", json.dumps(str(w["outside"])))
+        .replace("VICTIM", str(w["victim"].pid))
+        .replace("TCPPORT", str(w["ports"]["tcp"]))
+        .replace("UDPPORT", str(w["ports"]["udp"]))
+        .replace("UNIXPATH", json.dumps(w["unix"]))
+        .replace("ABSTRACT", json.dumps("@" + w["abstract"]))
+    )
+
+
+HOSTILE = {
+    "read outside scratch": 'b, err := os.ReadFile(CANARY)\nfmt.Println(string(b), err)\nb, err = os.ReadFile("/etc/passwd")\nfmt.Println(string(b), err)',
+    "list outside scratch": 'es, err := os.ReadDir(OUTSIDE)\nfmt.Println(len(es), err)\nes, err = os.ReadDir("/")\nfmt.Println(len(es), err)',
+    "write outside scratch": 'fmt.Println(os.WriteFile(OUTSIDE+"/new.txt", []byte("x"), 0o644))\nf, err := os.OpenFile(CANARY, os.O_WRONLY|os.O_APPEND, 0)\nfmt.Println(f, err)',
+    "symlink out of scratch": 'fmt.Println(os.Symlink(CANARY, "link"))\nb, err := os.ReadFile("link")\nfmt.Println(string(b), err)',
+    "hardlink into scratch": 'fmt.Println(os.Link(CANARY, "hard"))\nfmt.Println(os.WriteFile("hard", []byte("pwned"), 0o644))',
+    "rename out of scratch": 'os.WriteFile("f", []byte("x"), 0o600)\nfmt.Println(os.Rename("f", OUTSIDE+"/moved"))',
+    "chmod and utimes outside": "fmt.Println(os.Chmod(CANARY, 0o777))\nfmt.Println(os.Chtimes(CANARY, time.Now(), time.Now()))",
+    "exec a program": 'import "os/exec"\nfmt.Println(exec.Command("/bin/sh", "-c", "touch "+OUTSIDE+"/exec-pwned").Run())',
+    "fork": '_, _, e := syscall.RawSyscall(syscall.SYS_FORK, 0, 0, 0)\nfmt.Println(e)\n_, err := syscall.ForkExec("/bin/true", nil, nil)\nfmt.Println(err)',
+    "memfd exec": 'fd, _, e := syscall.RawSyscall(319, uintptr(unsafe.Pointer(&[]byte("x\\x00")[0])), 0, 0)\nfmt.Println(fd, e)\n_, _, e = syscall.RawSyscall6(322, fd, uintptr(unsafe.Pointer(&[]byte("\\x00")[0])), 0, 0, 0x1000, 0)\nfmt.Println(e)',
+    "signal another process": "fmt.Println(syscall.Kill(VICTIM, syscall.SIGTERM))",
+    "prlimit and nice on another process": "lim := [2]uint64{1, 1}\n_, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, VICTIM, 7, uintptr(unsafe.Pointer(&lim)), 0, 0, 0)\nfmt.Println(e)\nfmt.Println(syscall.Setpriority(syscall.PRIO_PROCESS, VICTIM, 19))",
+    "other TCP port": 'import "net"\n_, err := net.Dial("tcp", "127.0.0.1:TCPPORT")\nfmt.Println(err)',
+    "MPTCP": "fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262)\nfmt.Println(fd, err)\nif err == nil {\n\tfmt.Println(syscall.Connect(fd, &syscall.SockaddrInet4{Port: TCPPORT, Addr: [4]byte{127, 0, 0, 1}}))\n}",
+    "UDP": 'import "net"\nc, err := net.Dial("udp", "127.0.0.1:UDPPORT")\nif err == nil {\n\t_, err = c.Write([]byte("x"))\n}\nfmt.Println(err)',
+    "UNIX socket by path": 'import "net"\n_, err := net.Dial("unix", UNIXPATH)\nfmt.Println(err)',
+    "abstract UNIX socket": 'import "net"\n_, err := net.Dial("unix", ABSTRACT)\nfmt.Println(err)',
+    "io_uring": "var params [120]byte\n_, _, e := syscall.RawSyscall(425, 8, uintptr(unsafe.Pointer(&params)), 0)\nfmt.Println(e)",
+    "the controller's environment": 'fmt.Println(os.Environ())\nb, err := os.ReadFile("/proc/1/environ")\nfmt.Println(string(b), err)\nb, err = os.ReadFile(fmt.Sprintf("/proc/%d/environ", os.Getppid()))\nfmt.Println(string(b), err)',
+    "init() and a closed Run": 'return nil\n}\n\nfunc init() {\n\tos.WriteFile(OUTSIDE+"/init-pwned", []byte("x"), 0o644)\n}\n\nfunc gocodeAgain() error {\n\treturn nil',
+    "an init function": 'func init() {\n\tos.WriteFile(OUTSIDE+"/init-pwned", []byte("x"), 0o644)\n}\n\nfmt.Println("ran")',
+    "package initialiser": 'func evil() int {\n\tos.WriteFile(OUTSIDE+"/init-pwned", []byte("x"), 0o644)\n\treturn 1\n}\n\nvar pwned = evil()\n\nfmt.Println(pwned)',
+    "the MCP endpoint without the token": 'import "net/http"\nimport "strings"\nvar specs map[string]struct{ URL string `json:"url"` }\njson.Unmarshal([]byte(os.Getenv("GOCODE_SERVERS")), &specs)\nbody := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_city","arguments":{}}}`\nresp, err := http.Post(specs["weather"].URL, "application/json", strings.NewReader(body))\nif err != nil {\n\treturn err\n}\nfmt.Println("status", resp.StatusCode)',
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_program_is_contained(world, case):
+    before_hits = dict(world["hits"])
+    r = world["box"].execute(subst(HOSTILE[case], world))
+    out = r.output + r.stderr
+    assert SECRET not in out, f"{case}: the secret leaked: {out[:500]}"
+    assert world["canary"].read_text() == "canary " + SECRET
+    st = world["canary"].stat()
+    assert (st.st_mode & 0o777, int(st.st_mtime)) == (0o644, 1_000_000_000)
+    assert sorted(p.name for p in world["outside"].iterdir()) == ["canary.txt", "decoy.sock"]
+    time.sleep(0.3)  # let a decoy record a late hit
+    assert world["hits"] == before_hits, f"{case}: a decoy was reached"
+    assert world["victim"].poll() is None, f"{case}: the victim was killed"
+    assert Path(f"/proc/{world['victim'].pid}/limits").read_text() == world["victim_limits"]
+    assert os.getpriority(os.PRIO_PROCESS, world["victim"].pid) == world["victim_nice"]
+    if case in ("init() and a closed Run", "an init function") and r.phase == "code":
+        pass  # refused before it could be built: contained too
+    else:  # the attempt really ran, confined
+        assert r.phase not in ("code", "compile"), r.error_text()
+        assert r.sandbox and r.sandbox["tier"] == "landlock", r.error_text()
+    if case == "the MCP endpoint without the token":
+        assert "status 401" in r.output and r.tool_calls == []
+
+
+def test_fork_bomb_and_thread_bomb_end(world):
+    code = 'for i := 0; i < 100000; i++ {\n\tgo func() { syscall.ForkExec("/bin/true", nil, nil) }()\n}\ntime.Sleep(time.Second)\nfmt.Println("done")'
+    r = world["box"].execute(with_imports(code))
+    assert r.phase in ("ok", "runtime", "timeout"), r.error_text()
+    assert world["victim"].poll() is None
+
+
+def test_output_flood_is_capped(world):
+    r = world["box"].execute('s := strings.Repeat("x", 1<<20)\nfor i := 0; i < 200; i++ {\n\tfmt.Print(s)\n}')
+    assert r.truncated and len(r.output) < 100_000
+
+
+def test_full_disk_hits_the_scratch_limit(world):
+    code = 'buf := make([]byte, 1<<20)\nfor i := 0; ; i++ {\n\tif err := os.WriteFile(fmt.Sprintf("f%d", i), buf, 0o600); err != nil {\n\t\treturn err\n\t}\n}'
+    r = world["box"].execute(code)
+    assert r.phase == "limit" and "more than 16 MiB into its scratch directory" in r.stderr, r.error_text()
+
+
+def test_memory_and_cpu_limits_name_themselves(world):
+    r = world["box"].execute(
+        "var keep [][]byte\nfor {\n\tkeep = append(keep, make([]byte, 64<<20))\n\tkeep[len(keep)-1][0] = 1\n}"
+    )
+    assert not r.ok and "the memory limit is 256 MiB: codeMode.limits.memoryMB" in r.stderr, r.error_text()
+    r = world["box"].execute("x := 0\nfor {\n\tx++\n}")
+    assert not r.ok and "the CPU-time limit is 4 s: codeMode.limits.cpuSeconds" in r.stderr, r.error_text()
+    r = world["box"].execute('f, _ := os.Create("big")\n_, err := f.Write(make([]byte, 9<<20))\nreturn err')
+    assert not r.ok and "files may not exceed 8 MiB" in r.stderr, r.error_text()
+
+
+BENIGN = """\
+import "crypto/rand"
+import "crypto/sha256"
+city, err := getCity(ctx)
+if err != nil {
+	return err
+}
+g, gctx := errgroup.WithContext(ctx)
+temps := make([]float64, 8)
+for i := range temps {
+	g.Go(func() error {
+		w, err := getWeather(gctx, GetWeatherInput{City: city.City})
+		temps[i] = w.Temperature
+		return err
+	})
+}
+if err := g.Wait(); err != nil {
+	return err
+}
+if err := os.MkdirAll("d/e", 0o700); err != nil {
+	return err
+}
+if err := os.WriteFile("d/e/f.json", []byte(`{"a": 1}`), 0o600); err != nil {
+	return err
+}
+raw, err := os.ReadFile(filepath.Join(os.Getenv("HOME"), "d/e/f.json"))
+if err != nil {
+	return err
+}
+var doc map[string]int
+if err := json.Unmarshal(raw, &doc); err != nil {
+	return err
+}
+tmp, err := os.CreateTemp("", "x")
+if err != nil {
+	return err
+}
+tmp.Close()
+os.Remove(tmp.Name())
+loc, err := time.LoadLocation("Europe/Paris")
+if err != nil {
+	return err
+}
+key := make([]byte, 16)
+rand.Read(key)
+sum := sha256.Sum256(key)
+fmt.Println(city.City, temps[7], doc["a"], loc.String(), len(sum), time.Now().Year() > 2000)
+"""
+
+
+def test_benign_programs_work_sandboxed(world):
+    r = world["box"].execute(BENIGN)
+    assert r.ok, r.error_text()
+    assert r.output == "Paris 18.5 1 Europe/Paris 32 true\n"
+    assert r.sandbox["tier"] == "landlock" and r.sandbox["landlockAbi"] >= 4
+    assert r.sandbox["uid"] == (65534 if world["user"] == "nobody" else os.geteuid())
+    assert len(r.tool_calls) == 9
+
+
+def test_policy_in_every_result_and_the_model_is_told(world):
+    result = world["box"].call("execute_go_code", {"code": 'fmt.Println("hi")'})
+    meta = result.result.meta["io.gocode/run"]["sandbox"]
+    assert meta["tier"] == "landlock" and meta["limits"]["dataBytes"] == 256 << 20
+    assert "runs in a sandbox" in world["box"].tools()[0].description
+
+
+def test_unsupported_host_refuses_and_best_effort_says_so(workspace, tmp_path, monkeypatch):
+    marker = tmp_path / "ran"
+    code = f'os.WriteFile({json.dumps(str(marker))}, []byte("x"), 0o644)\nfmt.Println("ran")'
+    monkeypatch.setenv(FAKE_ABI_ENV, "2")
+    for setting, expect in [("on", "refused"), ("strict", "refused"), ("best-effort", "landlock-fs")]:
+        cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": setting}})
+        with SyncToolbox(cfg, workspace=workspace) as box:
+            r = box.execute(code)
+        if expect == "refused":
+            assert r.phase == "sandbox" and not marker.exists(), r.error_text()
+            assert ("Landlock ABI 2" if setting == "on" else "network-namespace tier") in r.stderr
+        else:
+            assert r.ok and r.sandbox["tier"] == "landlock-fs" and "downgraded" in r.sandbox["warning"]
+            assert not marker.exists()  # Landlock ABI 2 still confines files
+
+
+def test_direct_mode_cannot_be_sandboxed(workspace):
+    import anyio
+
+    from gocode.codemode import CodeMode
+
+    cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "on"}})
+    cm = CodeMode(cfg, workspace=workspace)
+    anyio.run(cm.refresh)
+    r = anyio.run(cm.execute, 'fmt.Println("x")')
+    assert r.phase == "sandbox" and "pooled sessions" in r.stderr
+
+
+def test_doctor(workspace):
+    import sys
+
+    gocode = str(Path(sys.executable).parent / "gocode")
+    r = subprocess.run([gocode, "sandbox", "doctor", "--json"], capture_output=True, text=True, timeout=120)
+    doc = json.loads(r.stdout)
+    assert doc["host"]["landlockAbi"] >= 4 and doc["settings"]["on"]["tier"] == "landlock"
+    assert doc["settings"]["strict"]["error"]
+    r = subprocess.run(
+        [gocode, "sandbox", "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, FAKE_ABI_ENV: "0"},
+    )
+    assert "Landlock:         not available" in r.stdout and "best-effort  seccomp-only" in r.stdout
