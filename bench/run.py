@@ -103,8 +103,11 @@ func main() {
 """
 
 
-def config() -> Any:
-    doc = {"mcpServers": {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo_server"]}}}
+def config(sandbox: str = "off") -> Any:
+    doc = {
+        "mcpServers": {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo_server"]}},
+        "defaults": {"codeMode": {"sandbox": sandbox}},
+    }
     return parse_config(json.dumps(doc), "<bench>.json")
 
 
@@ -120,8 +123,8 @@ def median_p90(xs: list[float]) -> tuple[float, float]:
 
 
 class Bench:
-    def __init__(self, runs: int, calls: int) -> None:
-        self.runs, self.calls = runs, calls
+    def __init__(self, runs: int, calls: int, sandbox: str) -> None:
+        self.runs, self.calls, self.sandbox = runs, calls, sandbox
         self.ws = Workspace()
         self.times: dict[str, list[float]] = {}
         self.notes: list[str] = []
@@ -221,6 +224,7 @@ class Bench:
         async with (
             Toolbox(config(), workspace=self.ws, prewarm=False) as pooled,
             Toolbox(config(), workspace=self.ws, prewarm=False, pooled=False) as direct,
+            Toolbox(config(self.sandbox), workspace=self.ws, prewarm=False) as sandboxed,
             Client(
                 StdioServerParameters(command=sys.executable, args=["-m", "gocode.demo_server"]), mode="legacy"
             ) as classic,
@@ -230,6 +234,9 @@ class Bench:
                 await pooled.execute(tag() + warm)
                 await direct.execute(tag() + warm)
             await pooled.execute(WEATHER)  # the binary "same code again" reuses
+            first = await sandboxed.execute(tag() + WEATHER)  # builds the launcher
+            if not first.ok:
+                self.notes.append(f"sandboxed runs skipped: {first.error_text()}")
 
             async def classic_weather() -> None:
                 city = await classic.call_tool("get_city", {})
@@ -243,6 +250,7 @@ class Bench:
             scenarios: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
                 ("pooled weather", lambda: pooled.execute(tag() + WEATHER)),
                 ("pooled weather, same code again", lambda: pooled.execute(WEATHER)),
+                ("pooled weather, same code, sandboxed", lambda: sandboxed.execute(WEATHER)),
                 ("pooled fan-out (20 calls)", lambda: pooled.execute(tag() + FANOUT)),
                 ("direct weather", lambda: direct.execute(tag() + WEATHER)),
                 ("direct fan-out (20 calls)", lambda: direct.execute(tag() + FANOUT)),
@@ -252,6 +260,8 @@ class Bench:
                 ("classic tool calls, weather", classic_weather),
                 ("classic tool calls, fan-out (20)", classic_fanout),
             ]
+            if self.notes:
+                scenarios = [x for x in scenarios if "sandboxed" not in x[0]]
             for r in range(self.runs):
                 say(f"round {r + 1}/{self.runs}")
                 for name, fn in scenarios:
@@ -328,6 +338,12 @@ class Bench:
         print(
             f"first call after start / warm call:       {self.first_call * 1000:.0f} / {self.serve_warm * 1000:.0f} ms"
         )
+        if "pooled weather, same code, sandboxed" in rows:
+            boxed = rows["pooled weather, same code, sandboxed"][0]
+            same_code = rows["pooled weather, same code again"][0]
+            print(f"sandbox overhead per call (same code):   {(boxed - same_code) * 1000:+.0f} ms")
+        for note in self.notes:
+            print(f"note: {note}")
         ok8, wall8 = self.concurrent
         print(f"8 concurrent calls:                       {ok8}/8 ok in {wall8:.2f} s ({8 / wall8:.1f} calls/s)")
         pooled = rows["pooled weather"][0]
@@ -397,10 +413,13 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="repetitions per scenario (default 7)")
     parser.add_argument("--calls", type=int, default=500, help="consecutive calls for the memory check (default 500)")
+    parser.add_argument(
+        "--sandbox", default="best-effort", help="codeMode.sandbox for the sandboxed row (default best-effort)"
+    )
     args = parser.parse_args()
     if args.calls < 50 or args.runs < 2:
         parser.error("--calls must be at least 50 and --runs at least 2")
-    bench = Bench(args.runs, args.calls)
+    bench = Bench(args.runs, args.calls, args.sandbox)
     try:
         await bench.latency()
         await bench.serve()

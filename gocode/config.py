@@ -88,7 +88,7 @@ class SandboxLimits(_Strict):
 
     memory_mb: int = Field(default=512, ge=64, alias="memoryMB", description="heap (RLIMIT_DATA); GOMEMLIMIT is 80%")
     address_space_mb: int | None = Field(
-        default=None, ge=1024, alias="addressSpaceMB", description="RLIMIT_AS; default memoryMB + 1024"
+        default=None, ge=1024, alias="addressSpaceMB", description="RLIMIT_AS; default memoryMB + 4096"
     )
     cpu_seconds: int | None = Field(default=None, ge=1, alias="cpuSeconds", description="RLIMIT_CPU; default: timeout")
     file_size_mb: int = Field(default=64, ge=1, alias="fileSizeMB", description="largest file it may write")

@@ -228,7 +228,9 @@ async def confine(
     limits = {
         "cpu": lim.cpu_seconds or max(1, int(timeout + 0.999)),
         "data": data,
-        "as": (lim.address_space_mb << 20) if lim.address_space_mb else data + (1024 << 20),
+        # Generous: Go reserves much more address space than it uses (1 GiB of headroom failed
+        # ~5% of MCP programs at start); the ceiling only stops MAP_SHARED getting round DATA.
+        "as": (lim.address_space_mb << 20) if lim.address_space_mb else data + (4096 << 20),
         "fsize": lim.file_size_mb << 20,
         "nofile": lim.open_files,
     }

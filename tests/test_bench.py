@@ -22,6 +22,8 @@ def test_bench_prints_the_table_and_the_targets():
     for row in (
         "pooled weather",
         "pooled weather, same code again",
+        "pooled weather, same code, sandboxed",
+        "sandbox overhead per call",
         "pooled fan-out (20 calls)",
         "direct weather",
         "CPE-style baseline, weather",

@@ -68,7 +68,7 @@ func main() {
 	fakeABI := flag.Int("fake-abi", -1, "report this Landlock ABI instead of the kernel's (tests of unsupported hosts)")
 	cpu := flag.Uint64("cpu", 60, "RLIMIT_CPU seconds")
 	data := flag.Uint64("data", 512<<20, "RLIMIT_DATA bytes (the heap)")
-	as := flag.Uint64("as", (512+1024)<<20, "RLIMIT_AS bytes (address space ceiling)")
+	as := flag.Uint64("as", (512+4096)<<20, "RLIMIT_AS bytes (address space ceiling)")
 	fsize := flag.Uint64("fsize", 64<<20, "RLIMIT_FSIZE bytes")
 	nofile := flag.Uint64("nofile", 256, "RLIMIT_NOFILE")
 	uid := flag.Int("uid", -1, "run the program as this user (from root)")
