@@ -357,7 +357,7 @@ def sandbox_doctor(as_json: bool) -> None:
     click.echo("Landlock:         " + (f"ABI {abi}" if abi else "not available"))
     click.echo(f"seccomp filters:  {'yes' if host.seccomp else 'no'}")
     userns = "yes" if host.user_namespaces else f"no ({host.user_namespaces_error})"
-    click.echo(f"user namespaces:  {userns} (the network-namespace tier is not built yet)")
+    click.echo(f"user namespaces:  {userns}")
     click.echo("cgroup limits:    not used (rlimits and the controller's watchdogs instead)")
     click.echo("\nsetting        tier")
     for setting, d in rows:

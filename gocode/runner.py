@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -151,19 +152,79 @@ async def launch(
         )  # fmt: skip
         return proc, None
     read_end, write_end = os.pipe()
+    ours, theirs = socket.socketpair() if confinement.netns else (None, None)
     try:
-        argv = [*confinement.argv_prefix, "-status-fd", str(write_end), "--", str(confinement.program or binary)]
+        argv = [*confinement.argv_prefix, "-status-fd", str(write_end)]
+        if theirs is not None:
+            argv += ["-listen-sock", str(theirs.fileno())]
+        argv += ["--", str(confinement.program or binary)]
+        fds = (write_end,) if theirs is None else (write_end, theirs.fileno())
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=confinement.env, cwd=str(confinement.scratch),
-            start_new_session=True, pass_fds=(write_end,),
+            start_new_session=True, pass_fds=fds,
         )  # fmt: skip
     except BaseException:
         os.close(read_end)
+        if ours is not None:
+            ours.close()
         raise
     finally:
         os.close(write_end)
+        if theirs is not None:
+            theirs.close()
+    if ours is not None:
+        confinement.endpoint = asyncio.ensure_future(_serve_endpoint(ours, confinement.port))
     return proc, read_end
+
+
+async def _serve_endpoint(channel: socket.socket, port: int) -> None:
+    """Serve the listener the launcher opened in the program's namespace: every connection to
+    it is forwarded to the controller's loopback endpoint (which still checks the run's token)."""
+    channel.setblocking(False)
+    loop = asyncio.get_running_loop()
+    try:
+        _, fds, _, _ = await loop.run_in_executor(None, _recv_listener, channel)
+    finally:
+        channel.close()
+    if not fds:
+        return  # the launcher failed before: its status line says why
+    listener = socket.socket(fileno=fds[0])
+
+    async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            writer.close()
+            return
+
+        async def pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            try:
+                while data := await r.read(65536):
+                    w.write(data)
+                    await w.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                with contextlib.suppress(Exception):
+                    w.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    server = await asyncio.start_server(forward, sock=listener)
+    try:
+        await asyncio.Event().wait()  # until the run ends and cancels this
+    finally:
+        server.close()
+
+
+def _recv_listener(channel: socket.socket) -> tuple[bytes, list[int], int, Any]:
+    channel.setblocking(True)
+    channel.settimeout(30)
+    try:
+        return socket.recv_fds(channel, 1, 1)
+    except (OSError, TimeoutError):
+        return b"", [], 0, None
 
 
 def _read_status(fd: int) -> dict[str, Any] | None:
@@ -217,6 +278,8 @@ async def run_program(
         if watcher is not None:
             watcher.cancel()
         if confinement is not None:
+            if confinement.endpoint is not None:
+                confinement.endpoint.cancel()
             await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
     if timed_out:
         await proc.wait()

@@ -7,11 +7,11 @@
 - ``strict``: the network-namespace tier, or an error;
 - ``best-effort``: whatever exists, the downgrade stated in every result.
 
-Tiers: ``landlock`` (Landlock ABI ≥ 4 + seccomp + rlimits: files only in scratch, TCP only to
-the controller's port, no processes), and below it, for ``best-effort`` only, ``landlock-fs``
-(ABI 1–3: no network rule) and ``seccomp-only``. The network-namespace tier (one reachable
-endpoint) is not built yet, so ``strict`` always refuses, saying so. docs/sandbox.md has
-the guarantees.
+Tiers, strongest first: ``netns`` (a private user+network namespace whose only reachable
+endpoint is the controller, plus everything below), ``landlock`` (Landlock ABI ≥ 4 + seccomp
++ rlimits: files only in scratch, TCP only to the controller's port, no processes), and for
+``best-effort`` only, ``landlock-fs`` (ABI 1–3: no network rule) and ``seccomp-only``.
+docs/sandbox.md has the guarantees.
 
 The confinement itself happens in a small launcher (go_templates/launcher), built here from
 the shipped source with CGO_ENABLED=0, that confines itself and then execs the program.
@@ -41,6 +41,7 @@ NOBODY = 65534
 READ_ONLY = ("/usr/share/zoneinfo",)  # time.LoadLocation; nothing else outside scratch is readable
 # Tests of unsupported hosts: make the probe (and the launcher) report less than the kernel has.
 FAKE_ABI_ENV = "GOCODE_SANDBOX_FAKE_ABI"
+FAKE_NO_USERNS_ENV = "GOCODE_SANDBOX_FAKE_NOUSERNS"
 
 
 class SandboxError(GocodeError):
@@ -87,38 +88,51 @@ def decide(setting: str, host: HostSupport) -> Decision:
     if setting == "off":
         return Decision(setting, None)
     if not host.seccomp:
-        missing = "seccomp filters are not available (a kernel without CONFIG_SECCOMP_FILTER, or gVisor)"
-    elif host.landlock_abi < MIN_ABI:
+        no_landlock = no_netns = "seccomp filters are not available (a kernel without CONFIG_SECCOMP_FILTER, or gVisor)"
+    else:
         have = f"Landlock ABI {host.landlock_abi}" if host.landlock_abi else "no Landlock"
-        missing = (
+        no_landlock = (
             f"{have} on kernel {host.kernel}: TCP port rules need ABI {MIN_ABI} or newer "
             "(Linux 6.7+ with landlock in the lsm= boot parameter)"
+            if host.landlock_abi < MIN_ABI
+            else ""
         )
-    else:
-        missing = ""
+        if not host.user_namespaces:
+            no_netns = (
+                f"unprivileged user namespaces are not available ({host.user_namespaces_error or 'disabled'}; "
+                "Ubuntu 24.04+ restricts them with kernel.apparmor_restrict_unprivileged_userns, Docker's default "
+                "seccomp profile blocks them)"
+            )
+        elif host.landlock_abi < 1:
+            no_netns = f"no Landlock on kernel {host.kernel} (files cannot be confined)"
+        else:
+            no_netns = ""
     if setting == "strict":
+        if no_netns:
+            return Decision(setting, None, error=f"`sandbox: strict` needs the network-namespace tier: {no_netns}.")
+        return Decision(setting, "netns", min_abi=1)
+    if setting == "on":
+        if not no_netns:
+            return Decision(setting, "netns", min_abi=1)
+        if not no_landlock:
+            return Decision(setting, "landlock")
         return Decision(
             setting,
             None,
-            error="`sandbox: strict` needs the network-namespace tier, which this version of gocode does not "
-            "provide yet; use `sandbox: on` (Landlock + seccomp: TCP only to the controller's port, on any address)",
+            error=f"`sandbox: on` was requested but this host cannot confine programs: {no_landlock}; and {no_netns}. "
+            "Use a newer kernel, or set `sandbox: best-effort` (weaker, stated in every result) or `off`.",
         )
-    if setting == "on":
-        if missing:
-            return Decision(
-                setting,
-                None,
-                error=f"`sandbox: on` was requested but this host cannot confine programs: {missing}. "
-                "Use a newer kernel, or set `sandbox: best-effort` (weaker, stated in every result) or `off`.",
-            )
-        return Decision(setting, "landlock")
-    # best-effort
+    # best-effort: the strongest that exists, the downgrade stated
+    if not no_netns:
+        return Decision(setting, "netns", min_abi=1)
+    if not no_landlock:
+        return Decision(
+            setting, "landlock", warning=f"sandbox best-effort: landlock tier (no private network: {no_netns})"
+        )
     if not host.seccomp:
-        return Decision(setting, None, warning=f"sandbox best-effort: NOT confined: {missing}")
-    if missing:
-        tier = "landlock-fs" if host.landlock_abi > 0 else "seccomp-only"
-        return Decision(setting, tier, min_abi=0, warning=f"sandbox best-effort: downgraded to {tier}: {missing}")
-    return Decision(setting, "landlock")
+        return Decision(setting, None, warning=f"sandbox best-effort: NOT confined: {no_landlock}")
+    tier = "landlock-fs" if host.landlock_abi > 0 else "seccomp-only"
+    return Decision(setting, tier, min_abi=0, warning=f"sandbox best-effort: downgraded to {tier}: {no_landlock}")
 
 
 class Launcher:
@@ -128,7 +142,7 @@ class Launcher:
         self.workspace = workspace
         self._path: Path | None = None
         self._host: HostSupport | None = None
-        self._host_fake: str | None = None
+        self._host_fake: tuple[str | None, str | None] = (None, None)
         self._lock = asyncio.Lock()
 
     async def path(self) -> Path:
@@ -166,12 +180,12 @@ class Launcher:
 
     async def probe(self) -> HostSupport:
         """What the host supports (asked once per process, of the launcher itself)."""
-        fake = os.environ.get(FAKE_ABI_ENV)
+        fake = (os.environ.get(FAKE_ABI_ENV), os.environ.get(FAKE_NO_USERNS_ENV))
         if self._host is None or self._host_fake != fake:
             self._host_fake = fake
             argv = [str(await self.path()), "-probe"]
-            if fake is not None:
-                argv += ["-fake-abi", fake]
+            if fake[0] is not None:
+                argv += ["-fake-abi", fake[0]]
             code, out = await golink.run(argv, cwd=self.workspace.dir, env=os.environ)
             try:
                 doc = json.loads(out.strip().splitlines()[-1])
@@ -180,8 +194,8 @@ class Launcher:
             self._host = HostSupport(
                 landlock_abi=int(doc["landlockAbi"]),
                 seccomp=bool(doc["seccomp"]),
-                user_namespaces=bool(doc["userNamespaces"]),
-                user_namespaces_error=str(doc.get("userNamespacesError", "")),
+                user_namespaces=bool(doc["userNamespaces"]) and not fake[1],
+                user_namespaces_error="(faked for a test)" if fake[1] else str(doc.get("userNamespacesError", "")),
                 uid=int(doc["uid"]),
                 kernel=str(doc["kernel"]),
                 arch=str(doc["arch"]),
@@ -201,6 +215,9 @@ class Confinement:
     limits: dict[str, int] = field(default_factory=dict)
     run_dir: Path | None = None  # removed after the run (holds scratch and the program's copy)
     program: Path | None = None  # the copy the launcher execs
+    netns: bool = False  # the launcher hands back a listener in the program's namespace to serve
+    port: int = 0  # the controller's loopback port, which that listener forwards to
+    endpoint: asyncio.Future[None] | None = None  # the task serving that listener during the run
 
 
 _launchers: dict[Path, Launcher] = {}
@@ -237,11 +254,16 @@ async def confine(
     as_nobody = lim.user == "nobody" or (lim.user == "auto" and os.geteuid() == 0)
     if as_nobody and os.geteuid() != 0:
         raise SandboxError("codeMode.limits.user: nobody needs gocode to run as root (it switches users)")
-    run_dir = Path(await asyncio.to_thread(_mkrundir, binary, as_nobody))
+    launcher_path = await launcher.path()
+    run_dir = Path(await asyncio.to_thread(_mkrundir, binary, launcher_path, as_nobody))
     scratch, binary = run_dir / "scratch", run_dir / "prog"
-    argv = [str(await launcher.path()), "-scratch", str(scratch), "-exe", str(binary), "-port", str(port)]
+    if as_nobody:  # after switching users it re-executes itself (netns): it needs a copy it may run
+        launcher_path = run_dir / "launcher"
+    argv = [str(launcher_path), "-scratch", str(scratch), "-exe", str(binary), "-port", str(port)]
     if as_nobody:
         argv += ["-uid", str(NOBODY), "-gid", str(NOBODY)]
+    if decision.tier == "netns":
+        argv += ["-netns"]
     argv += ["-min-abi", str(decision.min_abi)]
     for key, value in limits.items():
         argv += [f"-{key}", str(value)]
@@ -261,10 +283,12 @@ async def confine(
         "GODEBUG": "multipathtcp=0",
         "GOTRACEBACK": "single",
     }
-    return Confinement(argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary)
+    return Confinement(
+        argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary, decision.tier == "netns", port
+    )
 
 
-def _mkrundir(binary: Path, as_nobody: bool) -> str:
+def _mkrundir(binary: Path, launcher: Path, as_nobody: bool) -> str:
     """A directory per run: the program's own copy of the binary, and its scratch directory.
 
     The copy lets another user execute it (the workspace may sit in a private home) and is the
@@ -277,6 +301,8 @@ def _mkrundir(binary: Path, as_nobody: bool) -> str:
     (run_dir / "scratch").mkdir(mode=0o700)
     if as_nobody:
         os.chown(run_dir / "scratch", NOBODY, NOBODY)
+        shutil.copyfile(launcher, run_dir / "launcher")
+        os.chmod(run_dir / "launcher", 0o755)
     return str(run_dir)
 
 

@@ -45,7 +45,11 @@ type Policy struct {
 	Error       string            `json:"error,omitempty"`
 }
 
-var status *os.File
+var (
+	status     *os.File
+	statusFD   *int
+	listenSock *int
+)
 
 func fail(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
@@ -60,7 +64,9 @@ func main() {
 	runtime.LockOSThread() // Landlock before ABI 8 binds the calling thread; exec from that thread
 
 	probe := flag.Bool("probe", false, "print what this host supports as JSON and exit")
-	statusFD := flag.Int("status-fd", -1, "descriptor for the policy (or error) line")
+	statusFD = flag.Int("status-fd", -1, "descriptor for the policy (or error) line")
+	listenSock = flag.Int("listen-sock", -1, "netns: a UNIX socket to send the listening socket over")
+	netns := flag.Bool("netns", false, "a private user+network namespace whose only endpoint is the controller")
 	scratch := flag.String("scratch", "", "the only directory the program may read and write")
 	exe := flag.String("exe", "", "the program (the only file it may execute)")
 	port := flag.Uint64("port", 0, "the only TCP port the program may connect to")
@@ -98,8 +104,13 @@ func main() {
 		fail("Landlock ABI %d is below the required %d (Linux 6.7 or newer with landlock in lsm=); refusing to run unconfined", abi, *minABI)
 	}
 
-	if _, err := unix.Setsid(); err != nil && !errors.Is(err, unix.EPERM) {
-		fail("setsid: %v", err)
+	inner := os.Getenv(innerEnv) != ""
+	if !inner {
+		// The controller starts it as a session leader already; the inner launcher of the
+		// netns tier must stay in that session's group, which the controller kills whole.
+		if _, err := unix.Setsid(); err != nil && !errors.Is(err, unix.EPERM) {
+			fail("setsid: %v", err)
+		}
 	}
 	unix.Umask(0o077)
 
@@ -110,7 +121,7 @@ func main() {
 		}
 	}
 
-	if *uid >= 0 {
+	if *uid >= 0 && !inner { // the inner netns launcher already runs as that user
 		// The stdlib calls change every thread's credentials, not just this one's.
 		if err := syscall.Setgroups(nil); err != nil {
 			fail("setgroups: %v", err)
@@ -121,10 +132,27 @@ func main() {
 		if err := syscall.Setresuid(*uid, *uid, *uid); err != nil {
 			fail("setresuid %d: %v", *uid, err)
 		}
+		// A user switch makes the process non-dumpable, which puts its /proc files (and its
+		// children's uid_map, for the netns tier) out of its own reach; the program's exec
+		// sets this again from its binary anyway.
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
+			fail("PR_SET_DUMPABLE: %v", err)
+		}
 	}
 	// After any credential change, which clears it.
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
 		fail("PR_SET_PDEATHSIG: %v", err)
+	}
+	if *netns && !inner {
+		enterNetns() // does not return: the inner launcher goes on from here
+	}
+	if *netns {
+		if *listenSock < 0 {
+			fail("-netns needs -listen-sock")
+		}
+		if err := openEndpoint(int(*port), *listenSock); err != nil {
+			fail("network namespace: %v", err)
+		}
 	}
 	closeInherited(*statusFD)
 	dropCapabilities()
@@ -149,6 +177,9 @@ func main() {
 	}
 	if abi == 0 {
 		tier = "seccomp-only"
+	}
+	if *netns {
+		tier, network = "netns", fmt.Sprintf("one endpoint: 127.0.0.1:%d, the controller, in a private network namespace (nothing else on the host or beyond)", *port)
 	}
 	if err := installSeccomp(os.Getpid()); err != nil {
 		fail("seccomp: %v", err)
