@@ -347,11 +347,27 @@ def _append(text: str, line: str) -> str:
     return (text.rstrip() + "\n" if text.strip() else "") + line
 
 
+_ALLOCATOR_FRAMES = (
+    "runtime.mallocgc",
+    "runtime.(*mheap)",
+    "runtime.gcAssistAlloc",
+    "runtime.(*spanQueue)",
+    "runtime.sysMap",
+)
+
+
 def _limit_hint(stderr: str, code: int | None, c: Confinement) -> str:
     """Which sandbox limit a failure looks like, with its value and where it is set."""
     lim = c.limits
     if "out of memory" in stderr or "cannot allocate memory" in stderr:
         return f"(sandbox: the memory limit is {lim['data'] >> 20} MiB: codeMode.limits.memoryMB)"
+    if code == 2 and "SIGSEGV" in stderr and any(f in stderr for f in _ALLOCATOR_FRAMES):
+        # At the limit the runtime does not always report "out of memory": mmap failures
+        # inside the allocator or the collector can surface as a crash.
+        return (
+            f"(sandbox: the memory limit is {lim['data'] >> 20} MiB: codeMode.limits.memoryMB, "
+            "probably reached: the runtime crashed while allocating or collecting)"
+        )
     if "file too large" in stderr:
         return f"(sandbox: files may not exceed {lim['fsize'] >> 20} MiB: codeMode.limits.fileSizeMB)"
     if "too many open files" in stderr:
