@@ -480,11 +480,18 @@ def demo_config() -> Config:
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["off", "on", "strict", "best-effort"]),
+    default="off",
+    show_default=True,
+    help="Run the example under the sandbox (see `gocode sandbox doctor`).",
+)
 @handle_errors
-def demo(as_json: bool) -> None:
+def demo(as_json: bool, sandbox: str) -> None:
     """Run CPE's weather example against the bundled demo server through execute_go_code."""
     start = time.monotonic()
-    result, declarations = asyncio.run(_demo())
+    result, declarations = asyncio.run(_demo(sandbox))
     if as_json:
         click.echo(json.dumps({**result.as_json(), "code": DEMO_CODE, "declarations": declarations}))
     else:
@@ -494,15 +501,20 @@ def demo(as_json: bool) -> None:
         click.echo(f"{rule}\nThe model's code:\n{rule}\n{DEMO_CODE}")
         click.echo(f"{rule}\nexecute_go_code output:\n{rule}")
         click.echo(result.output if result.ok else result.error_text())
+        boxed = f"; sandbox tier {result.sandbox.get('tier')}" if result.sandbox else ""
         click.echo(
             f"({result.phase}; build {result.build_ms:.0f} ms, run {result.run_ms:.0f} ms, "
-            f"total with discovery {1000 * (time.monotonic() - start):.0f} ms)"
+            f"total with discovery {1000 * (time.monotonic() - start):.0f} ms{boxed})"
         )
     sys.exit(0 if result.ok else 1)
 
 
-async def _demo() -> tuple[Any, str]:
-    async with Toolbox(demo_config(), prewarm=False, progress=_progress) as box:
+async def _demo(sandbox: str = "off") -> tuple[Any, str]:
+    config = demo_config()
+    if sandbox != "off":
+        code_mode = config.defaults.code_mode.model_copy(update={"sandbox": sandbox})
+        config = config.model_copy(update={"defaults": config.defaults.model_copy(update={"code_mode": code_mode})})
+    async with Toolbox(config, prewarm=False, progress=_progress) as box:
         result = await box.execute(DEMO_CODE)
         return result, box.code_mode.declarations()
 

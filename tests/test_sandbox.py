@@ -386,3 +386,29 @@ def test_doctor(workspace):
         env={**os.environ, FAKE_ABI_ENV: "0"},
     )
     assert "Landlock:         not available" in r.stdout and "best-effort  seccomp-only" in r.stdout
+
+
+def test_demo_and_the_project_smoke_scripts_pass_sandboxed(tmp_path):
+    import sys
+
+    import yaml
+
+    from tests.conftest import ROOT
+
+    gocode = str(Path(sys.executable).parent / "gocode")
+    env = {k: v for k, v in os.environ.items() if k not in (FAKE_ABI_ENV, FAKE_NO_USERNS_ENV)}
+    r = subprocess.run(
+        [gocode, "demo", "--sandbox", "on", "--json"], capture_output=True, text=True, timeout=300, env=env
+    )
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0 and doc["output"].endswith("Weather: 65.3°F, sunny\n"), r.stderr
+    assert doc["sandbox"]["tier"] == "netns"
+    config = yaml.safe_load((ROOT / "smoke" / "gocode.yaml").read_text())
+    config["defaults"] = {"codeMode": {"sandbox": "on"}}
+    (tmp_path / "gocode.yaml").write_text(yaml.safe_dump(config))
+    r = subprocess.run(
+        [gocode, "smoke", "-c", str(tmp_path / "gocode.yaml"), "--scripts", "smoke/scripts", "--json"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert json.loads(r.stdout)["passed"] == 15
