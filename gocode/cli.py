@@ -347,7 +347,7 @@ def sandbox_doctor(as_json: bool) -> None:
     rows = sandbox_mod.describe(host)
     if as_json:
         doc = {
-            "host": host.as_json(),
+            "host": {**host.as_json(), **sandbox_mod.other_mechanisms()},
             "settings": {s: {"tier": d.tier, "error": d.error or None, "warning": d.warning or None} for s, d in rows},
         }
         click.echo(json.dumps(doc))
@@ -358,7 +358,9 @@ def sandbox_doctor(as_json: bool) -> None:
     click.echo(f"seccomp filters:  {'yes' if host.seccomp else 'no'}")
     userns = "yes" if host.user_namespaces else f"no ({host.user_namespaces_error})"
     click.echo(f"user namespaces:  {userns}")
-    click.echo("cgroup limits:    not used (rlimits and the controller's watchdogs instead)")
+    others = sandbox_mod.other_mechanisms()
+    click.echo(f"bubblewrap:       {others['bubblewrap']}")
+    click.echo(f"cgroup v2:        {others['cgroups']}")
     click.echo("\nsetting        tier")
     for setting, d in rows:
         what = d.tier or ("none: the program runs unconfined" if setting in ("off", "best-effort") else "refused")

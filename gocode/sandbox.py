@@ -306,5 +306,27 @@ def _mkrundir(binary: Path, launcher: Path, as_nobody: bool) -> str:
     return str(run_dir)
 
 
+def other_mechanisms() -> dict[str, str]:
+    """What else the host has that gocode does not use (for the doctor): bubblewrap, cgroups."""
+    bwrap = shutil.which("bwrap")
+    cgroup = "no delegated cgroup v2 subtree (memory/pids limits come from rlimits instead)"
+    try:
+        rel = next(
+            line.split("::", 1)[1]
+            for line in Path("/proc/self/cgroup").read_text().splitlines()
+            if line.startswith("0::")
+        )
+        base = Path("/sys/fs/cgroup") / rel.lstrip("/")
+        controllers = (base / "cgroup.controllers").read_text().split()
+        if os.access(base, os.W_OK) and "memory" in controllers:
+            cgroup = f"writable {base} with {', '.join(controllers)} (not used: rlimits instead)"
+    except (OSError, StopIteration):
+        pass
+    return {
+        "bubblewrap": f"{bwrap} (not used: the launcher makes its own namespaces)" if bwrap else "not installed",
+        "cgroups": cgroup,
+    }
+
+
 def describe(host: HostSupport) -> list[tuple[str, Decision]]:
     return [(s, decide(s, host)) for s in ("off", "on", "strict", "best-effort")]

@@ -349,7 +349,17 @@ def test_unsupported_host_refuses_and_best_effort_says_so(workspace, tmp_path, m
         else:
             assert r.ok and r.sandbox["tier"] == tier and message in r.sandbox["warning"], r.sandbox
             assert not marker.exists()  # Landlock ABI 2 still confines files
+    # No Landlock at all: best-effort runs a benign program under seccomp and the limits only.
+    monkeypatch.setenv(FAKE_ABI_ENV, "0")
+    cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "best-effort"}})
+    with SyncToolbox(cfg, workspace=workspace) as box:
+        r = box.execute('os.WriteFile("f", []byte("x"), 0o600)\nc, err := getCity(ctx)\nfmt.Println(c.City, err)')
+        said = box.call("execute_go_code", {"code": "x := 1\n_ = x"}).text
+    assert r.ok and r.output.startswith("Paris <nil>") and r.sandbox["tier"] == "seccomp-only", r.error_text()
+    assert "NOT" not in r.sandbox["warning"] and "downgraded to seccomp-only" in r.sandbox["warning"]
+    assert "[sandbox best-effort: downgraded to seccomp-only" in said
     # Landlock ABI 2 with user namespaces: the netns tier still confines the network.
+    monkeypatch.setenv(FAKE_ABI_ENV, "2")
     monkeypatch.delenv(FAKE_NO_USERNS_ENV)
     cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "strict"}})
     with SyncToolbox(cfg, workspace=workspace) as box:
