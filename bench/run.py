@@ -51,6 +51,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode import golink
+from gocode.cli import DEMO_CODE
 from gocode.config import parse_config
 from gocode.modelcode import split_code
 from gocode.render import render_bindings, render_main, tools_import_path
@@ -58,17 +59,7 @@ from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.toolbox import Toolbox
 from gocode.workspace import Workspace
 
-WEATHER = """\
-city, err := getCity(ctx)
-if err != nil {
-	return err
-}
-w, err := getWeather(ctx, GetWeatherInput{City: city.City, Unit: UnitFahrenheit})
-if err != nil {
-	return err
-}
-fmt.Printf("%s %.1f°F %s\\n", city.City, w.Temperature, w.Conditions)
-"""
+WEATHER = DEMO_CODE  # CPE's weather example: getCity, then getWeather
 FANOUT = """\
 g, ctx := errgroup.WithContext(ctx)
 temps := make([]float64, 20)

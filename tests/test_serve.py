@@ -22,6 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from gocode.cli import DEMO_CODE
 from tests.conftest import EVERYTHING, ROOT, background, demo_stdio, free_port, need, wait_gone
 
 pytestmark = pytest.mark.go
@@ -30,18 +31,8 @@ GOCODE = str(Path(sys.executable).parent / "gocode")
 INSPECTOR = ROOT / ".cache" / "npm" / "node_modules" / "@modelcontextprotocol" / "inspector-cli" / "build" / "index.js"
 TOKEN = "test-token-" + uuid.uuid4().hex
 
-WEATHER = """\
-city, err := getCity(ctx)
-if err != nil {
-	return err
-}
-w, err := getWeather(ctx, GetWeatherInput{City: city.City, Unit: UnitFahrenheit})
-if err != nil {
-	return err
-}
-fmt.Printf("%s %.1f°F %s\\n", city.City, w.Temperature, w.Conditions)
-"""
-WEATHER_OUT = "Paris 65.3°F sunny\n"
+WEATHER = DEMO_CODE  # CPE's weather example
+WEATHER_OUT = "City: Paris\nWeather: 65.3°F, sunny\n"
 
 # Writes its pid where the test can see it, then sleeps: for cancellation tests.
 SLEEPER = """\
