@@ -202,6 +202,13 @@ class CodeMode:
             "outputSchema": OUTPUT_SCHEMA,
         }
 
+    def allows(self, server: str, tool: str) -> bool:
+        """Whether a program may call this tool: it is in code mode for the model (current view)."""
+        view = self._view
+        if view is None:
+            return False
+        return any(s.server == server and any(t.name == tool for t in s.tools) for s in view.code_tools.servers)
+
     def code_servers(self, view: ToolView | None = None) -> list[str]:
         """The servers the program calls: those with at least one tool in code mode."""
         return sorted({s.server for s in (view or self.view).code_tools.servers if s.tools})

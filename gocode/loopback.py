@@ -19,7 +19,7 @@ import hmac
 import secrets
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +56,14 @@ class _QuietServer(uvicorn.Server):
 class Loopback:
     """An MCP endpoint on 127.0.0.1 in front of the controller's upstream sessions."""
 
-    def __init__(self, upstreams: Mapping[str, Upstream], call_timeout: float) -> None:
+    def __init__(
+        self, upstreams: Mapping[str, Upstream], call_timeout: float, allows: Callable[[str, str], bool]
+    ) -> None:
         self.upstreams = upstreams
         self.call_timeout = call_timeout
+        # Only code-mode tools: not the excluded ones, not a server's disabledTools. The
+        # endpoint is a (sandboxed) program's door; the tool set is what it may open.
+        self.allows = allows
         self._runs: dict[str, Run] = {}
         self._server: _QuietServer | None = None
         self.url = ""
@@ -140,7 +145,7 @@ class Loopback:
         run = scope.get(RUN_KEY)
         name = request.headers.get(SERVER_HEADER, "") if request is not None else ""
         upstream = self.upstreams.get(name)
-        if upstream is None or run is None:
+        if upstream is None or run is None or not any(self.allows(name, t.name) for t in upstream.tools.tools):
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown server {name!r}")
         return upstream, run
 
@@ -148,13 +153,22 @@ class Loopback:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         upstream, _ = self._target(ctx)
-        tools = [types.Tool.model_validate(t.definition or t.as_json()) for t in upstream.tools.tools]
+        tools = [
+            types.Tool.model_validate(t.definition or t.as_json())
+            for t in upstream.tools.tools
+            if self.allows(upstream.name, t.name)
+        ]
         return types.ListToolsResult(tools=tools)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         upstream, run = self._target(ctx)
+        if not self.allows(upstream.name, params.name):
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"tool {params.name!r} of server {upstream.name!r} is not in code mode",
+            )
         start = time.monotonic()
         error: str | None = None
         try:

@@ -329,7 +329,7 @@ async def run_program(
 
 
 def dir_size(path: Path) -> int:
-    """Bytes used beneath ``path`` (allocated blocks or size, whichever is larger)."""
+    """Bytes used beneath ``path``; every entry counts at least one 4 KiB block (inodes are not free)."""
     total = 0
     for root, dirs, files in os.walk(path, onerror=lambda _e: None):
         for name in files + dirs:
@@ -337,7 +337,30 @@ def dir_size(path: Path) -> int:
                 st = os.lstat(os.path.join(root, name))
             except OSError:
                 continue
-            total += max(st.st_blocks * 512, 0 if name in dirs else st.st_size)
+            total += max(st.st_blocks * 512, 0 if name in dirs else st.st_size, 4096)
+    return total
+
+
+def deleted_open_files(pgid: int) -> int:
+    """Bytes held by deleted files the process group still has open (they no longer show in
+    the directory, but still fill the disk)."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[2]) != pgid:
+                continue
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except (OSError, ValueError, IndexError):
+            continue
+        for fd in fds:
+            link = f"/proc/{pid}/fd/{fd}"
+            with contextlib.suppress(OSError):
+                if os.readlink(link).endswith(" (deleted)"):
+                    st = os.stat(link)
+                    total += max(st.st_blocks * 512, st.st_size)
     return total
 
 
@@ -381,7 +404,8 @@ async def _watch_scratch(proc: asyncio.subprocess.Process, c: Confinement, over:
     """Kill the program when its scratch directory outgrows the limit (rlimits cannot cap a directory)."""
     while proc.returncode is None:
         await asyncio.sleep(0.2)
-        if await asyncio.to_thread(dir_size, c.scratch) > c.scratch_limit:
+        used = await asyncio.to_thread(lambda: dir_size(c.scratch) + deleted_open_files(proc.pid))
+        if used > c.scratch_limit:
             over.append(c.scratch_limit)
             _kill_group(proc.pid)
             return

@@ -38,6 +38,7 @@ from gocode.workspace import Workspace
 
 MIN_ABI = 4  # TCP port rules
 NOBODY = 65534
+NOBODY_THREADS = 2048  # RLIMIT_NPROC for programs run as nobody (all of nobody's threads)
 READ_ONLY = ("/usr/share/zoneinfo",)  # time.LoadLocation; nothing else outside scratch is readable
 # Tests of unsupported hosts: make the probe (and the launcher) report less than the kernel has.
 FAKE_ABI_ENV = "GOCODE_SANDBOX_FAKE_ABI"
@@ -261,7 +262,9 @@ async def confine(
         launcher_path = run_dir / "launcher"
     argv = [str(launcher_path), "-scratch", str(scratch), "-exe", str(binary), "-port", str(port)]
     if as_nobody:
-        argv += ["-uid", str(NOBODY), "-gid", str(NOBODY)]
+        # A dedicated user, so a thread limit is meaningful (it counts the user's threads; root
+        # is exempt from it, which is one more reason to switch).
+        argv += ["-uid", str(NOBODY), "-gid", str(NOBODY), "-nproc", str(NOBODY_THREADS)]
     if decision.tier == "netns":
         argv += ["-netns"]
     argv += ["-min-abi", str(decision.min_abi)]

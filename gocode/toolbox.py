@@ -247,7 +247,7 @@ class Toolbox:
                 raise DiscoveryError("\n\n".join(str(e) for _, e in sorted(failures.items())))
             self._rebuild()
             if self.pooled:
-                self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None))
+                self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None), self.code_mode.allows)
                 await self._loopback.start(self._tg)
             if self._prewarm and self.settings.enabled:
                 self._tg.start_soon(self._prewarm_now)

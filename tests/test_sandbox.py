@@ -8,6 +8,7 @@ working. A host without Landlock/seccomp fails this module unless GOCODE_SANDBOX
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import socket
@@ -27,6 +28,7 @@ from tests.conftest import config_from, demo_stdio
 pytestmark = pytest.mark.go
 
 SECRET = "gocode-secret-" + uuid.uuid4().hex
+SHM_KEY = 0x5EC0 + os.getpid() % 1000
 
 
 def host_supports_sandbox(workspace) -> str:
@@ -105,6 +107,11 @@ def world(request, tmp_path_factory, workspace) -> Iterator[dict]:
     for t in threads:
         t.start()
     victim = subprocess.Popen(["sleep", "600"])
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    shm_id = libc.shmget(SHM_KEY, 4096, 0o1000 | 0o600)  # IPC_CREAT, owner-only
+    shm = libc.shmat(shm_id, None, 0)
+    ctypes.memmove(shm, SECRET.encode(), len(SECRET))
     os.environ["GOCODE_TEST_SECRET"] = SECRET  # the controller's environment: never the program's
     config = config_from(
         {"weather": demo_stdio()},
@@ -138,6 +145,7 @@ def world(request, tmp_path_factory, workspace) -> Iterator[dict]:
             "canary": canary,
             "hits": hits,
             "victim": victim,
+            "shm": (libc, shm),
             "victim_limits": Path(f"/proc/{victim.pid}/limits").read_text(),
             "victim_nice": os.getpriority(os.PRIO_PROCESS, victim.pid),
             "ports": {"tcp": tcp.getsockname()[1], "udp": udp.getsockname()[1]},
@@ -147,6 +155,8 @@ def world(request, tmp_path_factory, workspace) -> Iterator[dict]:
     finally:
         box.close()
         other_addr.close()
+        libc.shmdt(ctypes.c_void_p(shm))
+        libc.shmctl(shm_id, 0, None)  # IPC_RMID
         os.environ.pop(FAKE_NO_USERNS_ENV, None)
         stop.set()
         victim.kill()
@@ -173,6 +183,7 @@ def subst(code: str, w: dict) -> str:
         .replace("UNIXPATH", json.dumps(w["unix"]))
         .replace("ABSTRACT", json.dumps("@" + w["abstract"]))
         .replace("LOOPBACKPORT", str(w["loopback_port"]))
+        .replace("SHMKEY", str(SHM_KEY))
     )
 
 
@@ -190,6 +201,12 @@ HOSTILE = {
     "signal another process": "fmt.Println(syscall.Kill(VICTIM, syscall.SIGTERM))",
     "prlimit and nice on another process": "lim := [2]uint64{1, 1}\n_, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, VICTIM, 7, uintptr(unsafe.Pointer(&lim)), 0, 0, 0)\nfmt.Println(e)\nfmt.Println(syscall.Setpriority(syscall.PRIO_PROCESS, VICTIM, 19))",
     "other TCP port": 'import "net"\n_, err := net.Dial("tcp", "127.0.0.1:TCPPORT")\nfmt.Println(err)',
+    "TCP Fast Open to another port": 'fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)\nfmt.Println(err)\nerr = syscall.Sendto(fd, []byte("GET / HTTP/1.0\\r\\n\\r\\n"), syscall.MSG_FASTOPEN, &syscall.SockaddrInet4{Port: TCPPORT, Addr: [4]byte{127, 0, 0, 1}})\nfmt.Println(err)\nfmt.Println(syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, 30, 1))',
+    "listening without bind": 'fd, _ := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)\nerr := syscall.Listen(fd, 5)\nfmt.Println("listen:", err)\nif err == nil {\n\treturn errors.New("listening")\n}',
+    "SysV shared memory and message queues": "id, _, e := syscall.RawSyscall(syscall.SYS_SHMGET, SHMKEY, 0, 0)\nfmt.Println(id, e)\n_, _, e = syscall.RawSyscall(syscall.SYS_SHMGET, 0, 1<<28, 01000|0o600)\nfmt.Println(e)\n_, _, e = syscall.RawSyscall(syscall.SYS_MSGGET, 0, 01000|0o600, 0)\nfmt.Println(e)",
+    "POSIX message queue": 'name := []byte("gocode-test-mq\\x00")\n_, _, e := syscall.RawSyscall6(syscall.SYS_MQ_OPEN, uintptr(unsafe.Pointer(&name[0])), uintptr(os.O_CREATE|os.O_RDWR), 0o600, 0, 0, 0)\nfmt.Println(e)',
+    "inotify on outside paths": "fd, err := syscall.InotifyInit1(0)\nfmt.Println(fd, err)\n_, err = syscall.InotifyAddWatch(fd, OUTSIDE, syscall.IN_ALL_EVENTS)\nfmt.Println(err)",
+    "SIGIO to another process": 'var p [2]int\nsyscall.Pipe(p[:])\nfmt.Println(syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(p[0]), syscall.F_SETOWN, VICTIM))\nfmt.Println(syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(p[0]), 10, 9))\nsyscall.RawSyscall(syscall.SYS_FCNTL, uintptr(p[0]), syscall.F_SETFL, syscall.O_ASYNC)\nsyscall.Write(p[1], []byte("x"))\ntime.Sleep(200 * time.Millisecond)',
     "the controller's port on another address": 'import "net"\n_, err := net.Dial("tcp", "127.0.0.2:LOOPBACKPORT")\nfmt.Println(err)',
     "MPTCP": "fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262)\nfmt.Println(fd, err)\nif err == nil {\n\tfmt.Println(syscall.Connect(fd, &syscall.SockaddrInet4{Port: TCPPORT, Addr: [4]byte{127, 0, 0, 1}}))\n}",
     "UDP": 'import "net"\nc, err := net.Dial("udp", "127.0.0.1:UDPPORT")\nif err == nil {\n\t_, err = c.Write([]byte("x"))\n}\nfmt.Println(err)',
@@ -203,6 +220,13 @@ HOSTILE = {
     "the MCP endpoint without the token": 'import "net/http"\nimport "strings"\nvar specs map[string]struct{ URL string `json:"url"` }\njson.Unmarshal([]byte(os.Getenv("GOCODE_SERVERS")), &specs)\nbody := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_city","arguments":{}}}`\nresp, err := http.Post(specs["weather"].URL, "application/json", strings.NewReader(body))\nif err != nil {\n\treturn err\n}\nfmt.Println("status", resp.StatusCode)',
 }
 
+
+# Cases whose effect cannot be seen from outside: the refusal itself is the evidence.
+REFUSED_IN_OUTPUT = {
+    "listening without bind": "listen: operation not permitted",
+    "inotify on outside paths": "-1 operation not permitted",
+    "TCP Fast Open to another port": "operation not permitted\noperation not permitted",
+}
 
 # What the landlock tier does not contain, by design (docs/sandbox.md): port rules, any address.
 LANDLOCK_GAPS = {"the controller's port on another address"}
@@ -223,6 +247,10 @@ def test_hostile_program_is_contained(world, case):
     time.sleep(0.3)  # let a decoy record a late hit
     assert world["hits"] == before_hits, f"{case}: a decoy was reached"
     assert world["victim"].poll() is None, f"{case}: the victim was killed"
+    assert ctypes.string_at(world["shm"][1], len(SECRET)) == SECRET.encode(), f"{case}: shared memory changed"
+    assert not Path("/dev/mqueue/gocode-test-mq").exists(), f"{case}: a message queue was created"
+    leftover = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("/tmp/gocode-run-")]
+    assert leftover == [], f"{case}: processes outlived the run: {leftover}"
     assert Path(f"/proc/{world['victim'].pid}/limits").read_text() == world["victim_limits"]
     assert os.getpriority(os.PRIO_PROCESS, world["victim"].pid) == world["victim_nice"]
     if case in ("init() and a closed Run", "an init function") and r.phase == "code":
@@ -230,8 +258,36 @@ def test_hostile_program_is_contained(world, case):
     else:  # the attempt really ran, confined
         assert r.phase not in ("code", "compile"), r.error_text()
         assert r.sandbox and r.sandbox["tier"] == world["tier"], r.error_text()
+    if case in REFUSED_IN_OUTPUT:
+        assert REFUSED_IN_OUTPUT[case] in r.output, r.output
     if case == "the MCP endpoint without the token":
         assert "status 401" in r.output and r.tool_calls == []
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_a_program_cannot_outlive_its_run(world):
+    code = 'import "syscall"\nsyscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, 0, 0)\nfmt.Println(syscall.Setpgid(0, 0))\nfmt.Println(syscall.Setsid())\ntime.Sleep(time.Hour)'
+    r = world["box"].execute(code, 3)
+    assert r.phase == "timeout", r.error_text()
+    time.sleep(0.5)
+    leftover = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("/tmp/gocode-run-")]
+    assert leftover == [], leftover
+
+
+def test_deleted_open_files_count_against_the_scratch_limit(world):
+    code = (
+        'var keep []*os.File\nfor i := 0; i < 64; i++ {\n\tf, err := os.Create(fmt.Sprintf("f%d", i))\n'
+        "\tif err != nil {\n\t\treturn err\n\t}\n\tf.Write(make([]byte, 4<<20))\n\tos.Remove(f.Name())\n"
+        "\tkeep = append(keep, f)\n}\ntime.Sleep(5 * time.Second)\nfmt.Println(len(keep))"
+    )
+    r = world["box"].execute(code)
+    assert r.phase == "limit" and "scratch directory" in r.stderr, r.error_text()
 
 
 def test_fork_bomb_and_thread_bomb_end(world):
@@ -422,3 +478,42 @@ def test_demo_and_the_project_smoke_scripts_pass_sandboxed(tmp_path):
     )  # fmt: skip
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert json.loads(r.stdout)["passed"] == 15
+
+
+def test_the_endpoint_serves_only_code_mode_tools(workspace):
+    """A program that uses its own token directly still reaches only the tools in code mode."""
+    cfg = config_from(
+        {"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "on", "excludedTools": ["get_city"]}}
+    )
+    code = """\
+import "net/http"
+import "io"
+var specs map[string]struct {
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+json.Unmarshal([]byte(os.Getenv("GOCODE_SERVERS")), &specs)
+for _, body := range []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_city","arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`,
+} {
+	req, _ := http.NewRequest("POST", specs["weather"].URL, strings.NewReader(body))
+	for k, v := range specs["weather"].Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	fmt.Println(string(b))
+}
+"""
+    with SyncToolbox(cfg, workspace=workspace) as box:
+        r = box.execute(code)
+    assert r.ok, r.error_text()
+    refused, listed = r.output.splitlines()[:2]
+    assert "not in code mode" in refused and '"get_city"' not in listed and '"get_weather"' in listed
+    assert r.tool_calls == []

@@ -77,6 +77,7 @@ func main() {
 	as := flag.Uint64("as", (512+4096)<<20, "RLIMIT_AS bytes (address space ceiling)")
 	fsize := flag.Uint64("fsize", 64<<20, "RLIMIT_FSIZE bytes")
 	nofile := flag.Uint64("nofile", 256, "RLIMIT_NOFILE")
+	nproc := flag.Uint64("nproc", 0, "RLIMIT_NPROC (threads of the program's user); 0: unchanged")
 	uid := flag.Int("uid", -1, "run the program as this user (from root)")
 	gid := flag.Int("gid", -1, "… and this group")
 	var ro listFlag
@@ -115,7 +116,12 @@ func main() {
 	unix.Umask(0o077)
 
 	limits := map[string]uint64{"cpuSeconds": *cpu, "dataBytes": *data, "addressSpaceBytes": *as, "fileSizeBytes": *fsize, "openFiles": *nofile}
-	for res, v := range map[int]uint64{unix.RLIMIT_CPU: *cpu, unix.RLIMIT_DATA: *data, unix.RLIMIT_AS: *as, unix.RLIMIT_FSIZE: *fsize, unix.RLIMIT_NOFILE: *nofile, unix.RLIMIT_CORE: 0} {
+	rlimits := map[int]uint64{unix.RLIMIT_CPU: *cpu, unix.RLIMIT_DATA: *data, unix.RLIMIT_AS: *as, unix.RLIMIT_FSIZE: *fsize, unix.RLIMIT_NOFILE: *nofile, unix.RLIMIT_CORE: 0}
+	if *nproc > 0 {
+		rlimits[unix.RLIMIT_NPROC] = *nproc
+		limits["threads"] = *nproc
+	}
+	for res, v := range rlimits {
 		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
 			fail("setrlimit %d=%d: %v", res, v, err)
 		}

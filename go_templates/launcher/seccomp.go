@@ -26,6 +26,7 @@ const (
 	sysFchmodat2     = 452
 	sysSetxattrat    = 463
 	sysRemovexattrat = 466
+	fioSetown        = 0x8901 // FIOSETOWN (not in x/sys)
 
 	cloneNewMask = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
 		unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWTIME
@@ -76,6 +77,19 @@ func denied() []uintptr {
 		sysSetxattrat, sysRemovexattrat,
 		unix.SYS_SETPRIORITY, unix.SYS_IOPRIO_SET, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES,
 		unix.SYS_TKILL, unix.SYS_TRUNCATE,
+		// No listening: listen() on an unbound socket binds a port, which Landlock never sees.
+		unix.SYS_LISTEN,
+		// SysV IPC and POSIX message queues live outside any directory Landlock guards (and
+		// shared memory would outlive the run and its memory limit).
+		unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_SHMDT,
+		unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
+		unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
+		unix.SYS_MQ_OPEN, unix.SYS_MQ_UNLINK, unix.SYS_MQ_TIMEDSEND, unix.SYS_MQ_TIMEDRECEIVE,
+		unix.SYS_MQ_NOTIFY, unix.SYS_MQ_GETSETATTR,
+		// inotify watches need only read access to name what happens in a directory.
+		unix.SYS_INOTIFY_INIT1, unix.SYS_INOTIFY_ADD_WATCH,
+		// Leaving the process group (or session) would escape the controller's group kill.
+		unix.SYS_SETPGID, unix.SYS_SETSID,
 	}
 	return append(list, archDenied...)
 }
@@ -105,9 +119,30 @@ func filter(pid int) []unix.SockFilter {
 	for _, sys := range []uintptr{unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_SETSCHEDULER, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR} {
 		p = append(p, onlySelf(sys, pid, true)...)
 	}
-	// No faking terminal input.
+	// No faking terminal input; no SIGIO owner (a signal to any process, before Landlock ABI 6).
 	p = append(p, forSyscall(unix.SYS_IOCTL,
-		ld(offArg(1)), jeq(unix.TIOCSTI, 1, 0), jeq(unix.TIOCLINUX, 0, 1), ret(retEPERM), ret(retAllow))...)
+		ld(offArg(1)), jeq(unix.TIOCSTI, 3, 0), jeq(unix.TIOCLINUX, 2, 0), jeq(fioSetown, 1, 0),
+		jeq(unix.SIOCSPGRP, 0, 1), ret(retEPERM), ret(retAllow))...)
+	p = append(p, forSyscall(unix.SYS_FCNTL,
+		ld(offArg(1)), jeq(unix.F_SETOWN, 2, 0), jeq(unix.F_SETOWN_EX, 1, 0), jeq(unix.F_SETSIG, 0, 1),
+		ret(retEPERM), ret(retAllow))...)
+	// TCP Fast Open sends a SYN from sendto/sendmsg, past Landlock's connect rule.
+	for _, c := range []struct {
+		sys uintptr
+		arg int
+	}{{unix.SYS_SENDTO, 3}, {unix.SYS_SENDMSG, 2}, {unix.SYS_SENDMMSG, 3}} {
+		p = append(p, forSyscall(c.sys,
+			ld(offArg(c.arg)),
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, Jt: 0, Jf: 1, K: unix.MSG_FASTOPEN},
+			ret(retEPERM), ret(retAllow))...)
+	}
+	p = append(p, forSyscall(unix.SYS_SETSOCKOPT,
+		ld(offArg(1)), jeq(unix.IPPROTO_TCP, 0, 4),
+		ld(offArg(2)), jeq(unix.TCP_FASTOPEN, 1, 0), jeq(unix.TCP_FASTOPEN_CONNECT, 0, 1),
+		ret(retEPERM), ret(retAllow))...)
+	// Keep the parent-death signal: without it a program could outlive the launcher's kill.
+	p = append(p, forSyscall(unix.SYS_PRCTL,
+		ld(offArg(0)), jeq(unix.PR_SET_PDEATHSIG, 0, 1), ret(retEPERM), ret(retAllow))...)
 	return append(p, ret(retAllow))
 }
 

@@ -18,5 +18,5 @@ var archPrologue = []unix.SockFilter{
 var archDenied = []uintptr{
 	unix.SYS_FORK, unix.SYS_VFORK, unix.SYS_CHMOD, unix.SYS_CHOWN, unix.SYS_LCHOWN,
 	unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_FUTIMESAT, unix.SYS_IOPL, unix.SYS_IOPERM, unix.SYS_MODIFY_LDT,
-	unix.SYS_USELIB,
+	unix.SYS_USELIB, unix.SYS_INOTIFY_INIT,
 }
