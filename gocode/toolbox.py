@@ -71,10 +71,6 @@ class Route:
     name: str
     tool: ToolInfo | None = None  # None: execute_go_code
 
-    @property
-    def passthrough(self) -> bool:
-        return self.tool is not None
-
 
 @dataclass(frozen=True)
 class ToolResult:
@@ -250,7 +246,8 @@ class Toolbox:
                 self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None), self.code_mode.allows)
                 await self._loopback.start(self._tg)
             if self._prewarm and self.settings.enabled:
-                self._tg.start_soon(self._prewarm_now)
+                self._warm = anyio.Event()  # before the task runs, so wait_warm() never misses it
+                self._tg.start_soon(self._prewarm_now, self._warm)
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -274,14 +271,13 @@ class Toolbox:
         for u in self._upstreams.values():
             u.stop()
 
-    async def _prewarm_now(self) -> None:
-        self._warm = anyio.Event()
+    async def _prewarm_now(self, done: anyio.Event) -> None:
         try:
             await self.code_mode.prewarm(self._progress)
         except GocodeError as exc:  # a call will report it properly; the warm-up only logs it
             log.warning("prewarm failed: %s", exc)
         finally:
-            self._warm.set()
+            done.set()
 
     async def wait_warm(self) -> None:
         """Wait for the background warm-up started on entering (if any) to finish."""
@@ -308,7 +304,8 @@ class Toolbox:
         log.info("tools of %r changed; regenerating", server)
         self._rebuild()
         if self._prewarm and self.settings.enabled and self._tg is not None:
-            self._tg.start_soon(self._prewarm_now)
+            self._warm = anyio.Event()
+            self._tg.start_soon(self._prewarm_now, self._warm)
         for listener in list(self._listeners):
             try:
                 await listener()
