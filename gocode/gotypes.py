@@ -27,6 +27,7 @@ from gocode.names import (
     Registry,
     camel,
     clean_text,
+    comment_literal,
     export,
     go_string,
     pascal,
@@ -670,7 +671,7 @@ def _field_doc(fname: str, prop: str, schema: Any, notes: list[str], required: b
             extras.append("e.g. " + ", ".join(_short(e, 60) for e in examples[:2]))
         elif "example" in schema:
             extras.append("e.g. " + _short(schema["example"], 60))
-    lines = clean_text(desc, FIELD_DOC_LIMIT) or [f"is the {go_string(prop)} property."]
+    lines = clean_text(desc, FIELD_DOC_LIMIT) or [f"is the {comment_literal(prop)} property."]
     tail = " ".join([*notes, f"({'; '.join(extras)})" if extras else ""]).strip()
     if tail:
         lines[-1] = f"{lines[-1]} {tail}"

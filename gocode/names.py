@@ -161,6 +161,12 @@ def go_string(value: str) -> str:
     return "".join(out)
 
 
+def comment_literal(value: str) -> str:
+    """A Go string literal to quote inside a comment: ``''`` and ````` `` ````` are escaped
+    (``\\x27``, ``\\x60``), because gofmt turns them into curly quotes in doc comments."""
+    return go_string(value).replace("''", "'\\x27").replace("``", "`\\x60")
+
+
 def clean_text(text: str, limit: int | None = None) -> list[str]:
     """Untrusted prose as lines that are safe inside ``//`` comments.
 

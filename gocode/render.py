@@ -16,7 +16,7 @@ import jinja2
 
 from gocode.gotypes import PTR_HELPER, Decl, EnumDecl, Package, StructDecl, ToolFunc, TupleDecl, UnionDecl
 from gocode.modelcode import SplitCode
-from gocode.names import go_string
+from gocode.names import comment_literal, go_string
 from gocode.resources import templates_dir
 
 RT_IMPORT = "gocodews/rt"
@@ -80,6 +80,7 @@ def _func_ctx(f: ToolFunc) -> dict[str, Any]:
         "structured": f.structured,
         "server_literal": go_string(f.server),
         "tool_literal": go_string(f.tool),
+        "tool_comment": comment_literal(f.tool),
         "decls": [_decl_ctx(d) for d in f.decls],
     }
 

@@ -98,6 +98,12 @@ HOSTILE = [
     ToolInfo("other", "weird_schema", "schemas that are not objects", True, "nope"),  # type: ignore[arg-type]
     ToolInfo(
         "other",
+        "''",
+        "",  # no description: the doc comment quotes the tool and property names
+        {"type": "object", "properties": {"``x''": {"type": "string"}}},
+    ),
+    ToolInfo(
+        "other",
         "map_input",
         "input with only additionalProperties",
         {"type": "object", "additionalProperties": {"type": "number"}},
