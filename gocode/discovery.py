@@ -147,14 +147,14 @@ async def connect(
     except (Exception, BaseExceptionGroup) as exc:
         # Only a protocol-level refusal of the handshake means "try the stateless era"; anything
         # else is a failure. (anyio task groups may wrap the MCPError in an exception group.)
-        if entered or not all(_refused(e) for e in _leaves(exc)):
+        if entered or not all(sent_by_server(e) for e in leaves(exc)):
             raise
     async with _open_within(name, server, MODERN_PROTOCOL, errlog, **opts) as client:
         yield client, MODERN_PROTOCOL
 
 
-def _refused(exc: BaseException) -> bool:
-    """An error the server sent back; not the connection closing (a server that died at start)."""
+def sent_by_server(exc: BaseException) -> bool:
+    """An error the server sent back; not the connection closing (a server that died or went away)."""
     return isinstance(exc, MCPError) and not (exc.code == CONNECTION_CLOSED and exc.message == "Connection closed")
 
 
@@ -184,7 +184,7 @@ def _tool_info(server: str, raw: dict[str, Any]) -> ToolInfo:
 
 
 def _transient(exc: BaseException) -> bool:
-    for e in _leaves(exc):
+    for e in leaves(exc):
         if isinstance(e, FileNotFoundError | PermissionError | NotADirectoryError):
             return False
         if isinstance(e, httpx2.TransportError | ConnectionError):
@@ -192,10 +192,10 @@ def _transient(exc: BaseException) -> bool:
     return False
 
 
-def _leaves(exc: BaseException) -> Iterable[BaseException]:
+def leaves(exc: BaseException) -> Iterable[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         for sub in exc.exceptions:
-            yield from _leaves(sub)
+            yield from leaves(sub)
     else:
         yield exc
 
@@ -203,7 +203,7 @@ def _leaves(exc: BaseException) -> Iterable[BaseException]:
 def _reason(exc: BaseException) -> str:
     """The most telling message in an exception (groups from anyio task groups unwrapped)."""
     msgs = []
-    for e in _leaves(exc):
+    for e in leaves(exc):
         if isinstance(e, FileNotFoundError):
             msgs.append(f"command not found: {e.filename or e}")
         elif isinstance(e, TimeoutError):
@@ -263,7 +263,7 @@ def failure(name: str, server: ServerConfig, exc: BaseException, errlog: IO[str]
 
 
 def _is_timeout(exc: BaseException) -> bool:
-    return any(isinstance(e, TimeoutError) for e in _leaves(exc))
+    return any(isinstance(e, TimeoutError) for e in leaves(exc))
 
 
 async def discover(config: Config, servers: Iterable[str] | None = None) -> DiscoveryResult:

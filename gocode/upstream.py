@@ -25,10 +25,9 @@ from anyio.abc import TaskGroup
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
 
 from gocode.config import ServerConfig
-from gocode.discovery import _leaves, connect, describe_server, failure, list_all_tools, server_tools
+from gocode.discovery import connect, describe_server, failure, leaves, list_all_tools, sent_by_server, server_tools
 from gocode.errors import DiscoveryError
 from gocode.toolset import MODERN_PROTOCOL, ServerTools
 
@@ -149,7 +148,7 @@ class Upstream:
             with anyio.fail_after(timeout):
                 return await client.call_tool(tool, arguments, progress_callback=progress)
         except MCPError as exc:
-            if not _closed(exc):
+            if sent_by_server(exc):
                 raise
             self.stop()  # the server went away: the next call starts a new session
             raise UpstreamError(
@@ -161,8 +160,8 @@ class Upstream:
                 f"{describe_server(self.name, self.server)}: tool {tool!r} did not answer within {timeout:g} s"
             ) from None
         except (Exception, BaseExceptionGroup) as exc:
-            if all(isinstance(e, MCPError) and not _closed(e) for e in _leaves(exc)):
-                raise next(iter(_leaves(exc))) from None
+            if all(sent_by_server(e) for e in leaves(exc)):
+                raise next(iter(leaves(exc))) from None
             self.stop()  # the session is unusable; the next call reconnects
             raise UpstreamError(f"{describe_server(self.name, self.server)}: calling {tool!r} failed: {exc}") from None
 
@@ -170,11 +169,6 @@ class Upstream:
         """Close the session (in its own task); the next call opens a new one."""
         self._client = None
         self._stop.set()
-
-
-def _closed(exc: BaseException) -> bool:
-    """The connection closing (our side noticed), as opposed to an error the server sent."""
-    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and exc.message == "Connection closed"
 
 
 def _advertises_list_changed(client: Client) -> bool:
