@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import json
 import secrets
 import socket
 import time
@@ -116,11 +117,8 @@ class Loopback:
     def close_run(self, run: Run) -> None:
         self._runs.pop(run.token, None)
 
-    def lookup(self, authorization: bytes) -> Run | None:
-        scheme, _, token = authorization.decode("latin-1").partition(" ")
-        if scheme.lower() != "bearer":
-            return None
-        run = self._runs.get(token)
+    def lookup(self, token: str | None) -> Run | None:
+        run = self._runs.get(token) if token else None
         # The dict lookup found it; compare again in constant time so timing reveals nothing.
         return run if run is not None and hmac.compare_digest(run.token, token) else None
 
@@ -194,11 +192,29 @@ class _Guard:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            auth = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
-            run = self.loopback.lookup(auth)
+            run = self.loopback.lookup(bearer_token(scope))
             if run is None:
-                await send({"type": "http.response.start", "status": 401, "headers": [(b"content-length", b"0")]})
-                await send({"type": "http.response.body", "body": b""})
+                await send_unauthorized(send)
                 return
             scope[RUN_KEY] = run
         await self.app(scope, receive, send)
+
+
+def bearer_token(scope: Any) -> str | None:
+    """The credentials of an ``Authorization: Bearer …`` header (scheme case-insensitive), if any."""
+    given = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
+    scheme, _, credentials = given.decode("latin-1").partition(" ")
+    return credentials.strip() if scheme.lower() == "bearer" else None
+
+
+async def send_unauthorized(send: Any) -> None:
+    body = json.dumps(
+        {"error": "unauthorized", "message": "a valid `Authorization: Bearer <token>` header is required"}
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"www-authenticate", b'Bearer realm="gocode"'),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -13,7 +13,6 @@ every request without ``Authorization: Bearer <token>`` (compared in constant ti
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -29,6 +28,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from gocode.loopback import bearer_token, send_unauthorized
 from gocode.toolbox import Toolbox, UnknownToolError
 
 log = logging.getLogger("gocode.server")
@@ -149,17 +149,16 @@ class HttpGuard:
 
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app = app
-        self.expected = token.encode() if token else None
+        self.expected = token
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         if self.expected is not None:
-            given = next((v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"), b"")
-            scheme, _, credentials = given.partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(credentials.strip(), self.expected):
-                await _unauthorized(send)
+            given = bearer_token(scope)
+            if given is None or not hmac.compare_digest(given.encode(), self.expected.encode()):
+                await send_unauthorized(send)
                 return
         gone = anyio.Event()
         scope[DISCONNECTED_KEY] = gone
@@ -171,19 +170,6 @@ class HttpGuard:
             return message
 
         await self.app(scope, watched_receive, send)
-
-
-async def _unauthorized(send: Any) -> None:
-    body = json.dumps(
-        {"error": "unauthorized", "message": "a valid `Authorization: Bearer <token>` header is required"}
-    ).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"www-authenticate", b'Bearer realm="gocode"'),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 def _disconnect_event(ctx: ServerRequestContext[Any]) -> anyio.Event | None:
