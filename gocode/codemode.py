@@ -139,6 +139,7 @@ class CodeMode:
         self._workspace = workspace
         self._view: ToolView | None = None
         self._package: Package | None = None
+        self._allowed: frozenset[tuple[str, str]] = frozenset()  # (server, tool) in code mode
         self.discovery: DiscoveryResult | None = None
 
     async def __aenter__(self) -> CodeMode:
@@ -165,8 +166,9 @@ class CodeMode:
         """Take tool listings discovered elsewhere (a controller's long-lived sessions)."""
         view = split_tools(servers, set(self.settings.excluded_tools), self.settings.enabled)
         package = build_package(view.code_tools)
+        allowed = frozenset((s.server, t.name) for s in view.code_tools.servers for t in s.tools)
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
-        self._view, self._package = view, package
+        self._view, self._package, self._allowed = view, package, allowed
 
     @property
     def view(self) -> ToolView:
@@ -204,10 +206,7 @@ class CodeMode:
 
     def allows(self, server: str, tool: str) -> bool:
         """Whether a program may call this tool: it is in code mode for the model (current view)."""
-        view = self._view
-        if view is None:
-            return False
-        return any(s.server == server and any(t.name == tool for t in s.tools) for s in view.code_tools.servers)
+        return (server, tool) in self._allowed
 
     def code_servers(self, view: ToolView | None = None) -> list[str]:
         """The servers the program calls: those with at least one tool in code mode."""
