@@ -15,6 +15,7 @@ import mcp_types as types
 import pytest
 
 from gocode import SyncToolbox, Toolbox
+from gocode.cli import DEMO_CODE
 from gocode.runner import RunResult
 from gocode.tool_formats import (
     anthropic_tool_result,
@@ -27,17 +28,8 @@ from gocode.toolbox import TOOL_NAME, exposed_names, run_to_result
 from gocode.toolset import ToolInfo
 from tests.conftest import EVERYTHING, ROOT, config_from, demo_stdio, need
 
-WEATHER = """\
-city, err := getCity(ctx)
-if err != nil {
-	return err
-}
-w, err := getWeather(ctx, GetWeatherInput{City: city.City})
-if err != nil {
-	return err
-}
-fmt.Printf("%s: %.1f°C, %s\\n", city.City, w.Temperature, w.Conditions)
-"""
+WEATHER = DEMO_CODE  # CPE's weather example
+WEATHER_OUT = "City: Paris\nWeather: 65.3°F, sunny\n"
 
 
 def load_example(name: str) -> Any:
@@ -171,7 +163,7 @@ def test_toolbox_dispatches_by_name(workspace):
             await tools.wait_warm()
 
             r = await tools.call(TOOL_NAME, {"code": WEATHER})
-            assert not r.is_error and r.text == "Paris: 18.5°C, sunny\n"
+            assert not r.is_error and r.text == WEATHER_OUT
             assert r.run is not None and r.run.ok
 
             # OpenAI hands back arguments as JSON text.
@@ -233,7 +225,7 @@ def test_sync_toolbox(workspace):
     with SyncToolbox(config(), "vision", workspace=workspace) as tools:
         assert [t["function"]["name"] for t in tools.definitions("openai")] == [TOOL_NAME, "get-tiny-image"]
         r = tools.call(TOOL_NAME, {"code": WEATHER})
-        assert r.text == "Paris: 18.5°C, sunny\n"
+        assert r.text == WEATHER_OUT
         assert "[image image/png" in tools.call("get-tiny-image").text
 
 
@@ -262,7 +254,7 @@ def test_example_agent_loop_with_a_scripted_model(workspace):
                 {"id": "call_2", "type": "function", "function": {"name": "get-tiny-image", "arguments": ""}}
             ],
         },
-        {"role": "assistant", "content": "It is 18.5°C and sunny in Paris."},
+        {"role": "assistant", "content": "It is 65.3°F and sunny in Paris."},
     ]
 
     async def model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -276,8 +268,8 @@ def test_example_agent_loop_with_a_scripted_model(workspace):
             return await agent.run_agent(tools, model, "What's the weather where I am?")
 
     answer = anyio.run(go)
-    assert answer == "It is 18.5°C and sunny in Paris."
-    assert seen[1][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "Paris: 18.5°C, sunny\n"}
+    assert answer == "It is 65.3°F and sunny in Paris."
+    assert seen[1][-1] == {"role": "tool", "tool_call_id": "call_1", "content": WEATHER_OUT}
     assert seen[2][-1]["tool_call_id"] == "call_2" and "[image image/png" in seen[2][-1]["content"]
 
 
