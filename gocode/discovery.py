@@ -252,14 +252,14 @@ async def discover_server(name: str, server: ServerConfig) -> ServerTools:
 def failure(name: str, server: ServerConfig, exc: BaseException, errlog: IO[str] | None) -> DiscoveryError:
     """A server that failed to connect or list, described with its command (or URL) and stderr tail."""
     reason = f"no answer within {server.timeout:g} s (the server's `timeout`)" if _is_timeout(exc) else _reason(exc)
-    msg = f"{describe_server(name, server)} failed: {reason}"
+    summary = f"{describe_server(name, server)} failed: {reason}"
+    tail = ""
     if errlog is not None:
         with contextlib.suppress(OSError, ValueError):
             errlog.seek(0)
             tail = errlog.read()[-STDERR_TAIL:].strip()
-            if tail:
-                msg += "\nserver stderr (last lines):\n" + tail
-    return DiscoveryError(msg, server=name)
+    msg = summary + ("\nserver stderr (last lines):\n" + tail if tail else "")
+    return DiscoveryError(msg, server=name, summary=summary, stderr=tail)
 
 
 def _is_timeout(exc: BaseException) -> bool:

@@ -33,9 +33,11 @@ class ToolchainError(GocodeError):
 class DiscoveryError(GocodeError):
     phase = "discovery"
 
-    def __init__(self, message: str, *, server: str | None = None) -> None:
+    def __init__(self, message: str, *, server: str | None = None, summary: str = "", stderr: str = "") -> None:
         super().__init__(message)
         self.server = server
+        self.summary = summary or message  # the message without the server's stderr
+        self.stderr = stderr  # the server's stderr tail (also at the end of the message)
 
 
 class SchemaError(GocodeError):

@@ -29,7 +29,7 @@ import anyio
 from gocode.codemode import CodeMode
 from gocode.config import Config, ServerConfig
 from gocode.discovery import connect, describe_server, failure, list_all_tools, server_tools
-from gocode.errors import GocodeError
+from gocode.errors import DiscoveryError, GocodeError
 from gocode.gotypes import build_package
 from gocode.modelcode import split_code
 from gocode.runner import RunResult
@@ -248,25 +248,20 @@ async def check_server(name: str, server: ServerConfig) -> tuple[list[Check], Se
                 checks.append(Check(group, "list tools", "passed", _ms(start), message=f"{len(tools.tools)} tools"))
         except (Exception, BaseExceptionGroup) as exc:
             err = failure(name, server, exc, log)
-            text = str(err)
             if stage == "connect":
-                checks.append(_failed(group, "connect", start, text))
+                checks.append(_failed(group, "connect", start, err))
                 checks.append(Check(group, "list tools", "skipped", message="the server did not connect"))
             elif tools is None:
-                checks.append(_failed(group, "list tools", start, text))
+                checks.append(_failed(group, "list tools", start, err))
             else:
                 tools = None  # listed, then failed on the way out: the list is still suspect
-                checks.append(_failed(group, "close", start, text))
+                checks.append(_failed(group, "close", start, err))
     return checks, tools
 
 
-def _failed(group: str, name: str, start: float, text: str) -> Check:
-    first, _, rest = text.partition("\n")
-    stderr = ""
-    if "server stderr (last lines):\n" in rest:
-        rest, _, stderr = rest.partition("server stderr (last lines):\n")
-    details = first + ("\n" + rest.strip() if rest.strip() else "")
-    return Check(group, name, "failed", _ms(start), message=first, details=details, stderr=stderr)
+def _failed(group: str, name: str, start: float, err: DiscoveryError) -> Check:
+    first = err.summary.split("\n", 1)[0]
+    return Check(group, name, "failed", _ms(start), message=first, details=err.summary, stderr=err.stderr)
 
 
 async def check_compile(workspace: Workspace, tools: ServerTools) -> Check:
