@@ -23,7 +23,6 @@ from typing import Any
 
 from gocode.config import Config, ServerConfig
 from gocode.discovery import DiscoveryResult, discover
-from gocode.errors import CodeError
 from gocode.gotypes import Package, build_package
 from gocode.modelcode import split_code
 from gocode.render import render_declarations
@@ -240,21 +239,17 @@ class CodeMode:
         endpoint); by default it starts or dials them itself (direct mode).
         """
         start = time.monotonic()
-        try:
-            split = split_code(code)
-        except CodeError as exc:
-            return RunResult(False, "code", stderr=f"model.go:{exc.line or 1}: {exc}".replace(f"line {exc.line}: ", ""))
         view, package = self.view, self.package
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
-        build = await self.workspace.build(package, split)
+        build = await self.workspace.build(package, split_code(code))
         if not build.ok:
             return RunResult(
                 False,
                 "compile",
                 stderr=build.output,
-                diagnostics=parse_diagnostics(build.output),
-                warnings=list(split.notes),
+                diagnostics=list(build.diagnostics) or parse_diagnostics(build.output),
+                warnings=list(build.notes),
                 build_ms=build.duration_ms,
                 build_mode=build.mode,
                 duration_ms=(time.monotonic() - start) * 1000,
@@ -297,6 +292,6 @@ class CodeMode:
         result.build_ms = build.duration_ms
         result.cached_binary = build.cached
         result.build_mode = build.mode
-        result.warnings = list(split.notes)
+        result.warnings = list(build.notes)
         result.duration_ms = (time.monotonic() - start) * 1000
         return result

@@ -1,6 +1,6 @@
 """Go source from the IR, through the jinja2 templates in ``go_templates/``.
 
-Knows the IR (:mod:`gocode.gotypes`) and the split model code (:mod:`gocode.modelcode`),
+Knows the IR (:mod:`gocode.gotypes`) and the prepared model code (:mod:`gocode.program.code`),
 not JSON Schema. Templates only see values computed here, already valid Go text; the
 environment is built once with ``StrictUndefined``. Output is gofmt-clean (checked by tests).
 """
@@ -15,8 +15,8 @@ from typing import Any
 import jinja2
 
 from gocode.gotypes import PTR_HELPER, Decl, EnumDecl, Package, StructDecl, ToolFunc, TupleDecl, UnionDecl
-from gocode.modelcode import SplitCode
 from gocode.names import comment_literal, go_string
+from gocode.program.code import Prepared
 from gocode.resources import templates_dir
 
 RT_IMPORT = "gocodews/rt"
@@ -121,7 +121,31 @@ class _Import:
     line: str | None
 
 
-def render_main(pkg: Package, code: SplitCode, filename: str = "model.go") -> str:
+# The helper main.go offers for tool calls whose error should end the run.
+MUST_HELPER = "must"
+
+
+def _aliases(pkg: Package) -> list[tuple[str, str]]:
+    """(name, declaration) of every binding main.go re-declares under the model's names."""
+    aliases: list[tuple[str, str]] = []
+    for f in pkg.funcs:
+        for d in f.decls:
+            aliases.append((d.name, f"type {d.name} = gocodetools.{d.name}"))
+            if isinstance(d, EnumDecl):
+                aliases.extend((v.name, f"const {v.name} = gocodetools.{v.name}") for v in d.values)
+        aliases.append((f.name, f"var {f.name} = gocodetools.{f.exported}"))
+    return aliases
+
+
+def main_names(pkg: Package) -> list[str]:
+    """The package-level names main.go declares around the model's code (they are not imports)."""
+    names = [n for n, _ in _aliases(pkg)]
+    if pkg.uses_ptr():
+        names.append(PTR_HELPER)
+    return [*names, MUST_HELPER, "Run", "main", "gocodert", "gocodetools"]
+
+
+def render_main(pkg: Package, code: Prepared, filename: str = "model.go") -> str:
     """``main.go`` for one run: aliases of the bindings, the model's hoisted declarations and
     ``Run`` with the model's statements, ``//line`` directives mapping back to ``filename``."""
     imports: list[_Import] = []
@@ -135,34 +159,31 @@ def render_main(pkg: Package, code: SplitCode, filename: str = "model.go") -> st
 
     add(None, '"context"')
     for imp in code.imports:
-        add(imp.name, go_string(imp.path), f"{filename}:{imp.line}")
-    for path in code.auto_imports:
-        add(None, go_string(path))
+        add(imp.name, go_string(imp.path), f"{filename}:{imp.line}" if imp.line else None)
+    must = MUST_HELPER not in code.declared
+    if must:
+        add("gocodefmt", '"fmt"')
+        add("gocodeos", '"os"')
+        add("gocoderuntime", '"runtime"')
     add("gocodert", go_string(RT_IMPORT))
     if pkg.funcs:
         add("gocodetools", go_string(tools_import_path(pkg)))
 
-    aliases: list[str] = []
-    for f in pkg.funcs:
-        for d in f.decls:
-            aliases.append(f"type {d.name} = gocodetools.{d.name}")
-            if isinstance(d, EnumDecl):
-                aliases.extend(f"const {v.name} = gocodetools.{v.name}" for v in d.values)
-        aliases.append(f"var {f.name} = gocodetools.{f.exported}")
-
-    src = (
+    aliases = [decl for name, decl in _aliases(pkg) if name not in code.declared]
+    whole = code.entry != ""
+    return (
         _env()
         .get_template("main.go.j2")
         .render(
             imports=imports,
             aliases=aliases,
-            guards=code.guards,
-            hoisted=[{"line": f"{filename}:{h.line}:1", "text": h.text} for h in code.hoisted],
-            body=[{"line": f"{filename}:{c.line}:1", "text": c.text} for c in code.body],
-            ptr=pkg.uses_ptr() and PTR_HELPER,
+            must=must,
+            hoisted=[{"line": f"{filename}:{h.line}:{h.column}", "text": h.text} for h in code.hoisted],
+            body=code.body,
+            body_line=None if whole else f"{filename}:1:1",
+            ptr=pkg.uses_ptr() and PTR_HELPER not in code.declared and PTR_HELPER,
         )
     )
-    return src
 
 
 def write_file(path: Path, text: str) -> None:

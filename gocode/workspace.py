@@ -31,18 +31,23 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gocode import golink
 from gocode.errors import ToolchainError
 from gocode.gotypes import Package
-from gocode.modelcode import STDLIB, SplitCode
-from gocode.render import render_bindings, render_main, tools_import_path, write_file
+from gocode.modelcode import STDLIB
+from gocode.program.code import ModelCode, Prepared
+from gocode.program.gofix import GoFix
+from gocode.program.messages import explain, scrub
+from gocode.render import main_names, render_bindings, render_main, tools_import_path, write_file
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
+from gocode.runner import Diagnostic, parse_diagnostics
 
 MIN_GO = (1, 25)
 # Part of the workspace key: bump it when warm-up must do more (2: the whole std for direct builds).
@@ -54,6 +59,10 @@ DIRECT_BUILDS = os.environ.get("GOCODE_BUILD", "direct") != "go"
 INSTALL_HINT = "install Go 1.25 or newer from https://go.dev/dl/ and make sure `go` is on PATH (or set GOCODE_GO)"
 
 Progress = Callable[[str], None]
+
+# One Go parser helper per workspace directory, shared by every Workspace object on it.
+_GOFIX: dict[Path, GoFix] = {}
+_GOFIX_LOCK = threading.Lock()
 
 
 def cache_dir() -> Path:
@@ -111,11 +120,18 @@ class BuildResult:
     output: str  # the compiler's messages, with the package header line removed
     duration_ms: float
     cached: bool = False
-    mode: str = "go build"  # how it was built: "direct" (compile + link), "go build", or "cached"
+    # How it was built: "direct" (compile + link), "go build", "go build (fallback)" (the direct
+    # path failed for a reason not in the model's code), "cached", or "checked" (rejected by the
+    # type check before any compile).
+    mode: str = "go build"
+    notes: tuple[str, ...] = ()  # what was changed in the model's code (an unused import removed, …)
+    diagnostics: tuple[Diagnostic, ...] = ()  # the errors, at the model's positions
 
 
 class Workspace:
     """A module workspace for one toolchain; see the module doc. Share one per process."""
+
+    fallbacks = 0  # builds the direct path could not do for a reason outside the model's code
 
     def __init__(
         self, toolchain: Toolchain | None = None, root: Path | None = None, *, direct: bool | None = None
@@ -215,6 +231,7 @@ class Workspace:
     def ensure(self, progress: Progress | None = None) -> None:
         if not self.ready:
             self.warmup(progress)
+        self.gofix.binary()  # Go's parser and type checker, built once from the shipped source
 
     def _run_go(self, args: list[str], *, offline: bool, what: str) -> None:
         proc = subprocess.run(
@@ -245,23 +262,62 @@ class Workspace:
         self._bindings[path] = hashlib.sha256(src.encode()).hexdigest()
         return path, self._bindings[path]
 
-    async def build(self, pkg: Package, code: SplitCode, filename: str = "model.go") -> BuildResult:
+    @property
+    def gofix(self) -> GoFix:
+        """The Go parser helper of this workspace (started on first use)."""
+        with _GOFIX_LOCK:
+            helper = _GOFIX.get(self.dir)
+            if helper is None:
+                helper = _GOFIX[self.dir] = GoFix(self.toolchain.go, self.dir, self.go_env())
+        return helper
+
+    async def prepare(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> Prepared:
+        """Parse the model's code with Go's grammar: hoist, fix imports by symbol, or say why not."""
+        direct = await self.direct_config(pkg) if self.direct_builds else None
+        importcfg = direct.importcfg if direct is not None else await self._std_importcfg()
+        answer = await self.gofix.call(
+            {
+                "op": "prepare",
+                "code": code.source,
+                "filename": filename,
+                "predeclared": main_names(pkg),
+                "importcfg": str(importcfg or ""),
+            }
+        )
+        return Prepared.from_answer(answer)
+
+    async def build(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> BuildResult:
         """Compile one program; identical source on the same tool set reuses the last binary.
 
-        The compiler and linker are invoked directly when the tool set's importcfg is ready
-        (see :mod:`gocode.golink`); any failure there is retried with ``go build``, whose
-        result and messages are then the answer.
+        The model's code is parsed and type-checked first (by the Go helper), so code that
+        cannot compile is answered after one check, without the compiler. What type-checks is
+        compiled and linked directly when the tool set's importcfg is ready (see
+        :mod:`gocode.golink`); only a failure that is not the model's (a trimmed build cache)
+        falls back to ``go build``, counted in :attr:`fallbacks` and shown as the build mode.
         """
         start = time.monotonic()
         _, bindings_hash = self.ensure_bindings(pkg)
-        main_src = render_main(pkg, code, filename)
+        prepared = await self.prepare(pkg, code, filename)
+        if prepared.errors:
+            return self._failed(prepared, prepared.errors, start, "checked", pkg, code)
+        main_src = render_main(pkg, prepared, filename)
         # The bindings' source (not just the tool set) is in the key: a newer gocode renders differently.
         digest = hashlib.sha256((bindings_hash + "\0" + main_src).encode()).hexdigest()[:24]
         cached = self.dir / "bin" / digest
         if cached.is_file():
             with contextlib.suppress(OSError):
                 os.utime(cached)
-            return BuildResult(True, cached, "", (time.monotonic() - start) * 1000, cached=True, mode="cached")
+            return BuildResult(
+                True, cached, "", (time.monotonic() - start) * 1000, cached=True, mode="cached", notes=prepared.notes
+            )
+        direct = await self.direct_config(pkg) if self.direct_builds else None
+        if direct is not None:
+            checked = await self.gofix.call(
+                {"op": "check", "src": main_src, "importcfg": str(direct.importcfg), "lang": direct.lang}
+            )
+            errors = Prepared.from_answer(checked).errors
+            if errors:
+                return self._failed(prepared, errors, start, "checked", pkg, code)
         run_id = uuid.uuid4().hex[:12]
         run_dir = self.dir / "runs" / f"r{run_id}"
         run_dir.mkdir(parents=True)
@@ -269,26 +325,67 @@ class Workspace:
             write_file(run_dir / "main.go", main_src)
             out_path = run_dir / "prog"
             mode = "direct"
-            direct = await self.direct_config(pkg) if self.direct_builds else None
             ok = False
             if direct is not None:
                 ok, messages = await golink.build(direct, run_dir, out_path, self.go_env())
-                if not ok and "model.go:" not in messages:
+                if not ok and f"{filename}:" in messages:
+                    # The compiler found what the type checker did not: that is the answer.
+                    diags = parse_diagnostics(_clean_build_output(messages, run_id))
+                    return self._failed(prepared, diags, start, "direct", pkg, code, raw=messages)
+                if not ok:
                     # Not the model's code: the build cache may have been trimmed; list again next time.
                     self.forget_direct(pkg)
+                    self.fallbacks += 1
+                    mode = "go build (fallback)"
             text = ""
             if not ok:
-                mode = "go build"
+                mode = mode if direct is not None else "go build"
                 argv = [self.toolchain.go, "build", *BUILD_FLAGS, "-o", str(out_path), f"./runs/r{run_id}"]
-                code, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
+                rc, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
                 text = _clean_build_output(text, run_id)
-                if code != 0:
-                    return BuildResult(False, None, text, (time.monotonic() - start) * 1000, mode=mode)
+                if rc != 0:
+                    diags = parse_diagnostics(text)
+                    return self._failed(prepared, diags, start, mode, pkg, code, raw=text)
             out_path.replace(cached)
             self._prune_binaries()
-            return BuildResult(True, cached, text, (time.monotonic() - start) * 1000, mode=mode)
+            return BuildResult(True, cached, text, (time.monotonic() - start) * 1000, mode=mode, notes=prepared.notes)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+
+    def _failed(
+        self,
+        prepared: Prepared,
+        diags: Sequence[Diagnostic],
+        start: float,
+        mode: str,
+        pkg: Package,
+        code: ModelCode,
+        raw: str = "",
+    ) -> BuildResult:
+        text = explain(diags, pkg, code.source) if diags else scrub(raw)
+        cleaned = tuple(dataclasses.replace(d, message=scrub(d.message)) for d in diags)
+        return BuildResult(
+            False,
+            None,
+            text,
+            (time.monotonic() - start) * 1000,
+            mode=mode,
+            notes=prepared.notes,
+            diagnostics=cleaned,
+        )
+
+    async def _std_importcfg(self) -> Path | None:
+        """The standard library's export data (for builds without the direct path), listed once."""
+        path = self.dir / "std.importcfg"
+        if path.is_file():
+            return path
+        fmt = "{{.ImportPath}}\t{{.Export}}\t"
+        argv = [self.toolchain.go, "list", "-export", "-deps", "-f", fmt, "std", "golang.org/x/sync/errgroup"]
+        rc, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
+        if rc != 0:
+            return None
+        write_file(path, golink.importcfg_text(golink.parse_exports(text)[0]))
+        return path
 
     async def direct_config(self, pkg: Package) -> golink.DirectConfig | None:
         """The importcfg of a tool set (computed once: ``go list -export``), or None if unavailable."""

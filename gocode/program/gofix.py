@@ -1,0 +1,108 @@
+"""The Go-side helper (``go_templates/gofix``): Go's own parser and type checker, kept running.
+
+One :class:`GoFix` per workspace. The helper is built once from the shipped source (cached
+by the source's hash, next to the workspace's other binaries) and started on first use; it
+answers one JSON line per request, in order. Calls are serialised by a thread lock and made
+from a worker thread, so any event loop (or none) may call, and concurrent callers queue.
+A helper that died is started again on the next call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+from gocode.errors import ToolchainError
+from gocode.render import write_file
+from gocode.resources import templates_dir
+
+
+def sources() -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "gofix").glob("*.go"))}
+
+
+class GoFix:
+    """A running helper for one workspace directory; safe to share across threads and event loops."""
+
+    def __init__(self, go: str, ws_dir: Path, env: dict[str, str]) -> None:
+        self.go, self.ws_dir, self.env = go, ws_dir, env
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._binary: Path | None = None
+
+    # --- building ------------------------------------------------------------------------
+
+    def binary(self) -> Path:
+        """The helper, built on first need (about 2 s with a warm build cache)."""
+        if self._binary is not None and self._binary.is_file():
+            return self._binary
+        files = sources()
+        digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
+        binary = self.ws_dir / "gofix" / f"gofix-{digest}"
+        if not binary.is_file():
+            src = self.ws_dir / "gofix" / f"src{digest}"
+            src.mkdir(parents=True, exist_ok=True)
+            for name, text in files.items():
+                write_file(src / name, text)
+            tmp = binary.with_name(f".{binary.name}-{os.getpid()}-{threading.get_ident()}")
+            proc = subprocess.run(
+                [self.go, "build", "-trimpath", "-buildvcs=false", "-o", str(tmp), f"./gofix/src{digest}"],
+                cwd=self.ws_dir, env=self.env, capture_output=True, text=True,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                raise ToolchainError(f"building gocode's Go parser helper failed:\n{proc.stderr or proc.stdout}")
+            tmp.replace(binary)
+        self._binary = binary
+        return binary
+
+    # --- calls ---------------------------------------------------------------------------
+
+    def call_sync(self, request: dict[str, Any]) -> dict[str, Any]:
+        line = (json.dumps(request) + "\n").encode()
+        with self._lock:
+            for attempt in (1, 2):
+                proc = self._started()
+                assert proc.stdin is not None and proc.stdout is not None
+                try:
+                    proc.stdin.write(line)
+                    proc.stdin.flush()
+                    answer = proc.stdout.readline()
+                except (BrokenPipeError, OSError):
+                    answer = b""
+                if answer:
+                    doc: dict[str, Any] = json.loads(answer)
+                    if "fatal" in doc:
+                        raise ToolchainError(f"gocode's Go parser helper failed: {doc['fatal']}")
+                    return doc
+                self._stop()
+                if attempt == 2:
+                    raise ToolchainError("gocode's Go parser helper exited unexpectedly (twice in a row)")
+        raise AssertionError("unreachable")
+
+    async def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        return await asyncio.to_thread(self.call_sync, request)
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [str(self.binary())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env={"PATH": os.environ.get("PATH", ""), "GOGC": "200"}, start_new_session=True,
+            )  # fmt: skip
+        return self._proc
+
+    def _stop(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+            self._proc = None
+
+    def close(self) -> None:
+        """Stop the helper (it is also stopped when its stdin closes with this process)."""
+        with self._lock:
+            self._stop()

@@ -1,0 +1,126 @@
+"""Compile errors as the model should read them (pure functions, no I/O).
+
+Messages come from Go's parser and type checker at the model's positions. Here they lose
+every trace of the generated program (the bindings' package, the generated file, renamed
+entry points), and an error that names something close to a tool or one of its types
+teaches: ``did you mean getCurrentTime?`` and the declaration the model needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from collections.abc import Sequence
+
+from gocode.gotypes import EnumDecl, Package, ToolFunc
+from gocode.render import render_declarations
+from gocode.runner import Diagnostic
+
+_SCRUB = [
+    (re.compile(r"gocodews/tools/t[0-9a-f]+\."), ""),
+    (re.compile(r"\b(?:gocodetools|tools)\.(?=[A-Za-z_])"), ""),
+    (re.compile(r"\bgocodeModelMain\b"), "main"),
+    (re.compile(r"\bgocodeModelRun\b"), "Run"),
+    (re.compile(r"\bgocode(?:fmt|os|runtime|rt)\."), ""),
+]
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_UNDEFINED = re.compile(r"undefined: ([A-Za-z_][\w.]*)|name (\w+) not exported by package (\w+)")
+_MAX_BLOCKS = 2
+
+
+def scrub(text: str) -> str:
+    for pattern, repl in _SCRUB:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _selector_at(source: str, d: Diagnostic) -> str:
+    """The dotted name the model wrote at a diagnostic's position (``weather.get_weather``)."""
+    lines = source.split("\n")
+    if not 0 < d.line <= len(lines) or d.column <= 0:
+        return ""
+    m = re.match(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*", lines[d.line - 1][d.column - 1 :])
+    return m.group() if m else ""
+
+
+def _tool_for(name: str, pkg: Package) -> ToolFunc | None:
+    """The tool a misnamed reference most likely means, or None when none is close enough."""
+    want = _norm(name)
+    if not want:
+        return None
+    keys: dict[str, ToolFunc] = {}
+    for f in pkg.funcs:
+        server = f.server
+        for k in (f.name, f.exported, f.tool, f"{server}{f.tool}", f"{server}{f.name}"):
+            keys.setdefault(_norm(k), f)
+    if want in keys:
+        return keys[want]
+    close = difflib.get_close_matches(want, list(keys), n=2, cutoff=0.8)
+    if len(close) == 1 or (close and keys[close[0]] is keys[close[-1]]):
+        return keys[close[0]]
+    return None
+
+
+def _names_in(pkg: Package) -> dict[str, ToolFunc]:
+    """Type and enum-constant names → the tool that declares them."""
+    out: dict[str, ToolFunc] = {}
+    for f in pkg.funcs:
+        for d in f.decls:
+            out.setdefault(d.name, f)
+            if isinstance(d, EnumDecl):
+                for v in d.values:
+                    out.setdefault(v.name, f)
+    return out
+
+
+def _declaration(pkg: Package, f: ToolFunc) -> str:
+    return render_declarations(dataclasses.replace(pkg, funcs=(f,))).strip()
+
+
+def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
+    """The answer for compile errors: one line per error, then what the model needs to fix them."""
+    lines: list[str] = []
+    blocks: list[ToolFunc] = []
+    owners = _names_in(pkg)
+    tool_names = {f.name for f in pkg.funcs}
+
+    def want(f: ToolFunc) -> None:
+        if f not in blocks:
+            blocks.append(f)
+
+    for d in diags:
+        msg = scrub(d.message)
+        hint = ""
+        m = _UNDEFINED.search(msg)
+        if m:
+            written = _selector_at(source, d) or m.group(1) or m.group(2)
+            parts = written.split(".")
+            tried = [written, parts[-1]] if len(parts) > 1 else [written]
+            for cand in tried:
+                if cand in tool_names:
+                    continue
+                f = _tool_for(cand, pkg)
+                if f is not None:
+                    hint = f" (did you mean {f.name}?)"
+                    want(f)
+                    break
+                close = difflib.get_close_matches(cand, list(owners), n=1, cutoff=0.75)
+                if close:
+                    hint = f" (did you mean {close[0]}?)"
+                    want(owners[close[0]])
+                    break
+        for ident in _IDENT.findall(msg):
+            if ident in owners and not m:
+                want(owners[ident])
+        where = f"{d.file}:{d.line}:{d.column}: " if d.file and not d.file.startswith("gocode_") else ""
+        lines.append(f"{where}{msg}{hint}")
+    text = "\n".join(lines)
+    shown = blocks[:_MAX_BLOCKS]
+    if shown:
+        text += "\n\nThe declarations involved:\n\n" + "\n\n".join(_declaration(pkg, f) for f in shown)
+    return text
