@@ -142,6 +142,9 @@ func resolve(name string, sels []string) (string, bool) {
 	if len(cands) == 1 {
 		return cands[0], true
 	}
+	if name == "rand" && onlyCrypto(sels) {
+		return "crypto/rand", true // math/rand's Read is deprecated; code calling it means crypto
+	}
 	best, bestScore := "", -1
 	for _, c := range cands {
 		score := 0
@@ -182,4 +185,15 @@ func (lockedImporter) Import(path string) (*types.Package, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	return imp.Import(path)
+}
+
+func onlyCrypto(sels []string) bool {
+	for _, s := range sels {
+		switch s {
+		case "Read", "Reader", "Prime", "Text":
+		default:
+			return false
+		}
+	}
+	return true
 }

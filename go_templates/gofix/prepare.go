@@ -413,14 +413,8 @@ func syntaxErrors(err error, filename string, bracket *diag, code string) []diag
 		if e.Pos.Filename != filename {
 			continue
 		}
-		msg := e.Msg
-		if !strings.HasPrefix(msg, "syntax error") {
-			msg = "syntax error: " + msg
-		}
-		out = append(out, diag{filename, e.Pos.Line, e.Pos.Column, msg})
-		if len(out) == 3 {
-			break
-		}
+		out = append(out, diag{filename, e.Pos.Line, e.Pos.Column, syntaxMessage(e.Msg)})
+		break // the rest follow from the first
 	}
 	// An unbalanced bracket is named where it is: the parser only notices it later.
 	if bracket != nil && (len(out) == 0 || strings.Contains(bracket.Msg, "nothing is open") || strings.Contains(out[0].Msg, "EOF")) {
@@ -431,6 +425,21 @@ func syntaxErrors(err error, filename string, bracket *diag, code string) []diag
 		out = append(out, diag{filename, line, 1, "syntax error: the code does not form a valid Go function body"})
 	}
 	return out
+}
+
+// syntaxMessage words go/parser's messages as the Go compiler does where the parser's
+// wording hides the likely cause.
+func syntaxMessage(msg string) string {
+	if ctx, ok := strings.CutPrefix(msg, "missing ',' before newline in "); ok {
+		return "syntax error: unexpected newline in " + ctx + "; possibly missing comma or )"
+	}
+	if ctx, ok := strings.CutPrefix(msg, "missing ',' in "); ok {
+		return "syntax error: unexpected name in " + ctx + "; possibly missing comma or )"
+	}
+	if !strings.HasPrefix(msg, "syntax error") {
+		msg = "syntax error: " + msg
+	}
+	return msg
 }
 
 // fixImports adds the imports the code uses by symbol and drops the ones it does not use.

@@ -78,6 +78,17 @@ def _names_in(pkg: Package) -> dict[str, ToolFunc]:
     return out
 
 
+def _enum_for(name: str, pkg: Package) -> tuple[EnumDecl, ToolFunc] | None:
+    """The enum a made-up constant belongs to by its name (``UnitKelvin`` → ``Unit``)."""
+    best: tuple[EnumDecl, ToolFunc] | None = None
+    for f in pkg.funcs:
+        for d in f.decls:
+            fits = isinstance(d, EnumDecl) and name.startswith(d.name) and name != d.name
+            if fits and (best is None or len(d.name) > len(best[0].name)):
+                best = (d, f)
+    return best
+
+
 def _declaration(pkg: Package, f: ToolFunc) -> str:
     return render_declarations(dataclasses.replace(pkg, funcs=(f,))).strip()
 
@@ -107,6 +118,13 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
                 f = _tool_for(cand, pkg)
                 if f is not None:
                     hint = f" (did you mean {f.name}?)"
+                    want(f)
+                    break
+                enum = _enum_for(cand, pkg)
+                if enum is not None:
+                    d_enum, f = enum
+                    values = ", ".join(v.name for v in d_enum.values)
+                    hint = f" ({d_enum.name} is one of {values})"
                     want(f)
                     break
                 close = difflib.get_close_matches(cand, list(owners), n=1, cutoff=0.75)

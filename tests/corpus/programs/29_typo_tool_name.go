@@ -1,0 +1,8 @@
+// expect: compile
+// error: ^model\.go:1:11: undefined: getWether \(did you mean getWeather\?\)
+// error: var getWeather func\(ctx context\.Context
+w, err := getWether(ctx, GetWeatherInput{City: "Paris"})
+if err != nil {
+	return err
+}
+fmt.Println(w.Temperature)

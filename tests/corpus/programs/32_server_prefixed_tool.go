@@ -1,0 +1,7 @@
+// expect: compile
+// error: undefined: weather \(did you mean getWeather\?\)
+res, err := weather.getWeather(ctx, GetWeatherInput{City: "Oslo"})
+if err != nil {
+	return err
+}
+fmt.Println(res.Temperature)

@@ -1,0 +1,3 @@
+// expect: compile
+// error: ^model\.go:1:5: undefined: fmt\.Printn
+fmt.Printn("hello")
