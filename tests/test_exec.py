@@ -80,7 +80,7 @@ def test_compile_error_in_hoisted_function_and_type_mismatch(demo_cm):
 
 def test_code_that_cannot_be_placed(demo_cm):
     r = run(demo_cm, "for {\n")
-    assert r.phase == "code" and "model.go:1: this '{' is never closed" in r.stderr
+    assert r.phase == "compile" and "model.go:1:5: syntax error: this { is never closed" in r.stderr
 
 
 def test_runtime_error_and_panic(demo_cm):
@@ -209,6 +209,8 @@ def test_direct_and_go_build_give_the_same_answers(workspace, demo_cm, code):
         tag = f"// {uuid.uuid4().hex}\n"
     a, b = results
     assert (a.ok, a.phase, a.output, a.stderr, a.exit_code) == (b.ok, b.phase, b.output, b.stderr, b.exit_code)
-    assert b.build_mode == "go build"
-    assert a.build_mode == ("direct" if a.phase != "compile" else "go build")
+    # A package outside the standard library is refused before any build, on both paths.
+    assert b.build_mode == ("checked" if "github.com" in code else "go build")
+    # A compile error is answered by the type check, before any compiler runs.
+    assert a.build_mode == ("direct" if a.phase != "compile" else "checked")
     asyncio.run(direct.build(cm.package, split_code("")))  # and the direct path keeps working after a failure
