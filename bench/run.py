@@ -78,6 +78,23 @@ if err := g.Wait(); err != nil {
 }
 fmt.Println(len(temps), temps[0])
 """
+# A type error and a syntax error, as models make them: answered without compiling.
+TYPE_ERROR = """\
+w, err := getWeather(ctx, GetWeatherInput{City: "Paris"})
+if err != nil {
+	return err
+}
+var t int
+t = w.Temperature
+fmt.Println(t)
+"""
+SYNTAX_ERROR = """\
+w, err := getWeather(ctx, GetWeatherInput{City: "Paris"})
+fmt.Println("temperature:", w.Temperature
+if err != nil {
+	return err
+}
+"""
 NAIVE = """\
 package main
 
@@ -142,7 +159,8 @@ class Bench:
         tools.mkdir(parents=True)
         (tools / "tools.go").write_text(render_bindings(pkg))
         (d / "main").mkdir()
-        (d / "main" / "main.go").write_text(render_main(pkg, split_code(code)))
+        prepared = await self.ws.prepare(pkg, split_code(code))
+        (d / "main" / "main.go").write_text(render_main(pkg, prepared))
         code_, out = await golink.run(
             [self.ws.toolchain.go, "build", "-o", "prog", "./main"], cwd=d, env=self.ws.go_env()
         )
@@ -201,7 +219,10 @@ class Bench:
         result = await fn()
         elapsed = result if isinstance(result, float) else time.monotonic() - start
         ok = getattr(result, "ok", True)
-        if not ok:
+        if name.startswith("compile error") or name.startswith("syntax error"):
+            if ok or result.phase != "compile":  # an error row must answer with the error
+                raise RuntimeError(f"{name}: expected a compile error, got {result.phase}")
+        elif not ok:
             raise RuntimeError(f"{name}: {result.error_text()}")
         self.times.setdefault(name, []).append(elapsed)
 
@@ -242,6 +263,8 @@ class Bench:
                 ("pooled weather", lambda: pooled.execute(tag() + WEATHER)),
                 ("pooled weather, same code again", lambda: pooled.execute(WEATHER)),
                 ("pooled weather, same code, sandboxed", lambda: sandboxed.execute(WEATHER)),
+                ("compile error (type), pooled", lambda: pooled.execute(tag() + TYPE_ERROR)),
+                ("syntax error, pooled", lambda: pooled.execute(tag() + SYNTAX_ERROR)),
                 ("pooled fan-out (20 calls)", lambda: pooled.execute(tag() + FANOUT)),
                 ("direct weather", lambda: direct.execute(tag() + WEATHER)),
                 ("direct fan-out (20 calls)", lambda: direct.execute(tag() + FANOUT)),
@@ -339,8 +362,12 @@ class Bench:
         print(f"8 concurrent calls:                       {ok8}/8 ok in {wall8:.2f} s ({8 / wall8:.1f} calls/s)")
         pooled = rows["pooled weather"][0]
         same = rows["pooled weather, same code again"][0]
+        type_err = rows["compile error (type), pooled"][0]
+        syntax_err = rows["syntax error, pooled"][0]
         targets = [
             ("warm pooled ≤ 1.35× the limit", pooled / limit, pooled <= 1.35 * limit),
+            ("compile error ≤ 0.5× a warm call", type_err / pooled, type_err <= 0.5 * pooled),
+            ("syntax error ≤ 0.5× a warm call", syntax_err / pooled, syntax_err <= 0.5 * pooled),
             ("same code again ≤ 0.35× a warm call", same / pooled, same <= 0.35 * pooled),
             ("≥ 3× faster than the CPE-style baseline", cpe / pooled, cpe >= 3 * pooled),
             (

@@ -56,6 +56,7 @@ Run Go code that calls the available tools as typed Go functions, and get back w
 Your code is the body of `func Run(ctx context.Context) error` in package main:
 - print what you want to see with fmt.Println / fmt.Printf: stdout is the result of this call;
 - return an error to fail the call (tool errors arrive as Go errors; stderr is shown with them);
+  `v := must(someTool(ctx, in))` returns the result, or fails the call with the tool's error;
 - you may start with import lines and declare top-level func and type blocks (they are moved out of Run);
   standard-library packages you use are imported automatically;
 - a tool without an output schema returns its text as a string (decode it with json.Unmarshal when

@@ -24,6 +24,8 @@ def test_bench_prints_the_table_and_the_targets():
         "pooled weather, same code again",
         "pooled weather, same code, sandboxed",
         "sandbox overhead per call",
+        "compile error (type), pooled",
+        "syntax error, pooled",
         "pooled fan-out (20 calls)",
         "direct weather",
         "CPE-style baseline, weather",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"go/importer"
 	"go/token"
 	"go/types"
@@ -28,8 +29,10 @@ var (
 	probeErr = map[string]bool{}
 )
 
-func init() {
-	imp = importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+func init() { imp = newImporter() }
+
+func newImporter() types.Importer {
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
 		name, ok := files[path]
 		if !ok {
 			return nil, os.ErrNotExist
@@ -45,14 +48,22 @@ func loadImportcfg(path string) bool {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if loaded[path] {
-		return true
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	// Keyed by size and time too: a tool set's importcfg is rewritten after the build cache
+	// was trimmed, and then names other export files.
+	key := fmt.Sprintf("%s\x00%d\x00%d", path, st.Size(), st.ModTime().UnixNano())
+	if loaded[key] {
+		return true
+	}
+	changed := false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -61,10 +72,18 @@ func loadImportcfg(path string) bool {
 			continue
 		}
 		if p, file, ok := strings.Cut(rest, "="); ok {
+			if old, seen := files[p]; seen && old != file {
+				changed = true
+			}
 			files[p] = file
 		}
 	}
-	loaded[path] = true
+	if len(loaded) > 0 && changed {
+		// Export files moved: packages loaded from the old ones must not be reused.
+		imp = newImporter()
+		probeErr = map[string]bool{}
+	}
+	loaded[key] = true
 	byName = nil
 	return true
 }

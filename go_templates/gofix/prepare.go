@@ -302,7 +302,8 @@ func classify(toks []tok, from, to int) segment {
 				} else if toks[k].tok == token.RPAREN {
 					depth--
 					if depth == 0 {
-						if next(k+1) == token.IDENT {
+						// a method names itself next: func (r T) Name( or Name[
+						if next(k+1) == token.IDENT && (next(k+2) == token.LPAREN || next(k+2) == token.LBRACK) {
 							s.kind = "method"
 						}
 						break
