@@ -59,7 +59,7 @@ type segment struct {
 
 // prepare splits code into Run's statements and what is hoisted to the file (see main.go).
 func prepare(code, filename string, predeclared []string, haveStd bool) prepared {
-	code = strings.ReplaceAll(code, "\r\n", "\n")
+	code = unfence(strings.ReplaceAll(code, "\r\n", "\n"))
 	toks, bracketErr := scan(code, filename)
 	segs := split(code, toks)
 
@@ -177,6 +177,27 @@ func prepare(code, filename string, predeclared []string, haveStd bool) prepared
 	}
 	fixImports(&out, file, fs, filename, pre, haveStd)
 	return out
+}
+
+// unfence blanks a Markdown code fence around the code (```go … ```), keeping line numbers:
+// models paste their answer that way often enough, and no Go program starts with one.
+func unfence(code string) string {
+	lines := strings.Split(code, "\n")
+	first, last := 0, len(lines)-1
+	for first < len(lines) && strings.TrimSpace(lines[first]) == "" {
+		first++
+	}
+	for last > first && strings.TrimSpace(lines[last]) == "" {
+		last--
+	}
+	if first >= len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[first]), "```") {
+		return code
+	}
+	lines[first] = ""
+	if last > first && strings.TrimSpace(lines[last]) == "```" {
+		lines[last] = ""
+	}
+	return strings.Join(lines, "\n")
 }
 
 // scan tokenizes code; bracketErr is the first closing bracket with nothing open to close,

@@ -108,7 +108,9 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
         msg = scrub(d.message)
         hint = ""
         m = _UNDEFINED.search(msg)
-        if m:
+        if m and m.group(1) == "ctx":
+            hint = " (ctx is Run's parameter: pass it to your function as its first argument)"
+        elif m:
             written = _selector_at(source, d) or m.group(1) or m.group(2)
             parts = written.split(".")
             tried = [written, parts[-1]] if len(parts) > 1 else [written]

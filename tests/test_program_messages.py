@@ -1,0 +1,62 @@
+"""Compile errors as the model reads them: nothing generated leaks, names close to a tool
+teach (pure: no Go, no servers)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gocode.gotypes import build_package
+from gocode.program.messages import explain, scrub
+from gocode.runner import Diagnostic
+from tests.schemas import CPE_WEATHER, toolset
+
+PKG = build_package(toolset(CPE_WEATHER))
+
+
+def test_scrub_removes_every_internal_name():
+    msg = (
+        "cannot use x (variable of type string) as gocodews/tools/t0123abcd.Unit value in argument to tools.GetWeather"
+    )
+    assert scrub(msg) == "cannot use x (variable of type string) as Unit value in argument to GetWeather"
+    assert scrub("gocodetools.GetCityOutput and gocodeModelMain") == "GetCityOutput and main"
+
+
+@pytest.mark.parametrize(
+    ("source", "column", "name"),
+    [
+        ("r, err := get_weather(ctx, in)", 11, "get_weather"),  # the MCP name
+        ("r, err := GetWeather(ctx, in)", 11, "GetWeather"),  # PascalCase
+        ("r, err := getWether(ctx, in)", 11, "getWether"),  # a typo
+        ("r, err := weather.getWeather(ctx, in)", 11, "weather"),  # server-prefixed
+        ("r, err := weather_get_weather(ctx, in)", 11, "weather_get_weather"),
+    ],
+)
+def test_a_name_close_to_a_tool_says_did_you_mean_and_shows_it(source, column, name):
+    text = explain([Diagnostic("model.go", 1, column, f"undefined: {name}")], PKG, source)
+    first = text.split("\n")[0]
+    assert first == f"model.go:1:{column}: undefined: {name} (did you mean getWeather?)"
+    assert "var getWeather func(ctx context.Context" in text and "type GetWeatherInput struct" in text
+
+
+def test_a_name_far_from_every_tool_gets_no_suggestion():
+    text = explain([Diagnostic("model.go", 3, 6, "undefined: undefinedThing")], PKG, "\n\nx := undefinedThing")
+    assert text == "model.go:3:6: undefined: undefinedThing"
+
+
+def test_a_made_up_enum_value_lists_the_values_and_the_type():
+    src = "in := GetWeatherInput{Unit: GetWeatherInputUnitKelvin}"
+    [unit] = [d for d in PKG.decls if d.name.endswith("Unit")]
+    text = explain([Diagnostic("model.go", 1, 29, f"undefined: {unit.name}Kelvin")], PKG, src)
+    assert f"({unit.name} is one of " in text and f"type {unit.name} string" in text
+
+
+def test_an_unknown_field_shows_the_type():
+    d = Diagnostic("model.go", 1, 30, "unknown field Cty in struct literal of type GetWeatherInput")
+    text = explain([d], PKG, "")
+    assert text.startswith("model.go:1:30: unknown field Cty in struct literal of type GetWeatherInput\n")
+    assert "type GetWeatherInput struct" in text
+
+
+def test_ctx_in_a_helper_is_explained():
+    text = explain([Diagnostic("model.go", 2, 21, "undefined: ctx")], PKG, "")
+    assert "ctx is Run's parameter" in text
