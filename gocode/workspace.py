@@ -43,7 +43,7 @@ from gocode.errors import ToolchainError
 from gocode.gotypes import Package
 from gocode.modelcode import STDLIB
 from gocode.program.code import ModelCode, Prepared
-from gocode.program.gofix import GoFix
+from gocode.program.gofix import CheckTimeout, GoFix
 from gocode.program.messages import explain, scrub
 from gocode.render import main_names, render_bindings, render_main, tools_import_path, write_file
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
@@ -196,6 +196,7 @@ class Workspace:
         say = progress or (lambda _msg: None)
         with self._lock():
             if self.ready and not force:
+                self.gofix.binary()  # built here once per version of its source
                 say(f"workspace ready: {self.dir}")
                 return
             start = time.monotonic()
@@ -225,6 +226,8 @@ class Workspace:
             )
             for sub in ("tools", "runs", "bin"):
                 (self.dir / sub).mkdir(exist_ok=True)
+            say("building Go's parser and type checker for model code …")
+            self.gofix.binary()
             (self.dir / ".ready").write_text(self.toolchain.version + "\n")
             say(f"workspace ready in {time.monotonic() - start:.1f} s: {self.dir}")
 
@@ -297,6 +300,14 @@ class Workspace:
         """
         start = time.monotonic()
         _, bindings_hash = self.ensure_bindings(pkg)
+        try:
+            return await self._build(pkg, code, filename, bindings_hash, start)
+        except CheckTimeout as exc:
+            return BuildResult(False, None, str(exc), (time.monotonic() - start) * 1000, mode="checked")
+
+    async def _build(
+        self, pkg: Package, code: ModelCode, filename: str, bindings_hash: str, start: float
+    ) -> BuildResult:
         prepared = await self.prepare(pkg, code, filename)
         if prepared.errors:
             return self._failed(prepared, prepared.errors, start, "checked", pkg, code)

@@ -152,3 +152,13 @@ def test_a_second_event_loop_and_threads_share_the_helper(workspace):
 
     assert all(not p.errors for p in asyncio.run(many()))
     assert all(not p.errors for p in asyncio.run(many()))  # a new loop: nothing bound to the first
+
+
+def test_a_helper_that_does_not_answer_in_time_is_replaced(workspace, monkeypatch):
+    from gocode.program import gofix
+
+    monkeypatch.setattr(gofix, "CALL_TIMEOUT", 1e-6)
+    build = asyncio.run(workspace.build(EMPTY, split_code("x := 1\n_ = x\n")))
+    assert not build.ok and "took longer than" in build.output
+    monkeypatch.undo()
+    assert not prepare(workspace, "x := 1\n_ = x\n").errors  # a fresh helper answers

@@ -24,6 +24,8 @@ def test_wheel_ships_templates_and_go_mod(tmp_path):
         "gocode/go_templates/rt/rt.go",
         "gocode/go_templates/rt/json.go",
         "gocode/go_templates/main.go.j2",
+        "gocode/go_templates/gofix/main.go",  # Go's parser and type checker, built on first use
+        "gocode/program/gofix.py",
     ):
         assert needed in names
     assert "gocode/demo_server.py" in names

@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import json
 import os
+import select
 import subprocess
 import threading
 from pathlib import Path
@@ -21,6 +22,13 @@ from typing import Any
 from gocode.errors import ToolchainError
 from gocode.render import write_file
 from gocode.resources import templates_dir
+
+# One request is milliseconds; anything near this is code built to stall the checker.
+CALL_TIMEOUT = 30.0
+
+
+class CheckTimeout(ToolchainError):
+    """The helper did not answer in time (it was stopped; the next call starts a new one)."""
 
 
 def sources() -> dict[str, str]:
@@ -72,6 +80,11 @@ class GoFix:
                 try:
                     proc.stdin.write(line)
                     proc.stdin.flush()
+                    ready, _, _ = select.select([proc.stdout], [], [], CALL_TIMEOUT)
+                    if not ready:
+                        # Hostile or pathological code must not hold every other caller.
+                        self._stop()
+                        raise CheckTimeout(f"checking the code took longer than {CALL_TIMEOUT:g} s")
                     answer = proc.stdout.readline()
                 except (BrokenPipeError, OSError):
                     answer = b""
