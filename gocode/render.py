@@ -160,7 +160,9 @@ def render_main(pkg: Package, code: Prepared, filename: str = "model.go") -> str
     add(None, '"context"')
     for imp in code.imports:
         add(imp.name, go_string(imp.path), f"{filename}:{imp.line}" if imp.line else None)
-    must = MUST_HELPER not in code.declared
+    aliases = [(name, decl) for name, decl in _aliases(pkg) if name not in code.declared]
+    # The model's own must, or a tool that took the name, wins over the helper.
+    must = MUST_HELPER not in code.declared and all(name != MUST_HELPER for name, _ in aliases)
     if must:
         add("gocodefmt", '"fmt"')
         add("gocodeos", '"os"')
@@ -169,14 +171,13 @@ def render_main(pkg: Package, code: Prepared, filename: str = "model.go") -> str
     if pkg.funcs:
         add("gocodetools", go_string(tools_import_path(pkg)))
 
-    aliases = [decl for name, decl in _aliases(pkg) if name not in code.declared]
     whole = code.entry != ""
     return (
         _env()
         .get_template("main.go.j2")
         .render(
             imports=imports,
-            aliases=aliases,
+            aliases=[decl for _, decl in aliases],
             must=must,
             hoisted=[{"line": f"{filename}:{h.line}:{h.column}", "text": h.text} for h in code.hoisted],
             body=code.body,
