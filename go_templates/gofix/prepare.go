@@ -452,11 +452,17 @@ func syntaxErrors(err error, filename string, bracket *diag, code string) []diag
 // syntaxMessage words go/parser's messages as the Go compiler does where the parser's
 // wording hides the likely cause.
 func syntaxMessage(msg string) string {
+	closer := func(ctx string) string {
+		if strings.Contains(ctx, "composite literal") {
+			return "}"
+		}
+		return ")"
+	}
 	if ctx, ok := strings.CutPrefix(msg, "missing ',' before newline in "); ok {
-		return "syntax error: unexpected newline in " + ctx + "; possibly missing comma or )"
+		return "syntax error: unexpected newline in " + ctx + "; possibly missing comma or " + closer(ctx)
 	}
 	if ctx, ok := strings.CutPrefix(msg, "missing ',' in "); ok {
-		return "syntax error: unexpected name in " + ctx + "; possibly missing comma or )"
+		return "syntax error: unexpected name in " + ctx + "; possibly missing comma or " + closer(ctx)
 	}
 	if !strings.HasPrefix(msg, "syntax error") {
 		msg = "syntax error: " + msg

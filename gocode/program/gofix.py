@@ -10,10 +10,12 @@ A helper that died is started again on the next call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import select
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -33,6 +35,17 @@ class CheckTimeout(ToolchainError):
 
 def sources() -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "gofix").glob("*.go"))}
+
+
+KEEP_VERSIONS = 4  # other gocode versions sharing the cache may still use theirs
+
+
+def _prune(d: Path, keep: Path) -> None:
+    """Remove all but the newest helper versions (binaries with their source directories)."""
+    old = sorted((p for p in d.glob("gofix-*") if p != keep), key=lambda p: p.stat().st_mtime, reverse=True)
+    for binary in old[KEEP_VERSIONS - 1 :]:
+        binary.unlink(missing_ok=True)
+        shutil.rmtree(d / ("src" + binary.name.removeprefix("gofix-")), ignore_errors=True)
 
 
 class GoFix:
@@ -66,6 +79,8 @@ class GoFix:
             if proc.returncode != 0:
                 raise ToolchainError(f"building gocode's Go parser helper failed:\n{proc.stderr or proc.stdout}")
             tmp.replace(binary)
+            with contextlib.suppress(OSError):  # another process may be pruning too
+                _prune(binary.parent, keep=binary)
         self._binary = binary
         return binary
 
