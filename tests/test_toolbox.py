@@ -178,7 +178,7 @@ def test_toolbox_dispatches_by_name(workspace):
                 ("nope", {}, "unknown tool 'nope'"),
                 (TOOL_NAME, {}, "needs a string argument `code`"),
                 (TOOL_NAME, "[1, 2]", "not a JSON object"),
-                (TOOL_NAME, {"code": "if true {"}, "cannot be placed in Run"),
+                (TOOL_NAME, {"code": "if true {"}, "model.go:1:9: syntax error: this { is never closed"),
                 (TOOL_NAME, {"code": "undefinedThing()"}, "undefined: undefinedThing"),
             ]:
                 r = await tools.call(name, args)
