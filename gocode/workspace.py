@@ -322,12 +322,17 @@ class Workspace:
                 True, cached, "", (time.monotonic() - start) * 1000, cached=True, mode="cached", notes=prepared.notes
             )
         direct = await self.direct_config(pkg) if self.direct_builds else None
+        fallback = False
         if direct is not None:
             checked = await self.gofix.call(
                 {"op": "check", "src": main_src, "importcfg": str(direct.importcfg), "lang": direct.lang}
             )
             errors = Prepared.from_answer(checked).errors
-            if errors:
+            if any(e.message.startswith("could not import ") for e in errors):
+                # Export data listed for this tool set is gone (a trimmed build cache): not the model's error.
+                self.forget_direct(pkg)
+                direct, fallback = None, True
+            elif errors:
                 return self._failed(prepared, errors, start, "checked", pkg, code)
         run_id = uuid.uuid4().hex[:12]
         run_dir = self.dir / "runs" / f"r{run_id}"
@@ -335,7 +340,6 @@ class Workspace:
         try:
             write_file(run_dir / "main.go", main_src)
             out_path = run_dir / "prog"
-            mode = "direct"
             ok = False
             if direct is not None:
                 ok, messages = await golink.build(direct, run_dir, out_path, self.go_env())
@@ -346,11 +350,12 @@ class Workspace:
                 if not ok:
                     # Not the model's code: the build cache may have been trimmed; list again next time.
                     self.forget_direct(pkg)
-                    self.fallbacks += 1
-                    mode = "go build (fallback)"
+                    fallback = True
+            mode = "direct" if ok else "go build (fallback)" if fallback else "go build"
             text = ""
             if not ok:
-                mode = mode if direct is not None else "go build"
+                if fallback:
+                    self.fallbacks += 1
                 argv = [self.toolchain.go, "build", *BUILD_FLAGS, "-o", str(out_path), f"./runs/r{run_id}"]
                 rc, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
                 text = _clean_build_output(text, run_id)

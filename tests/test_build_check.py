@@ -1,0 +1,54 @@
+"""One build per answer: the type check answers compile errors before any compiler runs, and
+export data gone from the build cache falls back to `go build` once, counted (needs Go)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+
+import pytest
+
+from gocode.gotypes import build_package
+from gocode.modelcode import split_code
+from gocode.render import tools_import_path
+from gocode.toolset import ToolInfo
+from gocode.workspace import Workspace
+from tests.schemas import CPE_WEATHER, toolset
+
+pytestmark = pytest.mark.go
+
+
+def _fresh_package():
+    # A description of its own gives the tool set a digest (and bindings) no other test shares.
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    return build_package(toolset([ToolInfo("weather", "get_weather", f"weather {uuid.uuid4().hex}", schema, None)]))
+
+
+def test_a_compile_error_is_answered_by_the_check_alone(workspace):
+    ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
+    pkg = build_package(toolset(CPE_WEATHER))
+    r = asyncio.run(ws.build(pkg, split_code(f"// {uuid.uuid4().hex}\nx := 1\n")))
+    assert (r.ok, r.mode, r.output) == (False, "checked", "model.go:2:1: declared and not used: x")
+    assert ws.fallbacks == 0
+
+
+def test_export_data_gone_falls_back_to_go_build_once_and_counts_it(workspace, tmp_path):
+    ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
+    pkg = _fresh_package()
+    ws.ensure_bindings(pkg)
+    real = asyncio.run(ws.direct_config(pkg))
+    assert real is not None
+    path = tools_import_path(pkg)
+    lines = real.importcfg.read_text().splitlines(keepends=True)
+    broken = tmp_path / "importcfg"
+    broken.write_text(
+        "".join(
+            f"packagefile {path}={tmp_path}/gone.a\n" if ln.startswith(f"packagefile {path}=") else ln for ln in lines
+        )
+    )
+    ws._direct[path] = dataclasses.replace(real, importcfg=broken)  # as if the build cache was trimmed
+    r = asyncio.run(ws.build(pkg, split_code(f'// {uuid.uuid4().hex}\nfmt.Println("x")\n')))
+    assert (r.ok, r.mode, ws.fallbacks) == (True, "go build (fallback)", 1), r.output
+    r = asyncio.run(ws.build(pkg, split_code(f'// {uuid.uuid4().hex}\nfmt.Println("y")\n')))
+    assert (r.ok, r.mode, ws.fallbacks) == (True, "direct", 1), r.output
