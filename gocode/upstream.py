@@ -150,7 +150,7 @@ class Upstream:
         except MCPError as exc:
             if sent_by_server(exc):
                 raise
-            self.stop()  # the server went away: the next call starts a new session
+            self.stop(client)  # the server went away: the next call starts a new session
             raise UpstreamError(
                 f"{describe_server(self.name, self.server)}: the connection closed during {tool!r} "
                 "(the server exited?); it is reconnected on the next call"
@@ -162,11 +162,17 @@ class Upstream:
         except (Exception, BaseExceptionGroup) as exc:
             if all(sent_by_server(e) for e in leaves(exc)):
                 raise next(iter(leaves(exc))) from None
-            self.stop()  # the session is unusable; the next call reconnects
+            self.stop(client)  # the session is unusable; the next call reconnects
             raise UpstreamError(f"{describe_server(self.name, self.server)}: calling {tool!r} failed: {exc}") from None
 
-    def stop(self) -> None:
-        """Close the session (in its own task); the next call opens a new one."""
+    def stop(self, client: Client | None = None) -> None:
+        """Close the session (in its own task); the next call opens a new one.
+
+        With ``client``, only if that is still the current session: a call that failed on a
+        session closed meanwhile must not close the one opened since (or being opened).
+        """
+        if client is not None and client is not self._client:
+            return
         self._client = None
         self._stop.set()
 
