@@ -139,9 +139,26 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
             }
             for t in s.tools
         ]
-        doc["servers"].append({"name": s.server, "ok": True, "protocolVersion": s.protocol_version, "tools": tools})
+        doc["servers"].append(
+            {
+                "name": s.server,
+                "ok": True,
+                "protocolVersion": s.protocol_version,
+                "tools": tools,
+                "warnings": list(s.warnings),
+            }
+        )
     for name, exc in sorted(result.failures.items()):
-        doc["servers"].append({"name": name, "ok": False, "error": str(exc)})
+        doc["servers"].append(
+            {
+                "name": name,
+                "ok": False,
+                "error": str(exc),
+                "summary": exc.summary,
+                "exitStatus": exc.exit_status,
+                "stderr": exc.stderr,
+            }
+        )
     if as_json:
         click.echo(json.dumps(doc))
     else:
@@ -154,6 +171,8 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
                 mode = "go     " if t["codeMode"] else "regular"
                 first = (t["description"].strip().splitlines() or [""])[0]
                 click.echo(f"  [{mode}] {t['name']}" + (f" — {first[:90]}" if first else ""))
+            for w in s["warnings"]:
+                click.echo(f"  warning: {w}")
     if result.failures:
         sys.exit(2)
 
@@ -303,6 +322,8 @@ def smoke(
         where = f"{check.group} · {check.name}" if check.group != "script" else f"script {check.name}"
         took = f"{check.duration_ms:6.0f} ms" if check.status != "skipped" else " " * 9
         click.echo(f"  {label}  {where:<44} {took}  {check.message}".rstrip(), file=out)
+        for w in check.warnings:
+            click.echo(f"        warning: {w}", file=out)
 
     report = asyncio.run(
         smoke_mod.run_smoke(config, model, scripts, workspace=ws, timeout=timeout, direct=direct, progress=show)

@@ -182,9 +182,9 @@ def test_broken_servers_and_scripts_fail_exactly_their_checks(tmp_path):
     assert "command not found: /nonexistent/mcp-server" in checks[("server missing", "connect")]["message"]
     dies = checks[("server dies", "connect")]
     assert "(command: sh -c" in dies["message"]
-    assert "fatal: no config" in dies["stderr"] and "exited with status 7" in dies["stderr"]
+    assert "fatal: no config" in dies["stderr"] and "the server exited with status 7" in dies["message"]
     crash = checks[("server crasher", "list tools")]
-    assert "giving up on tools/list" in crash["stderr"] and "exited with status 3" in crash["stderr"]
+    assert "giving up on tools/list" in crash["stderr"] and "the server exited with status 3" in crash["message"]
     assert "-Paris 99.9\n+Paris 18.5" in checks[("script", "wrong.go")]["details"]
     broken = checks[("script", "broken.go")]
     assert (

@@ -132,7 +132,7 @@ func connect(ctx context.Context, server string, c *conn) (*mcp.ClientSession, e
 		cmd.Stderr = c.stderr
 		// Wait must not hang on a grandchild (npx → node) that keeps stderr open.
 		cmd.WaitDelay = time.Second
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+		transport = &commandTransport{server: server, cmd: cmd, terminate: time.Second}
 	case "http":
 		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers), MaxRetries: -1}
 	case "sse":
