@@ -7,12 +7,20 @@ client sessions that ended.
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import anyio
 import pytest
 
+from gocode.gotypes import Package
+from gocode.sandbox import Launcher
 from gocode.upstream import Upstream, UpstreamError
+from gocode.workspace import Workspace
 from tests.conftest import ROOT, config_from
 
 SESSION_SERVER = str(ROOT / "tests" / "servers" / "session_server.py")
@@ -58,3 +66,43 @@ def test_a_failure_on_an_old_session_does_not_close_the_new_one(tmp_path):
             tg.cancel_scope.cancel()
 
     anyio.run(go)
+
+
+def _from_two_loops(make: Callable[[], Awaitable[object]]) -> tuple[object, object]:
+    """Run ``make()`` in this thread's event loop and, while it holds its lock, in another
+    loop on another thread (as a ``SyncToolbox`` next to an async app does)."""
+    results: dict[str, object] = {}
+
+    def other() -> None:
+        time.sleep(0.2)  # the first loop holds the lock by now
+        results["other"] = asyncio.run(make())
+
+    thread = threading.Thread(target=other, daemon=True)
+    thread.start()
+    results["first"] = asyncio.run(make())
+    thread.join(10)
+    assert not thread.is_alive(), "the second event loop is stuck on a lock the first one held"
+    return results["first"], results["other"]
+
+
+def test_the_sandbox_launcher_serves_two_event_loops(tmp_path, monkeypatch):
+    binary = tmp_path / "launcher"
+    binary.write_text("")
+
+    async def slow_build(self: Launcher) -> Path:
+        await asyncio.sleep(0.5)
+        return binary
+
+    monkeypatch.setattr(Launcher, "_build", slow_build)
+    launcher = Launcher(Workspace(root=tmp_path))
+    assert _from_two_loops(launcher.path) == (binary, binary)
+
+
+def test_direct_build_configs_serve_two_event_loops(tmp_path, monkeypatch):
+    async def slow_compute(self: Workspace, path: str) -> None:
+        await asyncio.sleep(0.5)
+
+    monkeypatch.setattr(Workspace, "_compute_direct", slow_compute)
+    ws = Workspace(root=tmp_path)
+    pkg = Package(funcs=(), digest="0" * 16)
+    assert _from_two_loops(lambda: ws.direct_config(pkg)) == (None, None)
