@@ -21,7 +21,7 @@ from gocode.gotypes import Package
 from gocode.sandbox import Launcher
 from gocode.upstream import Upstream, UpstreamError
 from gocode.workspace import Workspace
-from tests.conftest import ROOT, config_from
+from tests.conftest import ROOT, config_from, demo_stdio
 
 SESSION_SERVER = str(ROOT / "tests" / "servers" / "session_server.py")
 
@@ -106,3 +106,33 @@ def test_direct_build_configs_serve_two_event_loops(tmp_path, monkeypatch):
     ws = Workspace(root=tmp_path)
     pkg = Package(funcs=(), digest="0" * 16)
     assert _from_two_loops(lambda: ws.direct_config(pkg)) == (None, None)
+
+
+def test_the_http_server_forgets_client_sessions_that_ended():
+    """Many clients connect over HTTP and leave: the sessions kept for change notices stay few."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from gocode.server import ToolServer, bind, serve_http
+    from gocode.toolbox import Toolbox
+
+    async def go() -> list[int]:
+        async with Toolbox(config_from({"weather": demo_stdio()}), prewarm=False, pooled=False) as box:
+            tool_server = ToolServer(box)
+            sock = bind("127.0.0.1", 0)
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+            kept = []
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(serve_http, tool_server, sock, "127.0.0.1", None)
+                for _ in range(25):
+                    async with Client(streamable_http_client(url), mode="legacy") as client:
+                        assert [t.name for t in (await client.list_tools()).tools] == ["execute_go_code"]
+                    with anyio.move_on_after(3):
+                        while tool_server._sessions:  # the session's teardown runs after the client left
+                            await anyio.sleep(0.02)
+                    kept.append(len(tool_server._sessions))
+                tg.cancel_scope.cancel()
+            sock.close()
+            return kept
+
+    assert anyio.run(go) == [0] * 25
