@@ -191,7 +191,7 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
     """Print the Go declarations the model sees; with --out, write the bindings too."""
     cm = CodeMode(load_config(config_path), model)
     asyncio.run(cm.refresh())
-    for w in cm.package.warnings:
+    for w in cm.warnings:
         _err(f"gocode: warning: {w}")
     click.echo(cm.declarations(), nl=False)
     if out_dir:
@@ -261,6 +261,8 @@ async def _exec(config: Config, model: str | None, code: str, timeout: float | N
     if direct:
         cm = CodeMode(config, model)
         await cm.refresh()
+        for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
+            _err(f"gocode: warning: {exc}")
         return await cm.execute(code, timeout, progress=_progress)
     # gocode exec is the controller for its one run: its sessions serve the program.
     async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
@@ -451,7 +453,7 @@ def serve(
 async def _serve(config: Config, model: str | None, sock: Any, host: str, token: str | None, prewarm: bool) -> None:
     async with Toolbox(config, model, prewarm=prewarm, progress=_progress) as box:
         tool_server = server_mod.ToolServer(box)
-        for w in box.code_mode.view.warnings:
+        for w in box.warnings:
             _err(f"gocode: warning: {w}")
         names = [t.name for t in box.tools()]
         who = f"model {model!r}" if model else "the default model"

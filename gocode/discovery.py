@@ -18,7 +18,7 @@ import contextlib
 import math
 import os
 import tempfile
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -81,11 +81,13 @@ async def open_client(
     *,
     read_timeout: float | None = None,
     message_handler: MessageHandlerFnT | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[Client]:
     """A connected :class:`mcp.Client` for one server, in the given negotiation mode.
 
     ``read_timeout`` bounds every request (discovery uses the server's connect timeout; a
-    long-lived session leaves it unset and bounds each call itself).
+    long-lived session leaves it unset and bounds each call itself). ``on_end`` is called when
+    a stdio server's output ends (it exited).
     """
     transport: Any
     opts: dict[str, Any] = {"mode": mode, "read_timeout_seconds": read_timeout, "message_handler": message_handler}
@@ -93,7 +95,7 @@ async def open_client(
         params = StdioServerParameters(
             command=server.command or "", args=list(server.args), env=server_env(server), cwd=server.cwd
         )
-        async with Client(tolerant_stdio_client(name, params, errlog), **opts) as client:
+        async with Client(tolerant_stdio_client(name, params, errlog, on_end), **opts) as client:
             yield client
     elif server.type == "http":
         http = create_mcp_http_client(headers=dict(server.headers) or None)
@@ -132,16 +134,23 @@ async def connect(
     *,
     read_timeout: float | None = None,
     message_handler: MessageHandlerFnT | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[tuple[Client, str]]:
     """A connected client and the protocol version the Go program should pin for the server.
 
     The legacy handshake first; a server that refuses it gets the modern (discover) era.
     """
-    opts: dict[str, Any] = {"read_timeout": read_timeout, "message_handler": message_handler}
+    armed = False  # on_end is about the session handed out, not a refused first attempt
+
+    def ended() -> None:
+        if armed and on_end is not None:
+            on_end()
+
+    opts: dict[str, Any] = {"read_timeout": read_timeout, "message_handler": message_handler, "on_end": ended}
     entered = False
     try:
         async with _open_within(name, server, "legacy", errlog, **opts) as client:
-            entered = True
+            entered = armed = True
             yield client, LEGACY_PROTOCOL
         return
     except (Exception, BaseExceptionGroup) as exc:
@@ -150,7 +159,12 @@ async def connect(
         if entered or not all(sent_by_server(e) for e in leaves(exc)):
             raise
     async with _open_within(name, server, MODERN_PROTOCOL, errlog, **opts) as client:
+        armed = True
         yield client, MODERN_PROTOCOL
+
+
+class ServerExited(ConnectionError):
+    """A stdio server's output ended while its session was open (the process exited)."""
 
 
 def sent_by_server(exc: BaseException) -> bool:
@@ -250,9 +264,10 @@ def failure(name: str, server: ServerConfig, exc: BaseException, errlog: IO[str]
         with contextlib.suppress(OSError, ValueError):
             errlog.seek(0)
             tail = errlog.read()[-STDERR_TAIL:].strip()
-    status, tail = exit_status(tail)
-    if status is not None and reason == "Connection closed":  # it went away by itself: how is the news
-        reason = f"the server exited with status {status}"
+    how, status, tail = exit_status(tail)
+    went_away = reason == "Connection closed" or any(isinstance(e, ServerExited) for e in leaves(exc))
+    if how is not None and went_away:  # it ended by itself: how it ended is the news
+        reason = f"the server {how}"
     summary = f"{describe_server(name, server)} failed: {reason}"
     msg = summary + ("\nserver stderr (last lines):\n" + tail if tail else "")
     return DiscoveryError(msg, server=name, summary=summary, stderr=tail, exit_status=status)

@@ -47,7 +47,7 @@ from gocode.errors import DiscoveryError, GocodeError
 from gocode.loopback import Loopback
 from gocode.runner import RunResult
 from gocode.toolset import ToolInfo
-from gocode.upstream import Upstream, UpstreamError
+from gocode.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
 from gocode.workspace import Progress, Workspace
 
 log = logging.getLogger("gocode.toolbox")
@@ -186,8 +186,15 @@ class Toolbox:
 
     ``config`` is a :class:`~gocode.config.Config` or the path of a config file; ``model`` a
     model ref of it (``None``: ``defaults.model``, else the defaults). Entering connects to
-    every server (raising :class:`~gocode.errors.DiscoveryError` if one fails) and, with
-    ``prewarm``, starts building the Go bindings in the background so the first call only links.
+    every server and, with ``prewarm``, starts building the Go bindings in the background so
+    the first call only links.
+
+    A server that fails to start (or dies later) does not stop the others: the toolbox starts
+    with the servers that answered (with none, if none did), names the failed ones in
+    :attr:`warnings`, and retries them in the background (``retry``: the first delay and the
+    cap, in seconds, doubling and jittered) until it is closed. Calls to a server that is down
+    fail at once with the reason; when one comes back with tools the toolbox did not have, the
+    tool list is rebuilt and subscribers are told (:meth:`on_tools_changed`).
     """
 
     def __init__(
@@ -199,12 +206,14 @@ class Toolbox:
         prewarm: bool = True,
         pooled: bool = True,
         progress: Progress | None = None,
+        retry: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
         self.model = model
         self.settings = self.config.code_mode_for(model)
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
         self._prewarm = prewarm
+        self._retry = retry
         self.pooled = pooled
         self._loopback: Loopback | None = None
         self._progress = progress
@@ -228,19 +237,19 @@ class Toolbox:
                 name: Upstream(name, server, self._tg, self._upstream_changed)
                 for name, server in sorted(self.config.mcp_servers.items())
             }
-            failures: dict[str, DiscoveryError] = {}
 
             async def start(u: Upstream) -> None:
                 try:
                     await u.start()
                 except DiscoveryError as exc:
-                    failures[u.name] = exc
+                    tail = f"\nserver stderr (last lines):\n{exc.stderr}" if exc.stderr else ""
+                    log.warning("%s; retrying in the background%s", exc.summary, tail)
 
             async with anyio.create_task_group() as starting:
                 for u in self._upstreams.values():
                     starting.start_soon(start, u)
-            if failures:
-                raise DiscoveryError("\n\n".join(str(e) for _, e in sorted(failures.items())))
+            for u in self._upstreams.values():
+                self._tg.start_soon(u.supervise, *self._retry)
             self._rebuild()
             if self.pooled:
                 self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None), self.code_mode.allows)
@@ -269,7 +278,7 @@ class Toolbox:
 
     def _stop_upstreams(self) -> None:
         for u in self._upstreams.values():
-            u.stop()
+            u.shutdown()
 
     async def _prewarm_now(self, done: anyio.Event) -> None:
         try:
@@ -286,8 +295,15 @@ class Toolbox:
 
     # --- tools --------------------------------------------------------------------------------
 
+    @property
+    def warnings(self) -> list[str]:
+        """Servers that are down and tools gocode could not use as listed (see ``CodeMode.warnings``)."""
+        return self.code_mode.warnings
+
     def _rebuild(self) -> None:
-        self.code_mode.use([u.tools for u in self._upstreams.values()])
+        known = [t for u in self._upstreams.values() if (t := u.known_tools) is not None]
+        down = {u.name: e.summary for u in self._upstreams.values() if (e := u.error) is not None}
+        self.code_mode.use(known, down)
         view = self.code_mode.view
         reserved = {TOOL_NAME} if self.settings.enabled else set()
         routes: dict[str, Route] = {}

@@ -7,14 +7,16 @@ reports ``notifications/tools/list_changed`` (legacy era) or a ``subscriptions/l
 
 Each session lives in a task of its own, because anyio requires a client's context to be
 entered and left in the same task. A session that dies (the server crashed, the network went
-away) is reopened on the next call; a call already sent is never retried, since tools may have
-side effects.
+away) is reopened by :meth:`Upstream.supervise`, which retries a server that is down with a
+bounded, jittered backoff until the controller shuts down; meanwhile a call to it fails at
+once with the reason. A call already sent is never retried, since tools may have side effects.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -27,13 +29,25 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode.config import ServerConfig
-from gocode.discovery import connect, describe_server, failure, leaves, list_all_tools, sent_by_server, server_tools
+from gocode.discovery import (
+    ServerExited,
+    connect,
+    describe_server,
+    failure,
+    leaves,
+    list_all_tools,
+    sent_by_server,
+    server_tools,
+)
 from gocode.errors import DiscoveryError
 from gocode.toolset import MODERN_PROTOCOL, ServerTools
 
 log = logging.getLogger("gocode.upstream")
 
 ChangeCallback = Callable[[str], Awaitable[None]]
+
+RETRY_FIRST_S = 1.0  # the first retry of a server that is down, doubling up to RETRY_MAX_S
+RETRY_MAX_S = 30.0
 
 
 class UpstreamError(Exception):
@@ -53,13 +67,34 @@ class Upstream:
         self._error: DiscoveryError | None = None
         self._stop = anyio.Event()
         self._lock = anyio.Lock()
+        self._ended = anyio.Event()  # set when the current session (or attempt) is over
+        self._closing = False
+        # Tools known without a session (a cached listing): a server that is down still has
+        # its functions, and calls to them fail with the reason instead of not compiling.
+        self.cached: ServerTools | None = None
 
     @property
     def tools(self) -> ServerTools:
-        """The tools listed when the session opened, or at the last change."""
-        if self._tools is None:
+        """The tools listed when the session opened, or at the last change (else the cached ones)."""
+        tools = self._tools or self.cached
+        if tools is None:
             raise self._error or DiscoveryError(f"{describe_server(self.name, self.server)} is not connected")
-        return self._tools
+        return tools
+
+    @property
+    def known_tools(self) -> ServerTools | None:
+        """:attr:`tools`, or None when this server has never listed any."""
+        return self._tools or self.cached
+
+    @property
+    def available(self) -> bool:
+        """Whether a session is open now."""
+        return self._client is not None
+
+    @property
+    def error(self) -> DiscoveryError | None:
+        """Why the server is down (None while it is up)."""
+        return None if self._client is not None else self._error
 
     async def start(self) -> None:
         """Connect and list tools; raises :class:`DiscoveryError` when the server fails."""
@@ -68,18 +103,22 @@ class Upstream:
                 return
             self._error = None
             self._stop = anyio.Event()
+            self._ended = ended = anyio.Event()
             ready = anyio.Event()
-            self._tg.start_soon(self._run, ready, self._stop)
+            self._tg.start_soon(self._run, ready, self._stop, ended)
             await ready.wait()
             if self._client is None:
                 raise self._error or DiscoveryError(f"{describe_server(self.name, self.server)} closed at once")
 
-    async def _run(self, ready: anyio.Event, stop: anyio.Event) -> None:
+    async def _run(self, ready: anyio.Event, stop: anyio.Event, ended: anyio.Event) -> None:
         client: Client | None = None
+        exited = anyio.Event()  # the server's output ended: it exited (or is being stopped)
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
             errlog_for = errlog if self.server.type == "stdio" else None
             try:
-                async with connect(self.name, self.server, errlog_for, message_handler=self._message) as (c, version):
+                async with connect(
+                    self.name, self.server, errlog_for, message_handler=self._message, on_end=exited.set
+                ) as (c, version):
                     with anyio.fail_after(self.server.timeout):
                         raw = await list_all_tools(c)
                     self._tools = server_tools(self.name, self.server, raw, version, c.server_info)
@@ -88,9 +127,13 @@ class Upstream:
                     async with anyio.create_task_group() as tg:
                         if version == MODERN_PROTOCOL and _advertises_list_changed(c):
                             tg.start_soon(self._listen, c)
-                        await stop.wait()
+                        await _first(stop, exited)
                         tg.cancel_scope.cancel()
+                    if exited.is_set() and not stop.is_set():
+                        raise ServerExited("the server's output ended (it exited)")
             except (Exception, BaseExceptionGroup) as exc:
+                if self._client is client:
+                    self._client = None  # calls from now on answer with the error, not a dead session
                 self._error = failure(self.name, self.server, exc, errlog_for)
                 if ready.is_set():
                     log.warning("%s", self._error)
@@ -98,6 +141,7 @@ class Upstream:
                 if self._client is client:  # not a newer session started after stop()
                     self._client = None
                 ready.set()
+                ended.set()
 
     async def _message(self, message: types.ServerNotification | Exception) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -138,10 +182,12 @@ class Upstream:
         ``progress`` receives the server's progress notifications for this call.
         """
         if self._client is None:
+            if self._error is not None:  # down, and retried in the background: answer now
+                raise UpstreamError(f"unavailable: {self._error.summary}") from None
             try:
                 await self.start()
             except DiscoveryError as exc:
-                raise UpstreamError(str(exc)) from None
+                raise UpstreamError(f"unavailable: {exc.summary}") from None
         client = self._client
         assert client is not None
         try:
@@ -175,6 +221,56 @@ class Upstream:
             return
         self._client = None
         self._stop.set()
+
+    def shutdown(self) -> None:
+        """Close the session for good: :meth:`supervise` stops retrying."""
+        self._closing = True
+        self.stop()
+
+    async def supervise(self, retry_first: float = RETRY_FIRST_S, retry_max: float = RETRY_MAX_S) -> None:
+        """Keep the server connected until :meth:`shutdown`: reopen a session that ended, and
+        retry one that fails with a doubling, jittered delay (at most ``retry_max``).
+
+        When a reconnected server's tools differ from those the controller had (none, for a
+        server that failed at start), the controller is told, as for a list change.
+        """
+        delay = retry_first
+        backoff = self._client is None  # the controller's first attempt failed
+        while not self._closing:
+            await self._ended.wait()
+            if self._closing:
+                return
+            if self._client is None:
+                if backoff:
+                    # Jitter over the upper half, so servers that failed together spread out.
+                    await anyio.sleep(delay * (0.5 + random.random() / 2))
+                    delay = min(delay * 2, retry_max)
+                    if self._closing:
+                        return
+                # A session that was up and ended is reopened at once; only failures back off.
+                before = self.known_tools
+                try:
+                    await self.start()
+                except DiscoveryError:
+                    backoff = True
+                    continue
+                if backoff:
+                    log.warning("%s is back", describe_server(self.name, self.server))
+                backoff, delay = False, retry_first
+                if self._tools != before:
+                    await self._on_change(self.name)
+
+
+async def _first(*events: anyio.Event) -> None:
+    """Wait until one of the events is set."""
+    async with anyio.create_task_group() as tg:
+        for event in events:
+
+            async def wait(e: anyio.Event = event) -> None:
+                await e.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(wait)
 
 
 def _advertises_list_changed(client: Client) -> bool:
