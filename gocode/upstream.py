@@ -14,7 +14,6 @@ once with the reason. A call already sent is never retried, since tools may have
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 import tempfile
@@ -45,6 +44,9 @@ from gocode.toolset import MODERN_PROTOCOL, ServerTools
 log = logging.getLogger("gocode.upstream")
 
 ChangeCallback = Callable[[str], Awaitable[None]]
+
+LISTEN_RETRY_FIRST_S = 0.5  # pause before subscribing again to tool-list changes, doubling
+LISTEN_RETRY_MAX_S = 30.0
 
 RETRY_FIRST_S = 1.0  # the first retry of a server that is down, doubling up to RETRY_MAX_S
 RETRY_MAX_S = 30.0
@@ -125,7 +127,7 @@ class Upstream:
                     self._client = client = c
                     ready.set()
                     async with anyio.create_task_group() as tg:
-                        if version == MODERN_PROTOCOL and _advertises_list_changed(c):
+                        if version == MODERN_PROTOCOL:
                             tg.start_soon(self._listen, c)
                         await _first(stop, exited)
                         tg.cancel_scope.cancel()
@@ -149,10 +151,34 @@ class Upstream:
 
     async def _listen(self, client: Client) -> None:
         # The 2026-07-28 era has no spontaneous notifications: changes come on a listen stream.
-        with contextlib.suppress(Exception):
-            async with client.listen(tools_list_changed=True) as sub:
-                async for _ in sub:
-                    self._tg.start_soon(self.relist)
+        # Its capabilities are not known without a handshake (the SDK assumes none), so every
+        # such session subscribes; a server without subscriptions says so and is left alone.
+        # A stream that fails or ends while the session lives is said so and reopened, with a
+        # growing pause, and the tools are listed again (a change may have come meanwhile).
+        delay = LISTEN_RETRY_FIRST_S
+        while True:
+            try:
+                async with client.listen(tools_list_changed=True) as sub:
+                    async for _ in sub:
+                        delay = LISTEN_RETRY_FIRST_S
+                        self._tg.start_soon(self.relist)
+                reason = "the server ended it"
+            except MCPError as exc:
+                if exc.code == types.METHOD_NOT_FOUND:
+                    log.info("%s does not offer tool-list subscriptions", describe_server(self.name, self.server))
+                    return
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+            except Exception as exc:
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+            if self._client is not client:
+                return  # the session itself is over; it reports its own end
+            log.warning(
+                "%s: the tool-list subscription stopped (%s); subscribing again in %g s",
+                describe_server(self.name, self.server), reason, delay,
+            )  # fmt: skip
+            await anyio.sleep(delay)
+            delay = min(delay * 2, LISTEN_RETRY_MAX_S)
+            self._tg.start_soon(self.relist)
 
     async def relist(self) -> None:
         """List the tools again (after a change notification) and tell the controller."""
@@ -271,10 +297,3 @@ async def _first(*events: anyio.Event) -> None:
                 tg.cancel_scope.cancel()
 
             tg.start_soon(wait)
-
-
-def _advertises_list_changed(client: Client) -> bool:
-    with contextlib.suppress(Exception):
-        caps = client.server_capabilities
-        return bool(caps.tools and caps.tools.list_changed)
-    return False

@@ -24,6 +24,8 @@ from gocode.workspace import Workspace
 from tests.conftest import ROOT, config_from, demo_stdio
 
 SESSION_SERVER = str(ROOT / "tests" / "servers" / "session_server.py")
+LISTEN_SERVER = str(ROOT / "tests" / "servers" / "listen_server.py")
+ERA_PROXY = str(ROOT / "tests" / "era_proxy.py")
 
 
 def _text(result) -> str:
@@ -136,3 +138,42 @@ def test_the_http_server_forgets_client_sessions_that_ended():
             return kept
 
     assert anyio.run(go) == [0] * 25
+
+
+def test_a_refused_listen_subscription_is_logged_and_reopened(tmp_path, caplog):
+    """2026-07-28 era: tool-list changes arrive only on a listen stream. The server refuses the
+    first subscription; gocode says so and subscribes again, and a later change reaches it."""
+    listens = tmp_path / "listens"
+    server = config_from(
+        {
+            "s": {
+                "command": sys.executable,
+                "args": [ERA_PROXY, "modern-only", "--", sys.executable, LISTEN_SERVER, "--listen-log", str(listens)],
+            }
+        }
+    ).mcp_servers["s"]
+    changed = anyio.Event()
+
+    async def on_change(_: str) -> None:
+        changed.set()
+
+    async def go() -> list[str]:
+        async with anyio.create_task_group() as tg:
+            up = Upstream("s", server, tg, on_change)
+            await up.start()
+            assert [t.name for t in up.tools.tools] == ["add"]
+            with anyio.fail_after(10):
+                while not (listens.exists() and len(listens.read_text().splitlines()) >= 2):
+                    await anyio.sleep(0.05)
+            await up.call("add", {"name": "wave"}, 10)
+            with anyio.fail_after(10):
+                await changed.wait()
+            names = [t.name for t in up.tools.tools]
+            up.stop()
+            tg.cancel_scope.cancel()
+            return names
+
+    with caplog.at_level("WARNING", logger="gocode.upstream"):
+        assert anyio.run(go) == ["add", "wave"]
+    (line,) = [r.getMessage() for r in caplog.records if "subscription" in r.getMessage()]
+    assert "listen refused once" in line and "\n" not in line, line
