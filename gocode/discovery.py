@@ -230,9 +230,12 @@ async def _discover_once(name: str, server: ServerConfig, errlog: IO[str] | None
 
 
 def server_tools(name: str, server: ServerConfig, listing: Listing, version: str, info: Any) -> ServerTools:
-    """A server's listing as :class:`ServerTools`, after the server's own tool filter."""
+    """A server's listing as :class:`ServerTools`, after the server's own tool filter.
+
+    ``info`` is the server's ``Implementation`` (or the label made from it, for a cached listing).
+    """
     tools = tuple(_tool_info(name, t) for t in listing.tools if server.allows(str(t.get("name", ""))))
-    label = f"{info.name} {info.version}" if info is not None else ""
+    label = info if isinstance(info, str) else f"{info.name} {info.version}" if info is not None else ""
     return ServerTools(name, tools, version, label, tuple(listing.warnings))
 
 

@@ -36,6 +36,7 @@ log = logging.getLogger("gocode.server")
 TOKEN_ENV = "GOCODE_TOKEN"
 MCP_PATH = "/mcp"
 NOTIFY_TIMEOUT_S = 2.0
+LIST_TTL_MS = 60_000
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -86,7 +87,9 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self._remember(ctx)
-        return types.ListToolsResult(tools=self.toolbox.tools())
+        # A client may keep the list this long (2026-07-28 cache hints); a change is announced
+        # sooner (list_changed, or the listen stream). Private: the list is this config's.
+        return types.ListToolsResult(tools=self.toolbox.tools(), ttl_ms=LIST_TTL_MS, cache_scope="private")
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

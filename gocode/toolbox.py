@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.from_thread
@@ -45,6 +45,7 @@ from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
 from gocode.errors import DiscoveryError, GocodeError
 from gocode.loopback import Loopback
+from gocode.mcp.cache import ListingCache
 from gocode.runner import RunResult
 from gocode.toolset import ToolInfo
 from gocode.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
@@ -195,6 +196,10 @@ class Toolbox:
     cap, in seconds, doubling and jittered) until it is closed. Calls to a server that is down
     fail at once with the reason; when one comes back with tools the toolbox did not have, the
     tool list is rebuilt and subscribers are told (:meth:`on_tools_changed`).
+
+    A server's tool list is kept on disk for as long as the server's ``ttlMs`` allows
+    (``listing_cache``: a :class:`~gocode.mcp.cache.ListingCache`, ``False`` for none), so a
+    restarted toolbox does not list it again, and a server that is down has its functions.
     """
 
     def __init__(
@@ -207,6 +212,7 @@ class Toolbox:
         pooled: bool = True,
         progress: Progress | None = None,
         retry: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
+        listing_cache: ListingCache | Literal[False] | None = None,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
         self.model = model
@@ -214,6 +220,8 @@ class Toolbox:
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
         self._prewarm = prewarm
         self._retry = retry
+        # Tool listings a server allows to be kept (ttlMs): None is the default directory.
+        self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
         self.pooled = pooled
         self._loopback: Loopback | None = None
         self._progress = progress
@@ -234,7 +242,7 @@ class Toolbox:
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._stop_upstreams)
             self._upstreams = {
-                name: Upstream(name, server, self._tg, self._upstream_changed)
+                name: Upstream(name, server, self._tg, self._upstream_changed, self._listing_cache)
                 for name, server in sorted(self.config.mcp_servers.items())
             }
 

@@ -39,6 +39,8 @@ from gocode.discovery import (
     server_tools,
 )
 from gocode.errors import DiscoveryError
+from gocode.mcp.cache import ListingCache
+from gocode.mcp.listing import absorb
 from gocode.toolset import MODERN_PROTOCOL, ServerTools
 
 log = logging.getLogger("gocode.upstream")
@@ -59,7 +61,14 @@ class UpstreamError(Exception):
 class Upstream:
     """One configured server behind one long-lived client session."""
 
-    def __init__(self, name: str, server: ServerConfig, tg: TaskGroup, on_change: ChangeCallback) -> None:
+    def __init__(
+        self,
+        name: str,
+        server: ServerConfig,
+        tg: TaskGroup,
+        on_change: ChangeCallback,
+        cache: ListingCache | None = None,
+    ) -> None:
         self.name = name
         self.server = server
         self._tg = tg
@@ -73,7 +82,12 @@ class Upstream:
         self._closing = False
         # Tools known without a session (a cached listing): a server that is down still has
         # its functions, and calls to them fail with the reason instead of not compiling.
-        self.cached: ServerTools | None = None
+        self._cache = cache
+        hit = cache.load(name, server) if cache is not None else None
+        self.cached: ServerTools | None = (
+            server_tools(name, server, hit.listing, hit.protocol_version, hit.server_info) if hit else None
+        )
+        self.listed_from_cache = False  # whether the current session's tools came from the cache
 
     @property
     def tools(self) -> ServerTools:
@@ -121,9 +135,7 @@ class Upstream:
                 async with connect(
                     self.name, self.server, errlog_for, message_handler=self._message, on_end=exited.set
                 ) as (c, version):
-                    with anyio.fail_after(self.server.timeout):
-                        raw = await list_all_tools(c)
-                    self._tools = server_tools(self.name, self.server, raw, version, c.server_info)
+                    self._tools = await self._list(c, version)
                     self._client = client = c
                     ready.set()
                     async with anyio.create_task_group() as tg:
@@ -145,8 +157,24 @@ class Upstream:
                 ready.set()
                 ended.set()
 
+    async def _list(self, client: Client, version: str) -> ServerTools:
+        """The session's tools: from the cache while the server's ttlMs says they are fresh."""
+        hit = self._cache.load(self.name, self.server) if self._cache is not None else None
+        self.listed_from_cache = hit is not None and hit.protocol_version == version
+        if hit is not None and self.listed_from_cache:
+            absorb(client, hit.listing.tools)
+            return server_tools(self.name, self.server, hit.listing, version, hit.server_info)
+        with anyio.fail_after(self.server.timeout):
+            listing = await list_all_tools(client)
+        tools = server_tools(self.name, self.server, listing, version, client.server_info)
+        if self._cache is not None:
+            self._cache.save(self.name, self.server, listing, version, tools.server_info)
+        return tools
+
     async def _message(self, message: types.ServerNotification | Exception) -> None:
         if isinstance(message, types.ToolListChangedNotification):
+            if self._cache is not None:
+                self._cache.drop(self.name, self.server)
             self._tg.start_soon(self.relist)
 
     async def _listen(self, client: Client) -> None:
@@ -192,6 +220,8 @@ class Upstream:
             log.warning("re-listing the tools of %s failed: %s", describe_server(self.name, self.server), exc)
             return
         new = server_tools(self.name, self.server, raw, self._tools.protocol_version, client.server_info)
+        if self._cache is not None:
+            self._cache.save(self.name, self.server, raw, new.protocol_version, new.server_info)
         if new != self._tools:
             self._tools = new
             await self._on_change(self.name)

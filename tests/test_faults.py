@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from gocode import Toolbox
 from gocode.codemode import TOOL_NAME
 from gocode.discovery import discover
+from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import FALLBACK_INPUT, vet_tools
 from tests.conftest import ROOT, config_from, demo_stdio
 
@@ -306,5 +308,90 @@ def test_a_server_that_comes_back_is_announced_to_serve_clients(tmp_path):
             assert "unavailable" not in (tool.description or "")
             r = await c.call_tool(TOOL_NAME, {"code": PING})
             assert "".join(p.text for p in r.content if isinstance(p, types.TextContent)) == "ping {}\n"
+
+    anyio.run(go)
+
+
+# --- cached tool lists, and the 2026-07-28 fields gocode serves -----------------------------------
+
+
+def serve_params(cfg: str, env: dict | None = None) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=GOCODE, args=["serve", "-c", cfg, "--no-prewarm"], env={**os.environ, **(env or {})}
+    )
+
+
+async def raw_request(client: Client, method: str, params: dict) -> dict:
+    """A request's raw result, as the wire carried it (the SDK's models would fill defaults in)."""
+    data = {"method": method, "params": params}
+    opts: dict = {}
+    client.session._stamp(data, opts)
+    return await client.session._dispatcher.send_raw_request(method, data["params"], opts)
+
+
+def test_a_restarted_serve_takes_tool_lists_from_the_cache_as_long_as_ttl_allows(tmp_path):
+    env = {"GOCODE_CACHE_DIR": str(tmp_path / "cache")}
+    logs = {name: tmp_path / f"{name}.log" for name in ("kept", "no_ttl", "expired")}
+    cfg = write_config(
+        tmp_path,
+        {
+            "kept": wild("plain", "--ttl", "600000", "--list-log", str(logs["kept"])),
+            "no_ttl": wild("empty-schema", "--list-log", str(logs["no_ttl"])),
+            "expired": wild("many", "--ttl", "1", "--list-log", str(logs["expired"])),
+        },
+    )
+
+    async def start_once() -> str:
+        async with Client(stdio_client(serve_params(cfg, env)), mode="legacy") as c:
+            (tool,) = (await c.list_tools()).tools
+            return tool.description or ""
+
+    first = anyio.run(start_once)
+    second = anyio.run(start_once)
+    assert first == second and "var ping func" in second and "var getCity func" in second
+    assert logs["kept"].read_text() == "list\n"  # listed once: the second serve used the cache
+    assert logs["no_ttl"].read_text() == "list\nlist\n"  # no ttlMs: nothing kept
+    assert logs["expired"].read_text() == "list\nlist\n"  # ttlMs 1: stale at once
+    entries = [json.loads(p.read_text()) for p in (tmp_path / "cache" / "tool-lists").glob("*.json")]
+    assert sorted(e["ttlMs"] for e in entries) == [1, 600000]  # no entry for the server without ttlMs
+    (kept,) = [e for e in entries if e["ttlMs"] == 600000]
+    assert kept["cacheScope"] == "private" and [t["name"] for t in kept["tools"]] == ["ping", "die"]
+
+
+@pytest.mark.go
+def test_a_server_dead_at_start_keeps_its_cached_functions_and_fails_at_once(workspace, tmp_path):
+    flag = tmp_path / "may-start"
+    flag.touch()
+    cfg = config_from({"weather": demo_stdio(), "cached": wild("plain", "--ttl", "600000", "--fail-unless", str(flag))})
+    cache = ListingCache(tmp_path / "cache")
+
+    async def go() -> None:
+        async with Toolbox(cfg, workspace=workspace, prewarm=False, listing_cache=cache) as box:
+            assert box.code_mode.unavailable == {}
+        flag.unlink()
+        async with Toolbox(cfg, workspace=workspace, prewarm=False, listing_cache=cache, retry=(60, 60)) as box:
+            assert list(box.code_mode.unavailable) == ["cached"]
+            r = await box.execute(PING)
+            assert not r.ok and r.phase == "runtime", r.error_text()
+            assert "tool ping (server cached) failed: unavailable: MCP server 'cached'" in r.stderr
+            assert "failed: the server exited with status 4" in r.stderr
+            (call,) = r.tool_calls
+            assert call.duration_ms < 1000, call
+            r = await box.execute(WEATHER_CODE)
+            assert r.ok and r.output == "4\n", r.error_text()
+
+    anyio.run(go)
+
+
+def test_serve_sends_the_2026_07_28_list_and_result_fields(tmp_path):
+    cfg = write_config(tmp_path, {"wild": wild("plain")})
+
+    async def go() -> None:
+        async with Client(stdio_client(serve_params(cfg)), mode="2026-07-28") as c:
+            listed = await raw_request(c, "tools/list", {})
+            assert listed["ttlMs"] == 60000 and listed["cacheScope"] == "private"
+            assert listed["resultType"] == "complete"
+            called = await raw_request(c, "tools/call", {"name": TOOL_NAME, "arguments": {"code": "for {\n"}})
+            assert called["resultType"] == "complete" and called["isError"] is True
 
     anyio.run(go)

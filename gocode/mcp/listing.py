@@ -62,7 +62,7 @@ async def list_tools(client: Client) -> Listing:
     else:
         raise DiscoveryError(f"tools/list returned more than {MAX_PAGES} pages; giving up")
     listing.tools, listing.warnings = vet_tools(raw_tools)
-    _absorb(client, listing.tools)
+    absorb(client, listing.tools)
     return listing
 
 
@@ -83,7 +83,9 @@ async def _raw_list(client: Client, cursor: str | None) -> dict[str, Any]:
     return raw
 
 
-def _absorb(client: Client, tools: list[dict[str, Any]]) -> None:
+def absorb(client: Client, tools: list[dict[str, Any]]) -> None:
+    """Tell the SDK session about the tools, as its own listing would have (the output schemas
+    it checks results against), so calling a tool never makes it list them again."""
     models = []
     for t in tools:
         try:
