@@ -131,10 +131,23 @@ def test_bad_tools_get_a_fallback_or_are_left_out_with_a_warning():
     assert "tool #9 has no usable name (42); left out" in server.warnings
 
 
-def test_hundreds_of_tools_under_2024_11_05():
-    result = asyncio.run(discover(config_from({"many": wild("many", "--protocol", "2024-11-05")})))
+def test_hundreds_of_tools_and_newer_fields_under_2024_11_05():
+    config = config_from(
+        {
+            "many": wild("many", "--protocol", "2024-11-05"),
+            "old": wild("empty-schema", "--protocol", "2024-11-05"),
+        }
+    )
+    result = asyncio.run(discover(config))
     assert result.failures == {}
     assert len(tool_names(result, "many")) == 300
+    (old,) = [s for s in result.servers if s.server == "old"]
+    assert old.protocol_version == "2025-11-25" and old.warnings == ()
+    weather = {t.name: t for t in old.tools}["get_weather"]
+    assert weather.title == "Weather" and weather.output_schema == {
+        "type": "object",
+        "properties": {"temperature": {"type": "number"}},
+    }
 
 
 def test_gocode_list_and_smoke_show_every_tool_and_every_problem(tmp_path):

@@ -41,7 +41,15 @@ TOOL_SETS: dict[str, list[dict[str, Any]]] = {
     # The seed example's shape: get_city takes no parameters and says so with `{}`.
     "empty-schema": [
         _tool("get_city", {}, "Get the current city."),
-        _tool("get_weather", WEATHER_SCHEMA, "Get current weather data for a location."),
+        # Fields newer than 2024-11-05 (title, outputSchema, annotations), sent whatever the version.
+        _tool(
+            "get_weather",
+            WEATHER_SCHEMA,
+            "Get current weather data for a location.",
+            title="Weather",
+            outputSchema={"type": "object", "properties": {"temperature": {"type": "number"}}},
+            annotations={"readOnlyHint": True},
+        ),
     ],
     # Valid and invalid tools side by side, in an order that puts the bad ones first.
     "mixed": [
