@@ -43,7 +43,8 @@ from mcp.shared.exceptions import MCPError
 from gocode import tool_formats
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
-from gocode.errors import DiscoveryError, GocodeError
+from gocode.discovery import describe_server
+from gocode.errors import GocodeError
 from gocode.loopback import Loopback
 from gocode.mcp.cache import ListingCache
 from gocode.runner import RunResult
@@ -181,6 +182,10 @@ def _clean(name: str) -> str:
 
 ChangeListener = Callable[[], Awaitable[None]]
 
+# How long entering a toolbox waits for its servers; one still connecting after that (a hung
+# server waits out its own `timeout`) is added when it answers, announced as a list change.
+START_WAIT_S = 15.0
+
 
 class Toolbox:
     """Tools for one model of a config, over long-lived server sessions. Use ``async with``.
@@ -191,7 +196,8 @@ class Toolbox:
     the first call only links.
 
     A server that fails to start (or dies later) does not stop the others: the toolbox starts
-    with the servers that answered (with none, if none did), names the failed ones in
+    with the servers that answered within ``start_wait`` seconds (with none, if none did;
+    later ones are added when they answer), names the failed ones in
     :attr:`warnings`, and retries them in the background (``retry``: the first delay and the
     cap, in seconds, doubling and jittered) until it is closed. Calls to a server that is down
     fail at once with the reason; when one comes back with tools the toolbox did not have, the
@@ -212,6 +218,7 @@ class Toolbox:
         pooled: bool = True,
         progress: Progress | None = None,
         retry: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
+        start_wait: float = START_WAIT_S,
         listing_cache: ListingCache | Literal[False] | None = None,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
@@ -220,6 +227,8 @@ class Toolbox:
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
         self._prewarm = prewarm
         self._retry = retry
+        self._start_wait = start_wait
+        self._started = False  # tool-list changes before the first build are part of it
         # Tool listings a server allows to be kept (ttlMs): None is the default directory.
         self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
         self.pooled = pooled
@@ -245,19 +254,13 @@ class Toolbox:
                 name: Upstream(name, server, self._tg, self._upstream_changed, self._listing_cache)
                 for name, server in sorted(self.config.mcp_servers.items())
             }
-
-            async def start(u: Upstream) -> None:
-                try:
-                    await u.start()
-                except DiscoveryError as exc:
-                    tail = f"\nserver stderr (last lines):\n{exc.stderr}" if exc.stderr else ""
-                    log.warning("%s; retrying in the background%s", exc.summary, tail)
-
-            async with anyio.create_task_group() as starting:
-                for u in self._upstreams.values():
-                    starting.start_soon(start, u)
             for u in self._upstreams.values():
                 self._tg.start_soon(u.supervise, *self._retry)
+            # Servers not connected by then keep connecting; their tools are announced later.
+            with anyio.move_on_after(self._start_wait):
+                for u in self._upstreams.values():
+                    await u.attempted.wait()
+            self._started = True
             self._rebuild()
             if self.pooled:
                 self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None), self.code_mode.allows)
@@ -311,6 +314,9 @@ class Toolbox:
     def _rebuild(self) -> None:
         known = [t for u in self._upstreams.values() if (t := u.known_tools) is not None]
         down = {u.name: e.summary for u in self._upstreams.values() if (e := u.error) is not None}
+        for u in self._upstreams.values():
+            if not u.attempted.is_set():
+                down[u.name] = f"{describe_server(u.name, u.server)} is still starting (its tools come when it answers)"
         self.code_mode.use(known, down)
         view = self.code_mode.view
         reserved = {TOOL_NAME} if self.settings.enabled else set()
@@ -325,6 +331,8 @@ class Toolbox:
         self._routes, self._tools = routes, tools
 
     async def _upstream_changed(self, server: str) -> None:
+        if not self._started:
+            return
         log.info("tools of %r changed; regenerating", server)
         self._rebuild()
         if self._prewarm and self.settings.enabled and self._tg is not None:

@@ -80,6 +80,7 @@ class Upstream:
         self._lock = anyio.Lock()
         self._ended = anyio.Event()  # set when the current session (or attempt) is over
         self._closing = False
+        self.attempted = anyio.Event()  # the first connection attempt of supervise() is over
         # Tools known without a session (a cached listing): a server that is down still has
         # its functions, and calls to them fail with the reason instead of not compiling.
         self._cache = cache
@@ -284,18 +285,21 @@ class Upstream:
         self.stop()
 
     async def supervise(self, retry_first: float = RETRY_FIRST_S, retry_max: float = RETRY_MAX_S) -> None:
-        """Keep the server connected until :meth:`shutdown`: reopen a session that ended, and
-        retry one that fails with a doubling, jittered delay (at most ``retry_max``).
+        """Connect, and keep the server connected until :meth:`shutdown`: reopen a session that
+        ended at once, and retry one that fails with a doubling, jittered delay (at most
+        ``retry_max``). :attr:`attempted` is set once the first attempt is over.
 
-        When a reconnected server's tools differ from those the controller had (none, for a
-        server that failed at start), the controller is told, as for a list change.
+        Whenever a (re)connected server's tools differ from those known before (none, or a
+        cached listing), the controller is told, as for a list change.
         """
         delay = retry_first
-        backoff = self._client is None  # the controller's first attempt failed
+        backoff = False
+        reported = ""
         while not self._closing:
-            await self._ended.wait()
-            if self._closing:
-                return
+            if self.attempted.is_set():
+                await self._ended.wait()
+                if self._closing:
+                    return
             if self._client is None:
                 if backoff:
                     # Jitter over the upper half, so servers that failed together spread out.
@@ -303,16 +307,24 @@ class Upstream:
                     delay = min(delay * 2, retry_max)
                     if self._closing:
                         return
-                # A session that was up and ended is reopened at once; only failures back off.
                 before = self.known_tools
+                first = not self.attempted.is_set()
                 try:
                     await self.start()
-                except DiscoveryError:
+                except DiscoveryError as exc:
+                    self.attempted.set()
+                    if exc.summary != reported:  # once per reason, not once per retry
+                        reported = exc.summary
+                        tail = f"\nserver stderr (last lines):\n{exc.stderr}" if exc.stderr else ""
+                        log.warning("%s; retrying in the background%s", exc.summary, tail)
+                    if first:  # "still starting" becomes the reason it failed
+                        await self._on_change(self.name)
                     backoff = True
                     continue
-                if backoff:
+                self.attempted.set()
+                if reported:
                     log.warning("%s is back", describe_server(self.name, self.server))
-                backoff, delay = False, retry_first
+                backoff, delay, reported = False, retry_first, ""
                 if self._tools != before:
                     await self._on_change(self.name)
 

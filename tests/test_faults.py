@@ -231,6 +231,29 @@ def test_a_dead_and_a_hanging_server_leave_the_others_working(workspace):
     anyio.run(go)
 
 
+def test_a_server_still_connecting_does_not_hold_up_the_start(tmp_path):
+    slow = {**HANGS, "timeout": 4}
+    cfg = config_from({"fast": wild("plain"), "slow": slow})
+    changed = anyio.Event()
+
+    async def go() -> None:
+        start = time.monotonic()
+        async with Toolbox(cfg, prewarm=False, retry=(60, 60), start_wait=1) as box:
+            assert time.monotonic() - start < 3
+            assert "still starting" in box.code_mode.unavailable["slow"]
+            assert "var ping func" in (box.tools()[0].description or "")
+
+            async def on_change() -> None:
+                changed.set()
+
+            box.on_tools_changed(on_change)
+            with anyio.fail_after(10):
+                await changed.wait()
+            assert "no answer within 4 s" in box.code_mode.unavailable["slow"]
+
+    anyio.run(go)
+
+
 @pytest.mark.go
 def test_all_servers_dead_still_starts_with_zero_tools(workspace):
     cfg = config_from({"dead": DEAD})
