@@ -6,8 +6,6 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -274,11 +272,39 @@ def test_example_agent_loop_with_a_scripted_model(workspace):
 
 
 def test_examples_parse_and_name_real_api():
-    # The examples users copy must at least compile and reference the public API.
-    for path in (ROOT / "examples").glob("*.py"):
-        compile(path.read_text(), str(path), "exec")
-    assert "from gocode import Toolbox" in (ROOT / "examples" / "quickstart.py").read_text()
-    assert Path(sys.executable).exists()
+    """The examples users copy compile, import only gocode's public names, and use only methods
+    the toolbox has on the objects they open (``with Toolbox(...) as tools``)."""
+    import ast
+
+    import gocode
+
+    used: list[tuple[str, str, str]] = []  # (example, class, attribute)
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        compile(tree, str(path), "exec")
+        imported = {
+            a.asname or a.name: a.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "gocode"
+            for a in node.names
+        }
+        assert imported and set(imported.values()) <= set(gocode.__all__), (path.name, imported)
+        opened = {
+            item.optional_vars.id: imported[item.context_expr.func.id]
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.With, ast.AsyncWith))
+            for item in node.items
+            if isinstance(item.context_expr, ast.Call)
+            and isinstance(item.context_expr.func, ast.Name)
+            and item.context_expr.func.id in imported
+            and isinstance(item.optional_vars, ast.Name)
+        }
+        assert opened, f"{path.name} opens no toolbox"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in opened:
+                used.append((path.name, opened[node.value.id], node.attr))
+    missing = [u for u in used if not hasattr(getattr(gocode, u[1]), u[2])]
+    assert used and missing == [], missing
 
 
 @pytest_go
