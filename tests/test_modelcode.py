@@ -7,6 +7,8 @@ import pytest
 from gocode.errors import CodeError
 from gocode.modelcode import split_code
 
+pytestmark = pytest.mark.fast
+
 CODE = """\
 import "os"
 import (

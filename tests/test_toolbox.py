@@ -41,6 +41,7 @@ def load_example(name: str) -> Any:
 # --- pure ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.fast
 def test_exposed_names_keep_own_names_and_disambiguate_clashes():
     tools = [
         ToolInfo("a", "search"),
@@ -65,6 +66,7 @@ def test_exposed_names_keep_own_names_and_disambiguate_clashes():
     assert exposed_names(list(reversed(tools)), {TOOL_NAME}) == names  # order does not matter
 
 
+@pytest.mark.fast
 def test_exposed_names_never_collide():
     # "a_b" on server x, and tool "b" on server "a" (cleaned to "a_b" as well) on clash.
     tools = [ToolInfo("x", "a_b"), ToolInfo("a", "b"), ToolInfo("z", "b")]
@@ -79,6 +81,7 @@ TOOL = types.Tool(
 )
 
 
+@pytest.mark.fast
 def test_definition_formats():
     (openai,) = convert([TOOL], "openai")
     assert openai == {
@@ -103,6 +106,7 @@ def test_definition_formats():
 PNG = base64.b64encode(b"\x89PNG fake").decode()
 
 
+@pytest.mark.fast
 def test_result_conversions_keep_images_for_anthropic():
     result = types.CallToolResult(
         content=[
@@ -129,6 +133,7 @@ def test_result_conversions_keep_images_for_anthropic():
     assert result_text(structured_only) == '{"a": 1}'
 
 
+@pytest.mark.fast
 def test_run_to_result():
     ok = run_to_result(RunResult(True, "ok", output="hi\n", build_ms=12.3))
     assert not ok.is_error and ok.structured_content == {"output": "hi\n"}
@@ -271,6 +276,7 @@ def test_example_agent_loop_with_a_scripted_model(workspace):
     assert seen[2][-1]["tool_call_id"] == "call_2" and "[image image/png" in seen[2][-1]["content"]
 
 
+@pytest.mark.fast
 def test_examples_parse_and_name_real_api():
     """The examples users copy compile, import only gocode's public names, and use only methods
     the toolbox has on the objects they open (``with Toolbox(...) as tools``)."""
@@ -360,6 +366,7 @@ fmt.Println(total)
     anyio.run(go)
 
 
+@pytest.mark.fast
 def test_unmatched_exclusions_are_warnings_with_suggestions():
     from gocode.codemode import split_tools
     from gocode.toolset import ServerTools
