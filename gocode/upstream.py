@@ -185,6 +185,7 @@ class Upstream:
         # A stream that fails or ends while the session lives is said so and reopened, with a
         # growing pause, and the tools are listed again (a change may have come meanwhile).
         delay = LISTEN_RETRY_FIRST_S
+        said = ""  # the last reason logged: a server failing the same way is named once
         while True:
             try:
                 async with client.listen(tools_list_changed=True) as sub:
@@ -201,10 +202,12 @@ class Upstream:
                 reason = " ".join(str(exc).split()) or type(exc).__name__
             if self._client is not client:
                 return  # the session itself is over; it reports its own end
-            log.warning(
+            log.log(
+                logging.WARNING if reason != said else logging.DEBUG,
                 "%s: the tool-list subscription stopped (%s); subscribing again in %g s",
                 describe_server(self.name, self.server), reason, delay,
             )  # fmt: skip
+            said = reason
             await anyio.sleep(delay)
             delay = min(delay * 2, LISTEN_RETRY_MAX_S)
             self._tg.start_soon(self.relist)
