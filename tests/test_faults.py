@@ -25,7 +25,7 @@ from gocode import Toolbox
 from gocode.codemode import TOOL_NAME
 from gocode.discovery import discover
 from gocode.mcp.cache import ListingCache
-from gocode.mcp.listing import FALLBACK_INPUT, vet_tools
+from gocode.mcp.listing import FALLBACK_INPUT, Listing, vet_tools
 from tests.conftest import ROOT, config_from, demo_stdio
 
 GOCODE = str(Path(sys.executable).parent / "gocode")
@@ -65,6 +65,7 @@ def write_config(tmp_path: Path, servers: dict) -> str:
 # --- one tool at a time -------------------------------------------------------------------------
 
 
+@pytest.mark.fast
 def test_vet_tools_keeps_each_tool_it_can_and_says_why_for_the_rest():
     raw = [
         {"name": "fine", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}},
@@ -431,3 +432,29 @@ def test_serve_sends_the_2026_07_28_list_and_result_fields(tmp_path):
             assert called["resultType"] == "complete" and called["isError"] is True
 
     anyio.run(go)
+
+
+@pytest.mark.go
+def test_a_direct_program_says_how_its_server_ended(tmp_path):
+    cfg = write_config(tmp_path, {"victim": wild("plain")})
+    r = gocode("exec", "--direct", "-c", cfg, "-", stdin="_, err := die(ctx)\nreturn err\n")
+    assert r.returncode == 1
+    assert "calling tool die (server victim): the server exited with status 9: " in r.stderr, r.stderr
+    assert "wild: told to die" in r.stderr
+
+
+@pytest.mark.fast
+def test_the_listing_cache_honours_ttl_and_the_whole_server_config(tmp_path):
+    cache = ListingCache(tmp_path)
+    server = config_from({"s": wild("plain")}).mcp_servers["s"]
+    other_secret = server.model_copy(update={"env": {"TOKEN": "another user's"}})
+    listing = Listing(tools=[{"name": "ping", "inputSchema": {"type": "object"}}], ttl_ms=1000, cache_scope="private")
+    cache.save("s", server, listing, "2025-11-25", "wild 1.0")
+    hit = cache.load("s", server)
+    assert hit is not None and hit.listing.tools == listing.tools and hit.server_info == "wild 1.0"
+    assert cache.load("s", other_secret) is None  # other credentials never see this answer
+    assert cache.load("t", server) is None
+    assert cache.load("s", server, now=time.time() + 2) is None  # past its ttlMs
+    assert cache.load("s", server) is None  # and the stale entry is gone
+    cache.save("s", server, Listing(tools=listing.tools, ttl_ms=0), "2025-11-25", "")
+    assert cache.load("s", server) is None and list(tmp_path.iterdir()) == []

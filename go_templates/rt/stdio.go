@@ -30,6 +30,7 @@ type commandTransport struct {
 	server    string
 	cmd       *exec.Cmd
 	terminate time.Duration
+	proc      *process // set by Connect
 }
 
 func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -44,7 +45,12 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err := t.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting server: %w", err)
 	}
-	proc := &process{cmd: t.cmd, stdin: stdin, terminate: t.terminate}
+	proc := &process{cmd: t.cmd, stdin: stdin, terminate: t.terminate, exited: make(chan struct{})}
+	go func() {
+		proc.waitErr = t.cmd.Wait()
+		close(proc.exited)
+	}()
+	t.proc = proc
 	reader := &jsonLines{server: t.server, r: bufio.NewReader(stdout), closer: stdout}
 	return (&mcp.IOTransport{Reader: reader, Writer: proc}).Connect(ctx)
 }
@@ -94,11 +100,34 @@ func (j *jsonLines) skip(line []byte) {
 
 func (j *jsonLines) Close() error { return j.closer.Close() }
 
+// ended says how the server process ended ("the server exited with status 7"), waiting up to
+// wait for it; "" if it is still running or was never started.
+func (t *commandTransport) ended(wait time.Duration) string {
+	if t == nil || t.proc == nil {
+		return ""
+	}
+	select {
+	case <-t.proc.exited:
+	case <-time.After(wait):
+		return ""
+	}
+	state := t.cmd.ProcessState
+	if state == nil {
+		return ""
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("the server was killed by signal %d", ws.Signal())
+	}
+	return fmt.Sprintf("the server exited with status %d", state.ExitCode())
+}
+
 // process is the server's stdin; closing it stops the server.
 type process struct {
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
 	terminate time.Duration
+	exited    chan struct{} // closed when Wait returned (waitErr set)
+	waitErr   error
 	once      sync.Once
 	err       error
 }
@@ -108,14 +137,13 @@ func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 func (p *process) Close() error {
 	p.once.Do(func() {
 		_ = p.stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- p.cmd.Wait() }()
 		for _, sig := range []os.Signal{nil, syscall.SIGTERM, syscall.SIGKILL} {
 			if sig != nil {
 				_ = p.cmd.Process.Signal(sig)
 			}
 			select {
-			case err := <-done:
+			case <-p.exited:
+				err := p.waitErr
 				var exit *exec.ExitError
 				if sig != nil && errors.As(err, &exit) {
 					err = nil // a server that needed a signal to stop is not a failure of the program
