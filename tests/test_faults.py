@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode import Toolbox
-from gocode.codemode import TOOL_NAME
+from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.discovery import discover
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import FALLBACK_INPUT, Listing, vet_tools
@@ -458,3 +458,19 @@ def test_the_listing_cache_honours_ttl_and_the_whole_server_config(tmp_path):
     assert cache.load("s", server) is None  # and the stale entry is gone
     cache.save("s", server, Listing(tools=listing.tools, ttl_ms=0), "2025-11-25", "")
     assert cache.load("s", server) is None and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.go
+def test_every_corpus_tool_compiles_in_one_program_beside_a_dead_server(workspace):
+    """The captured tool lists of the corpus's real servers, each replayed by its own server
+    process, plus a dead command: every tool gets a function, all in one program."""
+    files = sorted((ROOT / "tests" / "corpus" / "real").glob("*.json"))
+    servers = {f"r{i:02d}": wild("plain", "--tools-file", str(p)) for i, p in enumerate(files)}
+    expected = sum(len(json.loads(p.read_text())["tools"]) for p in files)
+    cm = CodeMode(config_from({**servers, "dead": DEAD}), workspace=workspace)
+    asyncio.run(cm.refresh())
+    assert sorted(cm.unavailable) == ["dead"]
+    assert sum(len(s.tools) for s in cm.view.code_tools.servers) == expected > 1000
+    assert len(cm.package.funcs) == expected
+    r = asyncio.run(cm.execute("".join(f"_ = {f.name}\n" for f in cm.package.funcs) + 'fmt.Println("ok")'))
+    assert r.ok and r.output == "ok\n", r.error_text()[:3000]

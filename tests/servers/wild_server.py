@@ -4,11 +4,13 @@ No SDK: it writes exactly the JSON it is told to, so tools the Python SDK would 
 the client as a real server would send them. Options:
 
     --tools SET        which tool list to serve (see TOOL_SETS)
+    --tools-file PATH  serve the "tools" of a JSON file instead (a captured tools/list)
     --noise            print banners, log lines and garbage on stdout between JSON messages
     --protocol V       answer ``initialize`` with this version whatever the client offers
     --ttl MS           put ``ttlMs``/``cacheScope: private`` on the ``tools/list`` result
     --list-log PATH    append one line to PATH per ``tools/list`` served
     --fail-unless PATH exit 4 with a message on stderr unless PATH exists (a server that comes back)
+    --start-delay S    sleep S seconds before reading stdin (a start-up spent waiting, not computing)
 
 Every listed tool answers ``tools/call`` with the text ``NAME <arguments as JSON>``; the tool
 ``die`` exits the process with status 9 (a server that dies mid-session).
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +86,9 @@ NOISE = [
 class Wild:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.tools = TOOL_SETS[args.tools]
+        self.tools = (
+            json.loads(Path(args.tools_file).read_text())["tools"] if args.tools_file else TOOL_SETS[args.tools]
+        )
         self.noise = 0
 
     def send(self, msg: dict[str, Any]) -> None:
@@ -134,12 +139,15 @@ class Wild:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--tools", default="plain", choices=sorted(TOOL_SETS))
+    p.add_argument("--tools-file")
     p.add_argument("--noise", action="store_true")
     p.add_argument("--protocol")
     p.add_argument("--ttl", type=int)
     p.add_argument("--list-log")
     p.add_argument("--fail-unless")
+    p.add_argument("--start-delay", type=float, default=0.0)
     args = p.parse_args()
+    time.sleep(args.start_delay)
     if args.fail_unless and not Path(args.fail_unless).exists():
         print(f"wild: {args.fail_unless} is missing; cannot start", file=sys.stderr, flush=True)
         sys.exit(4)
