@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test lint setup smoke bench clean
+.PHONY: demo test test-fast lint setup smoke bench clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ lint: $(BIN)/gocode
 test: setup lint
 	$(BIN)/pytest -q -p no:cacheprovider
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml
+
+# Unit, golden and property tests only (marked `fast`: no Go builds, no servers), in well
+# under two minutes; `make test` runs them too, with everything else.
+test-fast: $(BIN)/gocode lint
+	$(BIN)/pytest -q -p no:cacheprovider -m fast
 
 bench: setup
 	$(BIN)/python bench/run.py

@@ -139,9 +139,26 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
             }
             for t in s.tools
         ]
-        doc["servers"].append({"name": s.server, "ok": True, "protocolVersion": s.protocol_version, "tools": tools})
+        doc["servers"].append(
+            {
+                "name": s.server,
+                "ok": True,
+                "protocolVersion": s.protocol_version,
+                "tools": tools,
+                "warnings": list(s.warnings),
+            }
+        )
     for name, exc in sorted(result.failures.items()):
-        doc["servers"].append({"name": name, "ok": False, "error": str(exc)})
+        doc["servers"].append(
+            {
+                "name": name,
+                "ok": False,
+                "error": str(exc),
+                "summary": exc.summary,
+                "exitStatus": exc.exit_status,
+                "stderr": exc.stderr,
+            }
+        )
     if as_json:
         click.echo(json.dumps(doc))
     else:
@@ -154,6 +171,8 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
                 mode = "go     " if t["codeMode"] else "regular"
                 first = (t["description"].strip().splitlines() or [""])[0]
                 click.echo(f"  [{mode}] {t['name']}" + (f" — {first[:90]}" if first else ""))
+            for w in s["warnings"]:
+                click.echo(f"  warning: {w}")
     if result.failures:
         sys.exit(2)
 
@@ -172,7 +191,7 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
     """Print the Go declarations the model sees; with --out, write the bindings too."""
     cm = CodeMode(load_config(config_path), model)
     asyncio.run(cm.refresh())
-    for w in cm.package.warnings:
+    for w in cm.warnings:
         _err(f"gocode: warning: {w}")
     click.echo(cm.declarations(), nl=False)
     if out_dir:
@@ -242,6 +261,8 @@ async def _exec(config: Config, model: str | None, code: str, timeout: float | N
     if direct:
         cm = CodeMode(config, model)
         await cm.refresh()
+        for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
+            _err(f"gocode: warning: {exc}")
         return await cm.execute(code, timeout, progress=_progress)
     # gocode exec is the controller for its one run: its sessions serve the program.
     async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
@@ -303,6 +324,8 @@ def smoke(
         where = f"{check.group} · {check.name}" if check.group != "script" else f"script {check.name}"
         took = f"{check.duration_ms:6.0f} ms" if check.status != "skipped" else " " * 9
         click.echo(f"  {label}  {where:<44} {took}  {check.message}".rstrip(), file=out)
+        for w in check.warnings:
+            click.echo(f"        warning: {w}", file=out)
 
     report = asyncio.run(
         smoke_mod.run_smoke(config, model, scripts, workspace=ws, timeout=timeout, direct=direct, progress=show)
@@ -430,7 +453,7 @@ def serve(
 async def _serve(config: Config, model: str | None, sock: Any, host: str, token: str | None, prewarm: bool) -> None:
     async with Toolbox(config, model, prewarm=prewarm, progress=_progress) as box:
         tool_server = server_mod.ToolServer(box)
-        for w in box.code_mode.view.warnings:
+        for w in box.warnings:
             _err(f"gocode: warning: {w}")
         names = [t.name for t in box.tools()]
         who = f"model {model!r}" if model else "the default model"

@@ -140,6 +140,8 @@ class CodeMode:
         self._view: ToolView | None = None
         self._package: Package | None = None
         self._allowed: frozenset[tuple[str, str]] = frozenset()  # (server, tool) in code mode
+        self._unavailable: dict[str, str] = {}  # server -> why it is down
+        self._tool_warnings: tuple[str, ...] = ()
         self.discovery: DiscoveryResult | None = None
 
     async def __aenter__(self) -> CodeMode:
@@ -156,19 +158,48 @@ class CodeMode:
         return self._workspace
 
     async def refresh(self) -> None:
-        """(Re)discover every server; raises DiscoveryError when one fails."""
+        """(Re)discover every server. One that fails is left out and named in :attr:`warnings`
+        (its error in ``discovery.failures``); the others are used."""
         result = await discover(self.config)
-        result.raise_for_failures()
         self.discovery = result
-        self.use(result.servers)
+        self.use(result.servers, {name: exc.summary for name, exc in result.failures.items()})
 
-    def use(self, servers: list[ServerTools]) -> None:
-        """Take tool listings discovered elsewhere (a controller's long-lived sessions)."""
+    def use(self, servers: list[ServerTools], unavailable: dict[str, str] | None = None) -> None:
+        """Take tool listings discovered elsewhere (a controller's long-lived sessions);
+        ``unavailable`` names the servers that are down, with the reason."""
         view = split_tools(servers, set(self.settings.excluded_tools), self.settings.enabled)
         package = build_package(view.code_tools)
         allowed = frozenset((s.server, t.name) for s in view.code_tools.servers for t in s.tools)
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
         self._view, self._package, self._allowed = view, package, allowed
+        self._unavailable = dict(sorted((unavailable or {}).items()))
+        self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Every problem with the tool set, as data: servers that are down, tools typed loosely
+        or left out when listed, Go names that clashed, excludedTools entries that match nothing."""
+        down = list(self._unavailable.values())  # each names its server
+        view = self._view.warnings if self._view is not None else ()
+        package = self._package.warnings if self._package is not None else ()
+        return [*down, *self._tool_warnings, *package, *view]
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        """The servers that are down, with the reason."""
+        return dict(self._unavailable)
+
+    def _problems_line(self) -> str:
+        """One short line for the description when something is missing (else empty)."""
+        parts = []
+        if self._unavailable:
+            parts.append(f"unavailable servers (their calls fail): {', '.join(self._unavailable)}")
+        if self._tool_warnings:
+            parts.append(f"{len(self._tool_warnings)} tools typed loosely or left out")
+        return f"Note: {'; '.join(parts)}.\n" if parts else ""
+
+    def _unavailable_note(self) -> str:
+        return "".join(f"\nnote: unavailable: {why}" for why in self._unavailable.values())
 
     @property
     def view(self) -> ToolView:
@@ -193,7 +224,7 @@ class CodeMode:
                 "\nTool functions and their types:", _SANDBOX_RULE + "\nTool functions and their types:"
             )
         decls = self.declarations().strip() or "// (no tools are configured for code mode)"
-        return f"{rules}\n```go\n{decls}\n```\n"
+        return f"{rules}\n```go\n{decls}\n```\n" + self._problems_line()
 
     def tool_definition(self) -> dict[str, Any]:
         """``execute_go_code`` as an MCP Tool (wire JSON)."""
@@ -248,7 +279,7 @@ class CodeMode:
             return RunResult(
                 False,
                 "compile",
-                stderr=build.output,
+                stderr=build.output + self._unavailable_note(),
                 diagnostics=list(build.diagnostics) or parse_diagnostics(build.output),
                 warnings=list(build.notes),
                 build_ms=build.duration_ms,

@@ -18,7 +18,7 @@ import contextlib
 import math
 import os
 import tempfile
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -27,7 +27,7 @@ import httpx2
 from mcp import Client
 from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
@@ -36,9 +36,10 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError
+from gocode.mcp.listing import Listing, list_tools
+from gocode.mcp.stdio import exit_status, tolerant_stdio_client
 from gocode.toolset import LEGACY_PROTOCOL, MODERN_PROTOCOL, ServerTools, ToolInfo
 
-MAX_PAGES = 1000
 STDERR_TAIL = 2000
 
 
@@ -80,11 +81,13 @@ async def open_client(
     *,
     read_timeout: float | None = None,
     message_handler: MessageHandlerFnT | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[Client]:
     """A connected :class:`mcp.Client` for one server, in the given negotiation mode.
 
     ``read_timeout`` bounds every request (discovery uses the server's connect timeout; a
-    long-lived session leaves it unset and bounds each call itself).
+    long-lived session leaves it unset and bounds each call itself). ``on_end`` is called when
+    a stdio server's output ends (it exited).
     """
     transport: Any
     opts: dict[str, Any] = {"mode": mode, "read_timeout_seconds": read_timeout, "message_handler": message_handler}
@@ -92,8 +95,7 @@ async def open_client(
         params = StdioServerParameters(
             command=server.command or "", args=list(server.args), env=server_env(server), cwd=server.cwd
         )
-        transport = stdio_client(params, errlog=errlog) if errlog is not None else stdio_client(params)
-        async with Client(transport, **opts) as client:
+        async with Client(tolerant_stdio_client(name, params, errlog, on_end), **opts) as client:
             yield client
     elif server.type == "http":
         http = create_mcp_http_client(headers=dict(server.headers) or None)
@@ -132,16 +134,23 @@ async def connect(
     *,
     read_timeout: float | None = None,
     message_handler: MessageHandlerFnT | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[tuple[Client, str]]:
     """A connected client and the protocol version the Go program should pin for the server.
 
     The legacy handshake first; a server that refuses it gets the modern (discover) era.
     """
-    opts: dict[str, Any] = {"read_timeout": read_timeout, "message_handler": message_handler}
+    armed = False  # on_end is about the session handed out, not a refused first attempt
+
+    def ended() -> None:
+        if armed and on_end is not None:
+            on_end()
+
+    opts: dict[str, Any] = {"read_timeout": read_timeout, "message_handler": message_handler, "on_end": ended}
     entered = False
     try:
         async with _open_within(name, server, "legacy", errlog, **opts) as client:
-            entered = True
+            entered = armed = True
             yield client, LEGACY_PROTOCOL
         return
     except (Exception, BaseExceptionGroup) as exc:
@@ -150,7 +159,12 @@ async def connect(
         if entered or not all(sent_by_server(e) for e in leaves(exc)):
             raise
     async with _open_within(name, server, MODERN_PROTOCOL, errlog, **opts) as client:
+        armed = True
         yield client, MODERN_PROTOCOL
+
+
+class ServerExited(ConnectionError):
+    """A stdio server's output ended while its session was open (the process exited)."""
 
 
 def sent_by_server(exc: BaseException) -> bool:
@@ -158,17 +172,9 @@ def sent_by_server(exc: BaseException) -> bool:
     return isinstance(exc, MCPError) and not (exc.code == CONNECTION_CLOSED and exc.message == "Connection closed")
 
 
-async def list_all_tools(client: Client) -> list[dict[str, Any]]:
-    """Every tool, following ``nextCursor`` (bounded, in case a server loops); never from a cache."""
-    tools: list[dict[str, Any]] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-        tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            return tools
-    raise DiscoveryError(f"tools/list returned more than {MAX_PAGES} pages; giving up")
+async def list_all_tools(client: Client) -> Listing:
+    """Every tool, each vetted on its own (see :mod:`gocode.mcp.listing`); never from a cache."""
+    return await list_tools(client)
 
 
 def _tool_info(server: str, raw: dict[str, Any]) -> ToolInfo:
@@ -223,11 +229,14 @@ async def _discover_once(name: str, server: ServerConfig, errlog: IO[str] | None
         return server_tools(name, server, raw, version, client.server_info)
 
 
-def server_tools(name: str, server: ServerConfig, raw: list[dict[str, Any]], version: str, info: Any) -> ServerTools:
-    """A server's listing as :class:`ServerTools`, after the server's own tool filter."""
-    tools = tuple(_tool_info(name, t) for t in raw if server.allows(str(t.get("name", ""))))
-    label = f"{info.name} {info.version}" if info is not None else ""
-    return ServerTools(name, tools, version, label)
+def server_tools(name: str, server: ServerConfig, listing: Listing, version: str, info: Any) -> ServerTools:
+    """A server's listing as :class:`ServerTools`, after the server's own tool filter.
+
+    ``info`` is the server's ``Implementation`` (or the label made from it, for a cached listing).
+    """
+    tools = tuple(_tool_info(name, t) for t in listing.tools if server.allows(str(t.get("name", ""))))
+    label = info if isinstance(info, str) else f"{info.name} {info.version}" if info is not None else ""
+    return ServerTools(name, tools, version, label, tuple(listing.warnings))
 
 
 async def discover_server(name: str, server: ServerConfig) -> ServerTools:
@@ -250,16 +259,21 @@ async def discover_server(name: str, server: ServerConfig) -> ServerTools:
 
 
 def failure(name: str, server: ServerConfig, exc: BaseException, errlog: IO[str] | None) -> DiscoveryError:
-    """A server that failed to connect or list, described with its command (or URL) and stderr tail."""
+    """A server that failed to connect or list, described with its command (or URL), exit status
+    and stderr tail."""
     reason = f"no answer within {server.timeout:g} s (the server's `timeout`)" if _is_timeout(exc) else _reason(exc)
-    summary = f"{describe_server(name, server)} failed: {reason}"
     tail = ""
     if errlog is not None:
         with contextlib.suppress(OSError, ValueError):
             errlog.seek(0)
             tail = errlog.read()[-STDERR_TAIL:].strip()
+    how, status, tail = exit_status(tail)
+    went_away = reason == "Connection closed" or any(isinstance(e, ServerExited) for e in leaves(exc))
+    if how is not None and went_away:  # it ended by itself: how it ended is the news
+        reason = f"the server {how}"
+    summary = f"{describe_server(name, server)} failed: {reason}"
     msg = summary + ("\nserver stderr (last lines):\n" + tail if tail else "")
-    return DiscoveryError(msg, server=name, summary=summary, stderr=tail)
+    return DiscoveryError(msg, server=name, summary=summary, stderr=tail, exit_status=status)
 
 
 def _is_timeout(exc: BaseException) -> bool:

@@ -33,9 +33,18 @@ class ToolchainError(GocodeError):
 class DiscoveryError(GocodeError):
     phase = "discovery"
 
-    def __init__(self, message: str, *, server: str | None = None, summary: str = "", stderr: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str | None = None,
+        summary: str = "",
+        stderr: str = "",
+        exit_status: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.server = server
+        self.exit_status = exit_status  # how a stdio server's process ended, when it did
         self.summary = summary or message  # the message without the server's stderr
         self.stderr = stderr  # the server's stderr tail (also at the end of the message)
 

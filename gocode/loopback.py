@@ -143,7 +143,8 @@ class Loopback:
         run = scope.get(RUN_KEY)
         name = request.headers.get(SERVER_HEADER, "") if request is not None else ""
         upstream = self.upstreams.get(name)
-        if upstream is None or run is None or not any(self.allows(name, t.name) for t in upstream.tools.tools):
+        known = upstream.known_tools if upstream is not None else None
+        if upstream is None or run is None or known is None or not any(self.allows(name, t.name) for t in known.tools):
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown server {name!r}")
         return upstream, run
 
@@ -153,7 +154,7 @@ class Loopback:
         upstream, _ = self._target(ctx)
         tools = [
             types.Tool.model_validate(t.definition or t.as_json())
-            for t in upstream.tools.tools
+            for t in upstream.tools.tools  # known: _target checked
             if self.allows(upstream.name, t.name)
         ]
         return types.ListToolsResult(tools=tools)

@@ -25,6 +25,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,10 +146,12 @@ class Launcher:
         self._path: Path | None = None
         self._host: HostSupport | None = None
         self._host_fake: tuple[str | None, str | None] = (None, None)
-        self._lock = asyncio.Lock()
+        # One lock per event loop: an asyncio lock belongs to the loop that first waits on it,
+        # and this launcher is shared by every loop of the process (a SyncToolbox runs its own).
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
     async def path(self) -> Path:
-        async with self._lock:
+        async with self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
             if self._path is None or not self._path.is_file():
                 self._path = await self._build()
         return self._path
@@ -168,7 +172,7 @@ class Launcher:
             old.unlink()
         for name, text in sources.items():
             write_file(src / name, text)
-        tmp = src / f".launcher-{digest}-{os.getpid()}"
+        tmp = src / f".launcher-{digest}-{os.getpid()}-{threading.get_ident()}"  # loops on threads may build at once
         code, out = await golink.run(
             [ws.toolchain.go, "build", "-trimpath", "-buildvcs=false", "-o", str(tmp), "./launcher"],
             cwd=ws.dir,

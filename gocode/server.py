@@ -36,6 +36,7 @@ log = logging.getLogger("gocode.server")
 TOKEN_ENV = "GOCODE_TOKEN"
 MCP_PATH = "/mcp"
 NOTIFY_TIMEOUT_S = 2.0
+LIST_TTL_MS = 60_000
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -47,9 +48,9 @@ class ToolServer:
     def __init__(self, toolbox: Toolbox) -> None:
         self.toolbox = toolbox
         self.bus = InMemorySubscriptionBus()
-        # Handshake-era sessions, one per connection (keyed by its client params, which are
-        # per-connection), to notify when the tool list changes.
-        self._sessions: dict[int, ServerSession] = {}
+        # Handshake-era sessions, one per live connection, to notify when the tool list changes;
+        # each is dropped when its connection ends (an HTTP client that left, a stream closed).
+        self._sessions: dict[object, ServerSession] = {}
         self.server: Server[Any] = Server(
             "gocode",
             version=_version(),
@@ -69,8 +70,15 @@ class ToolServer:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params is not None:
-            self._sessions.setdefault(id(ctx.session.client_params), ctx.session)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is None:
+            return
+        # The SDK (pinned) hands request handlers no public handle on the connection; its
+        # exit_stack is where per-connection teardown belongs, unwound when the connection ends.
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None or connection in self._sessions:
+            return
+        self._sessions[connection] = ctx.session
+        connection.exit_stack.callback(self._sessions.pop, connection, None)
 
     async def _initialized(self, ctx: ServerRequestContext[Any], params: types.NotificationParams) -> None:
         self._remember(ctx)
@@ -79,7 +87,9 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self._remember(ctx)
-        return types.ListToolsResult(tools=self.toolbox.tools())
+        # A client may keep the list this long (2026-07-28 cache hints); a change is announced
+        # sooner (list_changed, or the listen stream). Private: the list is this config's.
+        return types.ListToolsResult(tools=self.toolbox.tools(), ttl_ms=LIST_TTL_MS, cache_scope="private")
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

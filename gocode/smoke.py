@@ -54,6 +54,7 @@ class Check:
     message: str = ""  # one line: why it failed or was skipped
     details: str = ""  # the diff, the compiler's messages, the server's error
     stderr: str = ""
+    warnings: tuple[str, ...] = ()  # problems that did not fail the check (tools left out or typed loosely)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +65,7 @@ class Check:
             "message": self.message,
             "details": self.details,
             "stderr": self.stderr,
+            "warnings": list(self.warnings),
         }
 
 
@@ -210,18 +212,6 @@ def find_scripts(directory: Path) -> list[Path]:
 # --- servers --------------------------------------------------------------------------------
 
 
-def with_exit_status(server: ServerConfig) -> ServerConfig:
-    """The same stdio server, started through ``sh`` so that its exit status reaches its stderr.
-
-    The Python client does not report how a server process ended; for a server that dies at
-    start that is the most useful fact, so smoke runs it as ``sh -c 'cmd; echo status >&2'``.
-    """
-    if server.type != "stdio" or not shutil.which("sh"):
-        return server
-    script = '"$@"; s=$?; echo "[gocode] the server exited with status $s" >&2; exit $s'
-    return server.model_copy(update={"command": "sh", "args": ("-c", script, "sh", server.command or "", *server.args)})
-
-
 async def check_server(name: str, server: ServerConfig) -> tuple[list[Check], ServerTools | None]:
     """Connect and list tools, as two checks."""
     group = f"server {name}"
@@ -231,7 +221,6 @@ async def check_server(name: str, server: ServerConfig) -> tuple[list[Check], Se
             Check(group, "connect", "failed", message=msg.splitlines()[0], details=msg),
             Check(group, "list tools", "skipped", message="the server did not connect"),
         ], None
-    probe = with_exit_status(server)
     checks: list[Check] = []
     tools: ServerTools | None = None
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
@@ -239,13 +228,14 @@ async def check_server(name: str, server: ServerConfig) -> tuple[list[Check], Se
         start = time.monotonic()
         stage = "connect"
         try:
-            async with connect(name, probe, log, read_timeout=server.timeout) as (client, version):
+            async with connect(name, server, log, read_timeout=server.timeout) as (client, version):
                 checks.append(Check(group, "connect", "passed", _ms(start), message=f"protocol {version}"))
                 stage, start = "list tools", time.monotonic()
                 with anyio.fail_after(server.timeout):
                     raw = await list_all_tools(client)
                 tools = server_tools(name, server, raw, version, client.server_info)
-                checks.append(Check(group, "list tools", "passed", _ms(start), message=f"{len(tools.tools)} tools"))
+                note = f"{len(tools.tools)} tools" + (f", {len(tools.warnings)} warnings" if tools.warnings else "")
+                checks.append(Check(group, "list tools", "passed", _ms(start), message=note, warnings=tools.warnings))
         except (Exception, BaseExceptionGroup) as exc:
             err = failure(name, server, exc, log)
             if stage == "connect":

@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.from_thread
@@ -43,11 +43,13 @@ from mcp.shared.exceptions import MCPError
 from gocode import tool_formats
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
-from gocode.errors import DiscoveryError, GocodeError
+from gocode.discovery import describe_server
+from gocode.errors import GocodeError
 from gocode.loopback import Loopback
+from gocode.mcp.cache import ListingCache
 from gocode.runner import RunResult
 from gocode.toolset import ToolInfo
-from gocode.upstream import Upstream, UpstreamError
+from gocode.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
 from gocode.workspace import Progress, Workspace
 
 log = logging.getLogger("gocode.toolbox")
@@ -180,14 +182,30 @@ def _clean(name: str) -> str:
 
 ChangeListener = Callable[[], Awaitable[None]]
 
+# How long entering a toolbox waits for its servers; one still connecting after that (a hung
+# server waits out its own `timeout`) is added when it answers, announced as a list change.
+START_WAIT_S = 15.0
+
 
 class Toolbox:
     """Tools for one model of a config, over long-lived server sessions. Use ``async with``.
 
     ``config`` is a :class:`~gocode.config.Config` or the path of a config file; ``model`` a
     model ref of it (``None``: ``defaults.model``, else the defaults). Entering connects to
-    every server (raising :class:`~gocode.errors.DiscoveryError` if one fails) and, with
-    ``prewarm``, starts building the Go bindings in the background so the first call only links.
+    every server and, with ``prewarm``, starts building the Go bindings in the background so
+    the first call only links.
+
+    A server that fails to start (or dies later) does not stop the others: the toolbox starts
+    with the servers that answered within ``start_wait`` seconds (with none, if none did;
+    later ones are added when they answer), names the failed ones in
+    :attr:`warnings`, and retries them in the background (``retry``: the first delay and the
+    cap, in seconds, doubling and jittered) until it is closed. Calls to a server that is down
+    fail at once with the reason; when one comes back with tools the toolbox did not have, the
+    tool list is rebuilt and subscribers are told (:meth:`on_tools_changed`).
+
+    A server's tool list is kept on disk for as long as the server's ``ttlMs`` allows
+    (``listing_cache``: a :class:`~gocode.mcp.cache.ListingCache`, ``False`` for none), so a
+    restarted toolbox does not list it again, and a server that is down has its functions.
     """
 
     def __init__(
@@ -199,12 +217,20 @@ class Toolbox:
         prewarm: bool = True,
         pooled: bool = True,
         progress: Progress | None = None,
+        retry: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
+        start_wait: float = START_WAIT_S,
+        listing_cache: ListingCache | Literal[False] | None = None,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
         self.model = model
         self.settings = self.config.code_mode_for(model)
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
         self._prewarm = prewarm
+        self._retry = retry
+        self._start_wait = start_wait
+        self._started = False  # tool-list changes before the first build are part of it
+        # Tool listings a server allows to be kept (ttlMs): None is the default directory.
+        self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
         self.pooled = pooled
         self._loopback: Loopback | None = None
         self._progress = progress
@@ -225,22 +251,16 @@ class Toolbox:
             self._tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self._stop_upstreams)
             self._upstreams = {
-                name: Upstream(name, server, self._tg, self._upstream_changed)
+                name: Upstream(name, server, self._tg, self._upstream_changed, self._listing_cache)
                 for name, server in sorted(self.config.mcp_servers.items())
             }
-            failures: dict[str, DiscoveryError] = {}
-
-            async def start(u: Upstream) -> None:
-                try:
-                    await u.start()
-                except DiscoveryError as exc:
-                    failures[u.name] = exc
-
-            async with anyio.create_task_group() as starting:
+            for u in self._upstreams.values():
+                self._tg.start_soon(u.supervise, *self._retry)
+            # Servers not connected by then keep connecting; their tools are announced later.
+            with anyio.move_on_after(self._start_wait):
                 for u in self._upstreams.values():
-                    starting.start_soon(start, u)
-            if failures:
-                raise DiscoveryError("\n\n".join(str(e) for _, e in sorted(failures.items())))
+                    await u.attempted.wait()
+            self._started = True
             self._rebuild()
             if self.pooled:
                 self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None), self.code_mode.allows)
@@ -269,7 +289,7 @@ class Toolbox:
 
     def _stop_upstreams(self) -> None:
         for u in self._upstreams.values():
-            u.stop()
+            u.shutdown()
 
     async def _prewarm_now(self, done: anyio.Event) -> None:
         try:
@@ -286,8 +306,18 @@ class Toolbox:
 
     # --- tools --------------------------------------------------------------------------------
 
+    @property
+    def warnings(self) -> list[str]:
+        """Servers that are down and tools gocode could not use as listed (see ``CodeMode.warnings``)."""
+        return self.code_mode.warnings
+
     def _rebuild(self) -> None:
-        self.code_mode.use([u.tools for u in self._upstreams.values()])
+        known = [t for u in self._upstreams.values() if (t := u.known_tools) is not None]
+        down = {u.name: e.summary for u in self._upstreams.values() if (e := u.error) is not None}
+        for u in self._upstreams.values():
+            if not u.attempted.is_set():
+                down[u.name] = f"{describe_server(u.name, u.server)} is still starting (its tools come when it answers)"
+        self.code_mode.use(known, down)
         view = self.code_mode.view
         reserved = {TOOL_NAME} if self.settings.enabled else set()
         routes: dict[str, Route] = {}
@@ -301,6 +331,8 @@ class Toolbox:
         self._routes, self._tools = routes, tools
 
     async def _upstream_changed(self, server: str) -> None:
+        if not self._started:
+            return
         log.info("tools of %r changed; regenerating", server)
         self._rebuild()
         if self._prewarm and self.settings.enabled and self._tg is not None:

@@ -50,6 +50,8 @@ class ServerTools:
     tools: tuple[ToolInfo, ...]
     protocol_version: str = LEGACY_PROTOCOL
     server_info: str = ""
+    # Tools changed to a fallback or left out when listed (see gocode.mcp.listing).
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

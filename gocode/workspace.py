@@ -34,6 +34,7 @@ import subprocess
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,7 +156,10 @@ class Workspace:
         self._rt_files = rt_files
         self._bindings: dict[str, str] = {}  # import path -> sha256 of its source
         self._direct: dict[str, golink.DirectConfig | None] = {}  # import path -> its direct-build config
-        self._direct_locks: dict[str, asyncio.Lock] = {}
+        # Per event loop (an asyncio lock belongs to the loop that first waits on it), then per path.
+        self._direct_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._gotooldir: Path | None = None
 
     # --- environment -------------------------------------------------------------------------
@@ -408,7 +412,7 @@ class Workspace:
         path = tools_import_path(pkg)
         if path in self._direct:
             return self._direct[path]
-        lock = self._direct_locks.setdefault(path, asyncio.Lock())
+        lock = self._direct_locks.setdefault(asyncio.get_running_loop(), {}).setdefault(path, asyncio.Lock())
         async with lock:
             if path not in self._direct:
                 self._direct[path] = await self._compute_direct(path)

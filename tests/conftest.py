@@ -159,3 +159,34 @@ def assert_go_package_clean(workspace: Workspace, pkg: Package, scratch: Path) -
     decls.write_text('package x\n\nimport "context"\n\n' + render_declarations(pkg))
     fmt = subprocess.run(["gofmt", "-l", str(decls)], capture_output=True, text=True)
     assert fmt.stdout == "" and fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+# --- the fast lane ------------------------------------------------------------------------------
+#
+# `make test-fast` runs the tests marked `fast` (a module's `pytestmark` or one test's mark):
+# pure code, no Go toolchain, no servers, no processes. A new test is in the full lane only
+# until marked; one marked fast that uses a fixture needing Go or servers is a collection error,
+# and one that starts a process anyway fails at that point, so nothing slow hides in the lane.
+
+SLOW_FIXTURES = {"workspace", "demo_cm", "demo_http_url", "demo_sse_url"}
+SLOW_MARKERS = {"go", "net"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("fast") is None:
+            continue
+        slow = sorted(SLOW_FIXTURES & set(getattr(item, "fixturenames", ())))
+        slow += sorted(m for m in SLOW_MARKERS if item.get_closest_marker(m) is not None)
+        if slow:
+            raise pytest.UsageError(f"{item.nodeid} is marked fast but needs {', '.join(slow)}")
+
+
+def _no_processes(*_args: object, **_kwargs: object) -> None:
+    raise RuntimeError("a test marked fast started a process: drop `fast` (it belongs in the full lane)")
+
+
+@pytest.fixture(autouse=True)
+def _fast_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("fast") is not None:
+        monkeypatch.setattr(subprocess.Popen, "_execute_child", _no_processes)

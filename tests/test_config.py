@@ -7,6 +7,8 @@ import pytest
 from gocode.config import load_config, parse_config
 from gocode.errors import ConfigError
 
+pytestmark = pytest.mark.fast
+
 CPE_STYLE = """
 version: "1.0"
 mcpServers:

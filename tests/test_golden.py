@@ -13,6 +13,8 @@ from gocode.gotypes import build_package
 from gocode.render import render_declarations
 from tests.corpus_data import GOLDEN, corpus_files, corpus_id, load
 
+pytestmark = pytest.mark.fast
+
 UPDATE = os.environ.get("GOCODE_UPDATE_GOLDENS") == "1"
 
 

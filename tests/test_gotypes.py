@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from gocode.gotypes import EnumDecl, StructDecl, build_package
 from gocode.render import render_bindings, render_declarations
 from gocode.toolset import ToolInfo, ToolSet
 from tests.schemas import CPE_WEATHER, HOSTILE, toolset
+
+pytestmark = pytest.mark.fast
 
 CPE_EXPECTED = """\
 type GetCityOutput struct {

@@ -15,6 +15,8 @@ pytestmark = pytest.mark.go
 
 EMPTY = Package(funcs=())
 
+pytestmark = pytest.mark.fast
+
 CODE = """\
 import "os"
 import (

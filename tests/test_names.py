@@ -6,6 +6,8 @@ import pytest
 
 from gocode.names import Registry, camel, clean_text, go_string, pascal
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize(
     ("name", "pascal_name", "camel_name"),

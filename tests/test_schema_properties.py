@@ -92,6 +92,7 @@ def toolset(batch: list[ToolInfo]) -> ToolSet:
     return ToolSet(tuple(ServerTools(s, tuple(ts)) for s, ts in sorted(by_server.items())))
 
 
+@pytest.mark.fast
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(tools(), min_size=1, max_size=4))
 def test_random_schemas_render_deterministically(batch: list[ToolInfo]):

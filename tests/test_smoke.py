@@ -25,6 +25,7 @@ SCRIPT = Path("/scripts/s.go")
 # --- pure ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.fast
 def test_parse_expectations():
     s = parse_script(
         SCRIPT, "// A script.\n// want: a\n// want:  b \n// timeout: 5\n\nfmt.Println(1)\n// want: not me\n"
@@ -52,11 +53,13 @@ def test_parse_expectations():
         ("// Timeout: 3\n", "unknown directive"),
     ],
 )
+@pytest.mark.fast
 def test_parse_rejects_bad_expectations(text, message):
     with pytest.raises(ScriptError, match=message):
         parse_script(SCRIPT, text)
 
 
+@pytest.mark.fast
 def test_golden_output_file(tmp_path):
     (tmp_path / "s.out").write_text("hello\n")
     assert parse_script(tmp_path / "s.go", "fmt.Println(1)").output == "hello\n"
@@ -64,6 +67,7 @@ def test_golden_output_file(tmp_path):
         parse_script(tmp_path / "s.go", "// want: x\n")
 
 
+@pytest.mark.fast
 def test_judge():
     ok = RunResult(True, "ok", output="a\nb\n")
     assert judge(parse_script(SCRIPT, "// want: a\n// want: b\n"), ok)[0]
@@ -80,6 +84,7 @@ def test_judge():
     assert judge(parse_script(SCRIPT, "fmt.Println()"), failed)[1] == "runtime failure"
 
 
+@pytest.mark.fast
 def test_junit_report_reads_back(tmp_path):
     report = Report(
         [
@@ -182,9 +187,9 @@ def test_broken_servers_and_scripts_fail_exactly_their_checks(tmp_path):
     assert "command not found: /nonexistent/mcp-server" in checks[("server missing", "connect")]["message"]
     dies = checks[("server dies", "connect")]
     assert "(command: sh -c" in dies["message"]
-    assert "fatal: no config" in dies["stderr"] and "exited with status 7" in dies["stderr"]
+    assert "fatal: no config" in dies["stderr"] and "the server exited with status 7" in dies["message"]
     crash = checks[("server crasher", "list tools")]
-    assert "giving up on tools/list" in crash["stderr"] and "exited with status 3" in crash["stderr"]
+    assert "giving up on tools/list" in crash["stderr"] and "the server exited with status 3" in crash["message"]
     assert "-Paris 99.9\n+Paris 18.5" in checks[("script", "wrong.go")]["details"]
     broken = checks[("script", "broken.go")]
     assert (

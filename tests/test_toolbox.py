@@ -6,8 +6,6 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -43,6 +41,7 @@ def load_example(name: str) -> Any:
 # --- pure ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.fast
 def test_exposed_names_keep_own_names_and_disambiguate_clashes():
     tools = [
         ToolInfo("a", "search"),
@@ -67,6 +66,7 @@ def test_exposed_names_keep_own_names_and_disambiguate_clashes():
     assert exposed_names(list(reversed(tools)), {TOOL_NAME}) == names  # order does not matter
 
 
+@pytest.mark.fast
 def test_exposed_names_never_collide():
     # "a_b" on server x, and tool "b" on server "a" (cleaned to "a_b" as well) on clash.
     tools = [ToolInfo("x", "a_b"), ToolInfo("a", "b"), ToolInfo("z", "b")]
@@ -81,6 +81,7 @@ TOOL = types.Tool(
 )
 
 
+@pytest.mark.fast
 def test_definition_formats():
     (openai,) = convert([TOOL], "openai")
     assert openai == {
@@ -105,6 +106,7 @@ def test_definition_formats():
 PNG = base64.b64encode(b"\x89PNG fake").decode()
 
 
+@pytest.mark.fast
 def test_result_conversions_keep_images_for_anthropic():
     result = types.CallToolResult(
         content=[
@@ -131,6 +133,7 @@ def test_result_conversions_keep_images_for_anthropic():
     assert result_text(structured_only) == '{"a": 1}'
 
 
+@pytest.mark.fast
 def test_run_to_result():
     ok = run_to_result(RunResult(True, "ok", output="hi\n", build_ms=12.3))
     assert not ok.is_error and ok.structured_content == {"output": "hi\n"}
@@ -273,12 +276,41 @@ def test_example_agent_loop_with_a_scripted_model(workspace):
     assert seen[2][-1]["tool_call_id"] == "call_2" and "[image image/png" in seen[2][-1]["content"]
 
 
+@pytest.mark.fast
 def test_examples_parse_and_name_real_api():
-    # The examples users copy must at least compile and reference the public API.
-    for path in (ROOT / "examples").glob("*.py"):
-        compile(path.read_text(), str(path), "exec")
-    assert "from gocode import Toolbox" in (ROOT / "examples" / "quickstart.py").read_text()
-    assert Path(sys.executable).exists()
+    """The examples users copy compile, import only gocode's public names, and use only methods
+    the toolbox has on the objects they open (``with Toolbox(...) as tools``)."""
+    import ast
+
+    import gocode
+
+    used: list[tuple[str, str, str]] = []  # (example, class, attribute)
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        compile(tree, str(path), "exec")
+        imported = {
+            a.asname or a.name: a.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "gocode"
+            for a in node.names
+        }
+        assert imported and set(imported.values()) <= set(gocode.__all__), (path.name, imported)
+        opened = {
+            item.optional_vars.id: imported[item.context_expr.func.id]
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.With, ast.AsyncWith))
+            for item in node.items
+            if isinstance(item.context_expr, ast.Call)
+            and isinstance(item.context_expr.func, ast.Name)
+            and item.context_expr.func.id in imported
+            and isinstance(item.optional_vars, ast.Name)
+        }
+        assert opened, f"{path.name} opens no toolbox"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in opened:
+                used.append((path.name, opened[node.value.id], node.attr))
+    missing = [u for u in used if not hasattr(getattr(gocode, u[1]), u[2])]
+    assert used and missing == [], missing
 
 
 @pytest_go
@@ -334,6 +366,7 @@ fmt.Println(total)
     anyio.run(go)
 
 
+@pytest.mark.fast
 def test_unmatched_exclusions_are_warnings_with_suggestions():
     from gocode.codemode import split_tools
     from gocode.toolset import ServerTools

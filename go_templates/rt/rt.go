@@ -58,6 +58,7 @@ type conn struct {
 	err     error
 	stderr  *tail
 	cancel  context.CancelCauseFunc // ends the session's context after Close
+	command *commandTransport       // a stdio server's transport (how its process ended)
 }
 
 var (
@@ -132,7 +133,8 @@ func connect(ctx context.Context, server string, c *conn) (*mcp.ClientSession, e
 		cmd.Stderr = c.stderr
 		// Wait must not hang on a grandchild (npx → node) that keeps stderr open.
 		cmd.WaitDelay = time.Second
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+		c.command = &commandTransport{server: server, cmd: cmd, terminate: time.Second}
+		transport = c.command
 	case "http":
 		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers), MaxRetries: -1}
 	case "sse":
@@ -149,6 +151,9 @@ func connect(ctx context.Context, server string, c *conn) (*mcp.ClientSession, e
 			err = fmt.Errorf("no answer within %s: %w", timeout, err)
 		}
 		cancel(nil)
+		if how := c.command.ended(time.Second); how != "" {
+			err = fmt.Errorf("%s: %w", how, err)
+		}
 		return nil, fmt.Errorf("connecting to MCP server %q%s: %w%s", server, describe(spec), err, c.stderrTail())
 	}
 	c.cancel = cancel
@@ -229,6 +234,9 @@ func call(ctx context.Context, server, tool string, args any) (*mcp.CallToolResu
 		mu.Lock()
 		c := conns[server]
 		mu.Unlock()
+		if how := c.command.ended(100 * time.Millisecond); how != "" {
+			err = fmt.Errorf("%s: %w", how, err)
+		}
 		return nil, fmt.Errorf("calling tool %s (server %s): %w%s", tool, server, err, c.stderrTail())
 	}
 	if res.IsError {

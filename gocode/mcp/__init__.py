@@ -1,0 +1,1 @@
+"""Talking to MCP servers: transports, tool listings and the caches built from them."""

@@ -1,0 +1,106 @@
+"""Tool listings kept on disk for as long as their server said they may be (``ttlMs``).
+
+A controller that restarts (``gocode serve``, an agent loop's :class:`~gocode.Toolbox`) takes a
+server's tools from here instead of listing them again while the entry is fresh, and a server
+that is down at start still has its functions (calls to them fail with the reason). Nothing is
+kept for a server that sent no ``ttlMs`` or ``ttlMs: 0``; ``tools/list_changed`` drops the entry.
+
+Entries live under ``<gocode cache>/tool-lists/``, one JSON file per server, named by a hash
+of the server's whole config — its command, URL, ``env`` and ``headers`` included — so an
+answer is only ever reused for the same server reached with the same credentials. That is
+also what ``cacheScope: private`` asks (no sharing between users); ``public`` entries are kept
+the same way. The directory belongs to this module; writes are atomic (rename), and an entry
+that cannot be read is treated as missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gocode.config import ServerConfig
+from gocode.mcp.listing import Listing
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class CachedListing:
+    """A listing as it was received, with what the session negotiated, valid until ``expires``."""
+
+    listing: Listing
+    protocol_version: str
+    server_info: str
+    expires: float  # time.time()
+
+
+class ListingCache:
+    """Fresh tool listings per server config. Safe to share between tasks and processes."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        if root is None:
+            from gocode.workspace import cache_dir
+
+            root = cache_dir() / "tool-lists"
+        self.root = root
+
+    def _path(self, name: str, server: ServerConfig) -> Path:
+        doc = {"name": name, "server": server.model_dump(mode="json", by_alias=True), "format": FORMAT}
+        key = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]
+        return self.root / f"{key}.json"
+
+    def load(self, name: str, server: ServerConfig, now: float | None = None) -> CachedListing | None:
+        """The fresh entry for this server, if there is one."""
+        path = self._path(name, server)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            if (now or time.time()) >= float(doc["expires"]):
+                path.unlink()  # stale: nobody may use it again
+                return None
+            listing = Listing(
+                tools=list(doc["tools"]),
+                warnings=list(doc["warnings"]),
+                ttl_ms=doc.get("ttlMs"),
+                cache_scope=doc.get("cacheScope"),
+            )
+            return CachedListing(listing, str(doc["protocolVersion"]), str(doc["serverInfo"]), float(doc["expires"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def save(self, name: str, server: ServerConfig, listing: Listing, protocol_version: str, server_info: str) -> None:
+        """Keep the listing for as long as its ``ttlMs`` allows (nothing without one)."""
+        if not listing.ttl_ms:
+            self.drop(name, server)
+            return
+        doc: dict[str, Any] = {
+            "expires": time.time() + listing.ttl_ms / 1000,
+            "ttlMs": listing.ttl_ms,
+            "cacheScope": listing.cache_scope,
+            "protocolVersion": protocol_version,
+            "serverInfo": server_info,
+            "tools": listing.tools,
+            "warnings": listing.warnings,
+        }
+        path = self._path(name, server)
+        with contextlib.suppress(OSError):  # a cache that cannot be written costs a listing, nothing more
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+
+    def drop(self, name: str, server: ServerConfig) -> None:
+        with contextlib.suppress(OSError):
+            self._path(name, server).unlink()

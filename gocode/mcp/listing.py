@@ -1,0 +1,176 @@
+"""``tools/list`` read tool by tool, so one tool gocode cannot use never hides the rest of its server.
+
+The SDK validates a whole ``tools/list`` result at once: one tool whose ``inputSchema`` is
+``{}`` without ``"type"`` (a common way to say "no parameters") fails the listing, and the
+server contributes nothing. Here the raw result is read page by page and each tool is vetted
+on its own (:func:`vet_tools`, pure): a tool that is fine is kept as sent; one with parameters
+or a result gocode cannot type keeps a safe fallback (its input becomes ``map[string]any``, its
+result text); one that cannot be called at all (no name, a name already taken) is left out.
+Every fallback and omission is a warning, carried with the server's tools.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+from pydantic import ValidationError
+
+from gocode.errors import DiscoveryError
+
+MAX_PAGES = 1000
+
+# A tool's input when its schema says nothing gocode can use: any object (Go: map[string]any).
+FALLBACK_INPUT: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": {"description": "Any JSON value (the tool's own schema could not be used)."},
+}
+
+
+@dataclass
+class Listing:
+    """A server's tools as vetted wire JSON, what was changed or left out, and its cache hints."""
+
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    ttl_ms: int | None = None  # the smallest ttlMs of the pages (None: the server gave none)
+    cache_scope: str | None = None  # "private" wins over "public" across pages
+
+
+async def list_tools(client: Client) -> Listing:
+    """Every tool, following ``nextCursor`` (bounded, in case a server loops), vetted one by one.
+
+    The SDK session is then told about the kept tools, as its own listing would have, so
+    calls made through it find their output schemas without listing again.
+    """
+    raw_tools: list[Any] = []
+    listing = Listing()
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await _raw_list(client, cursor)
+        tools = page.get("tools")
+        if not isinstance(tools, list):
+            raise DiscoveryError(f"tools/list answered without a list of tools: {_short(page)}")
+        raw_tools.extend(tools)
+        _merge_cache_hints(listing, page)
+        cursor = page.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            break
+    else:
+        raise DiscoveryError(f"tools/list returned more than {MAX_PAGES} pages; giving up")
+    listing.tools, listing.warnings = vet_tools(raw_tools)
+    absorb(client, listing.tools)
+    return listing
+
+
+async def _raw_list(client: Client, cursor: str | None) -> dict[str, Any]:
+    # The session's own send_request validates the whole result first (the failure this
+    # module exists to avoid); the dispatcher below it hands back the raw JSON. The stamp adds
+    # what the negotiated era puts on every request (as send_request does).
+    session = client.session
+    data: dict[str, Any] = {"method": "tools/list", "params": {"cursor": cursor} if cursor else {}}
+    opts: dict[str, Any] = {}
+    session._stamp(data, opts)
+    timeout = session._session_read_timeout_seconds
+    if timeout is not None:
+        opts["timeout"] = timeout
+    raw = await session._dispatcher.send_raw_request("tools/list", data.get("params"), opts)
+    if not isinstance(raw, dict):
+        raise DiscoveryError(f"tools/list answered with {type(raw).__name__}, not an object")
+    return raw
+
+
+def absorb(client: Client, tools: list[dict[str, Any]]) -> None:
+    """Tell the SDK session about the tools, as its own listing would have (the output schemas
+    it checks results against), so calling a tool never makes it list them again."""
+    models = []
+    for t in tools:
+        try:
+            models.append(types.Tool.model_validate(t))
+        except ValidationError:
+            models.append(types.Tool.model_validate(_essential(t)))
+    client.session._absorb_tool_listing(types.ListToolsResult(tools=models), complete=True)
+
+
+def _merge_cache_hints(listing: Listing, page: dict[str, Any]) -> None:
+    ttl = page.get("ttlMs")
+    if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0:
+        listing.ttl_ms = ttl if listing.ttl_ms is None else min(ttl, listing.ttl_ms)
+    scope = page.get("cacheScope")
+    if scope in ("public", "private"):
+        listing.cache_scope = "private" if "private" in (scope, listing.cache_scope) else "public"
+
+
+def vet_tools(raw: list[Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each listed tool checked on its own: (the tools to use, warnings). Pure."""
+    kept: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            warnings.append(f"tool #{i + 1} is not a JSON object ({_short(item)}); left out")
+            continue
+        name = item.get("name")
+        if not isinstance(name, str) or not name.strip():
+            warnings.append(f"tool #{i + 1} has no usable name ({_short(name)}); left out")
+            continue
+        if name in seen:
+            warnings.append(f"tool {name!r} is listed twice; the second one is left out (calls name only one)")
+            continue
+        seen.add(name)
+        tool, notes = _vet_tool(item)
+        warnings.extend(f"tool {name!r}: {n}" for n in notes)
+        kept.append(tool)
+    return kept, warnings
+
+
+def _vet_tool(item: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    tool = dict(item)
+    notes: list[str] = []
+    schema = tool.get("inputSchema")
+    if "inputSchema" not in tool:  # an old server's way to say "no parameters"
+        tool["inputSchema"] = {"type": "object"}
+    elif not isinstance(schema, dict):
+        notes.append(f"inputSchema is not a JSON object ({_short(schema)}); its input is taken as map[string]any")
+        tool["inputSchema"] = dict(FALLBACK_INPUT)
+    elif schema.get("type", "object") != "object":
+        notes.append(
+            f"inputSchema has type {_short(schema.get('type'))}, not object; its input is taken as map[string]any"
+        )
+        tool["inputSchema"] = dict(FALLBACK_INPUT)
+    out = tool.get("outputSchema")
+    if "outputSchema" in tool and out is not None:
+        if not isinstance(out, dict) or out.get("type", "object") != "object":
+            notes.append(f"outputSchema is not an object schema ({_short(out)}); its result is returned as text")
+            del tool["outputSchema"]
+    elif "outputSchema" in tool:
+        del tool["outputSchema"]
+    if "description" in tool and not isinstance(tool["description"], str):
+        notes.append(f"description is not a string ({_short(tool['description'])}); dropped")
+        del tool["description"]
+    if "title" in tool and not isinstance(tool["title"], str):
+        del tool["title"]
+    try:
+        types.Tool.model_validate(tool)
+    except ValidationError as exc:
+        # Fields gocode does not need (annotations, icons, …) in a shape the SDK refuses.
+        fields = sorted({str(e["loc"][0]) for e in exc.errors() if e.get("loc")})
+        notes.append(f"fields the SDK cannot read were dropped: {', '.join(fields) or exc.error_count()}")
+        tool = _essential(tool)
+    return tool, notes
+
+
+def _essential(tool: dict[str, Any]) -> dict[str, Any]:
+    keep = ("name", "title", "description", "inputSchema", "outputSchema")
+    return {k: tool[k] for k in keep if k in tool}
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,166 @@
+"""The stdio transport gocode's controller uses: tolerant of what real servers print on stdout,
+and telling how a server ended.
+
+The MCP SDK's stdio client hands every stdout line that is not a JSON-RPC message to the
+session as an exception (and logs a traceback), and does not say how the process ended. Servers
+print banners, log lines and network errors on stdout, and "exited with status 7" is the most
+useful fact about one that died. So this transport (the SDK's shape: an async context manager
+yielding the read and write streams a :class:`mcp.Client` takes):
+
+- drops lines that are not JSON-RPC, with a short warning naming the server (the first
+  :data:`NOISE_WARNINGS` of them; later ones are only skipped);
+- writes how the process ended as the last line of its stderr log, where a failure report
+  looks for it (:func:`exit_status`);
+- stops the server as the SDK does: stdin closed, a grace period, then SIGTERM and SIGKILL
+  to its whole process group (it runs in a session of its own).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import sys
+from collections.abc import AsyncIterator, Callable
+from typing import IO, Any
+
+import anyio
+import mcp_types as types
+from anyio.abc import Process
+from anyio.streams.text import TextReceiveStream
+from mcp.client.stdio import StdioServerParameters
+from mcp.os.posix.utilities import terminate_posix_process_tree
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+log = logging.getLogger("gocode.stdio")
+
+NOISE_WARNINGS = 3  # per server process; later lines are only skipped
+GRACE_S = 2.0  # after stdin closes, before the process group is signalled
+KILL_S = 2.0  # after SIGTERM, before SIGKILL
+_EXIT_MARK = "[gocode] the server "
+_EXIT_RE = re.compile(re.escape(_EXIT_MARK) + r"(exited with status (-?\d+)|was killed by signal (\d+))\s*$")
+
+
+def exit_status(stderr_tail: str) -> tuple[str | None, int | None, str]:
+    """How the process ended as this transport recorded it ("exited with status 7", "was killed
+    by signal 9"), its exit status (None for a signal), and the stderr without that line."""
+    lines = stderr_tail.rstrip().splitlines()
+    if lines and (m := _EXIT_RE.search(lines[-1])):
+        status = int(m.group(2)) if m.group(2) is not None else None
+        return m.group(1), status, "\n".join(lines[:-1]).strip()
+    return None, None, stderr_tail
+
+
+@contextlib.asynccontextmanager
+async def tolerant_stdio_client(
+    name: str, params: StdioServerParameters, errlog: IO[str] | None = None, on_end: Callable[[], None] | None = None
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Start the server and connect to it over its stdin/stdout (see the module docstring).
+
+    ``on_end`` is called when the server's stdout closes (it exited, or is being stopped).
+    """
+    process = await anyio.open_process(
+        [params.command, *params.args],
+        env=params.env,
+        cwd=params.cwd,
+        stderr=errlog if errlog is not None else sys.stderr,
+        start_new_session=True,
+    )
+    to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
+    stopping = False
+
+    async def read_stdout() -> None:
+        assert process.stdout is not None
+        skipped = 0
+        buffer = ""
+        try:
+            async with to_session:
+                try:
+                    async for chunk in TextReceiveStream(process.stdout, errors="replace"):
+                        lines = (buffer + chunk).split("\n")
+                        buffer = lines.pop()
+                        for line in lines:
+                            if (message := _parse(name, line, skipped)) is None:
+                                skipped += bool(line.strip())
+                                continue
+                            await to_session.send(SessionMessage(message))
+                finally:
+                    if not stopping:  # before the session sees the end, so its error can say how
+                        await _record_end(process, errlog)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+            pass  # the session is gone, or our own shutdown closed the pipe
+        finally:
+            if on_end is not None:
+                on_end()
+
+    async def write_stdin() -> None:
+        assert process.stdin is not None
+        try:
+            async with from_session:
+                async for item in from_session:
+                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    await process.stdin.send(data.encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await to_session.aclose()  # a server that stopped reading: end the session, not hang a request
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_stdout)
+        tg.start_soon(write_stdin)
+        try:
+            yield read_stream, write_stream
+        finally:
+            stopping = True
+            with anyio.CancelScope(shield=True):
+                await _stop(process)
+                for stream in (read_stream, write_stream, to_session, from_session):
+                    await stream.aclose()
+            tg.cancel_scope.cancel()
+
+
+def _parse(name: str, line: str, skipped: int) -> types.JSONRPCMessage | None:
+    """A JSON-RPC message, or None for a blank or non-JSON-RPC line (warned about, the first few)."""
+    if not line.strip():
+        return None
+    try:
+        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except (ValidationError, ValueError):
+        if skipped < NOISE_WARNINGS:
+            more = "; further ones are skipped silently" if skipped + 1 == NOISE_WARNINGS else ""
+            log.warning(
+                "MCP server %r printed a line on stdout that is not JSON-RPC (skipped%s): %.120r", name, more, line
+            )
+        return None
+
+
+async def _record_end(process: Process, errlog: IO[str] | None) -> None:
+    """Note how the process ended at the end of its stderr log (it closed stdout: it is ending)."""
+    with anyio.move_on_after(1):
+        while process.returncode is None:
+            await anyio.sleep(0.01)
+    code = process.returncode
+    if errlog is None or code is None:
+        return
+    how = f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
+    with contextlib.suppress(OSError, ValueError):
+        errlog.write(f"\n{_EXIT_MARK}{how}\n")
+        errlog.flush()
+
+
+async def _stop(process: Process) -> None:
+    """Close stdin, give the server a grace period, then end its process group."""
+    if process.stdin is not None:
+        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await process.stdin.aclose()
+    with anyio.move_on_after(GRACE_S):
+        while process.returncode is None:
+            await anyio.sleep(0.01)
+    if process.returncode is None:
+        await terminate_posix_process_tree(process, KILL_S)
+        with anyio.move_on_after(KILL_S):
+            while process.returncode is None:
+                await anyio.sleep(0.01)
+    if process.stdout is not None:
+        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await process.stdout.aclose()
