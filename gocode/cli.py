@@ -30,6 +30,8 @@ from gocode.codemode import CodeMode, split_tools
 from gocode.config import Config, load_config, parse_config
 from gocode.discovery import discover
 from gocode.errors import GocodeError
+from gocode.mcp import logs
+from gocode.mcp.guard import is_loopback
 from gocode.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.toolbox import Toolbox
@@ -51,7 +53,13 @@ model_option = click.option(
 )
 
 
+_json_logs = False  # serve --log-format json: messages become log records, one JSON object per line
+
+
 def _err(msg: str) -> None:
+    if _json_logs:
+        logging.getLogger("gocode").warning("%s", msg.removeprefix("gocode: "))
+        return
     click.echo(msg, err=True)
 
 
@@ -86,6 +94,9 @@ def handle_errors(fn: F) -> F:
 
 
 def _progress(msg: str) -> None:
+    if _json_logs:
+        logging.getLogger("gocode").info("%s", msg)
+        return
     _err(f"gocode: {msg}")
 
 
@@ -96,12 +107,14 @@ def main() -> None:
     _setup_logging()
 
 
-def _setup_logging() -> None:
+def _setup_logging(log_format: str = "text") -> None:
     """Library warnings (the MCP SDK's, e.g. a server printing non-JSON on stdout) as one line
-    on stderr; their tracebacks only with GOCODE_DEBUG=1."""
+    on stderr; their tracebacks only with GOCODE_DEBUG=1. ``json``: one object per line, and
+    a ``call`` line per tool call (INFO) with its request id."""
     debug = bool(os.environ.get("GOCODE_DEBUG"))
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("gocode: %(name)s: %(message)s"))
+    handler.addFilter(logs.RequestIdFilter())
+    handler.setFormatter(logs.JsonFormatter() if log_format == "json" else logs.TextFormatter())
     if not debug:
 
         def drop_traceback(record: logging.LogRecord) -> bool:
@@ -113,6 +126,10 @@ def _setup_logging() -> None:
 
         handler.addFilter(drop_traceback)
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler], force=True)
+    global _json_logs
+    _json_logs = log_format == "json"
+    if _json_logs:
+        logging.getLogger("gocode").setLevel(logging.INFO)
 
 
 @main.command("list")
@@ -363,7 +380,9 @@ def sandbox_doctor(as_json: bool) -> None:
     click.echo(f"cgroup v2:        {others['cgroups']}")
     click.echo("\nsetting        tier")
     for setting, d in rows:
-        what = d.tier or ("none: the program runs unconfined" if setting in ("off", "best-effort") else "refused")
+        what = d.tier or (
+            "none: the program runs unconfined" if setting in ("auto", "off", "best-effort") else "refused"
+        )
         click.echo(f"  {setting:<12} {what}")
         for note in (d.error, d.warning):
             if note:
@@ -394,6 +413,42 @@ def warmup(force: bool) -> None:
     show_envvar=True,
     help="HTTP: require `Authorization: Bearer TOKEN` on every request (prefer the variable to the flag).",
 )
+@click.option(
+    "--metrics-token",
+    envvar="GOCODE_METRICS_TOKEN",
+    show_envvar=True,
+    help="HTTP: a separate bearer token for /metrics (a scraper then needs no token that runs code). "
+    "Without it /metrics takes the --token.",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="HTTP: also accept this Host/Origin name (repeatable; the name clients use behind a load balancer). "
+    "Default: localhost, 127.0.0.1, [::1] and the bound address. '*' accepts any.",
+)
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(1024),
+    default=server_mod.DEFAULT_MAX_BODY,
+    show_default=True,
+    help="HTTP: larger request bodies get 413.",
+)
+@click.option(
+    "--insecure-no-auth",
+    is_flag=True,
+    help="HTTP: allow a non-loopback --host without a token. ANYONE WHO REACHES THE PORT CAN RUN CODE.",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    envvar="GOCODE_LOG_FORMAT",
+    show_envvar=True,
+    help="stderr logs: text, or one JSON object per line with a request id per call.",
+)
 @click.option("--no-prewarm", is_flag=True, help="Do not build the Go bindings in the background at start.")
 @handle_errors
 def serve(
@@ -403,31 +458,61 @@ def serve(
     host: str,
     port: int,
     token: str | None,
+    metrics_token: str | None,
+    allowed_hosts: tuple[str, ...],
+    max_body_bytes: int,
+    insecure_no_auth: bool,
+    log_format: str,
     no_prewarm: bool,
 ) -> None:
-    """Serve execute_go_code and the model's excluded tools as an MCP server (stdio or streamable HTTP)."""
+    """Serve execute_go_code and the model's excluded tools as an MCP server (stdio or streamable HTTP).
+
+    Over HTTP it also answers /healthz, /readyz and /metrics (see docs/operations.md).
+    Binding anything but loopback needs a token (--token or $GOCODE_TOKEN).
+    """
+    _setup_logging(log_format)
     config = load_config(config_path)
     config.code_mode_for(model)  # an unknown model ref fails before anything starts
     if not config.mcp_servers:
         _err(f"gocode: warning: {config.source} configures no mcpServers: execute_go_code will have no tools")
     sock = None
     if transport == "http":
+        if not token and not is_loopback(host):
+            if not insecure_no_auth:
+                _err(
+                    f"gocode: refusing to serve on {host} without a token: anyone who reaches it could run code "
+                    "on this machine.\n  Set one: export GOCODE_TOKEN=$(openssl rand -hex 32) (or --token), and "
+                    "give clients `Authorization: Bearer <token>`.\n  To serve without one anyway (a trusted "
+                    "network only), add --insecure-no-auth."
+                )
+                sys.exit(2)
+            _err(
+                f"gocode: WARNING: --insecure-no-auth: serving on {host} WITHOUT A TOKEN: anyone who reaches "
+                "this port can run code here and read /metrics"
+            )
         try:
             sock = server_mod.bind(host, port)
         except OSError as exc:
             raise click.UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-        if not token and host not in ("127.0.0.1", "localhost", "::1"):
-            _err(f"gocode: warning: serving on {host} without a token: anyone who reaches it can run code here")
     elif token and os.environ.get("GOCODE_TOKEN") != token:
         _err("gocode: warning: --token only applies to --transport http")
+    options = server_mod.HttpOptions(tuple(allowed_hosts), max_body_bytes, metrics_token)
     try:
-        asyncio.run(_serve(config, model, sock, host, token, not no_prewarm))
+        asyncio.run(_serve(config, model, sock, host, token, not no_prewarm, options))
     finally:
         if sock is not None:
             sock.close()
 
 
-async def _serve(config: Config, model: str | None, sock: Any, host: str, token: str | None, prewarm: bool) -> None:
+async def _serve(
+    config: Config,
+    model: str | None,
+    sock: Any,
+    host: str,
+    token: str | None,
+    prewarm: bool,
+    options: server_mod.HttpOptions | None = None,
+) -> None:
     async with Toolbox(config, model, prewarm=prewarm, progress=_progress) as box:
         tool_server = server_mod.ToolServer(box)
         for w in box.code_mode.view.warnings:
@@ -448,7 +533,7 @@ async def _serve(config: Config, model: str | None, sock: Any, host: str, token:
                 f"serving MCP on http://{shown}:{addr[1]}{server_mod.MCP_PATH}"
                 + (" (bearer token required)" if token else "")
             )
-            await server_mod.serve_http(tool_server, sock, host, token)
+            await server_mod.serve_http(tool_server, sock, host, token, options)
 
 
 DEMO_CODE = """\
@@ -484,8 +569,8 @@ def demo_config() -> Config:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option(
     "--sandbox",
-    type=click.Choice(["off", "on", "strict", "best-effort"]),
-    default="off",
+    type=click.Choice(["auto", "off", "on", "strict", "best-effort"]),
+    default="auto",
     show_default=True,
     help="Run the example under the sandbox (see `gocode sandbox doctor`).",
 )
@@ -511,9 +596,9 @@ def demo(as_json: bool, sandbox: str) -> None:
     sys.exit(0 if result.ok else 1)
 
 
-async def _demo(sandbox: str = "off") -> tuple[Any, str]:
+async def _demo(sandbox: str = "auto") -> tuple[Any, str]:
     config = demo_config()
-    if sandbox != "off":
+    if sandbox != config.defaults.code_mode.sandbox:
         code_mode = config.defaults.code_mode.model_copy(update={"sandbox": sandbox})
         config = config.model_copy(update={"defaults": config.defaults.model_copy(update={"code_mode": code_mode})})
     async with Toolbox(config, prewarm=False, progress=_progress) as box:

@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,9 @@ from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
 from gocode.errors import DiscoveryError, GocodeError
 from gocode.loopback import Loopback
+from gocode.mcp import logs
+from gocode.mcp.metrics import LiveState, Metrics
+from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.runner import RunResult
 from gocode.toolset import ToolInfo
 from gocode.upstream import Upstream, UpstreamError
@@ -56,6 +60,7 @@ log = logging.getLogger("gocode.toolbox")
 # a letter or underscore first.
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 RUN_META_KEY = "io.gocode/run"
+REQUEST_ID_META_KEY = "io.gocode/requestId"
 
 
 class UnknownToolError(GocodeError, LookupError):
@@ -114,12 +119,13 @@ def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-def run_to_result(run: RunResult) -> types.CallToolResult:
+def run_to_result(run: RunResult, request_id: str | None = None) -> types.CallToolResult:
     """``execute_go_code``'s MCP result: the printed output, or the error a model can act on.
 
-    Timings and phase go in ``_meta`` (for clients and logs; models do not see them).
+    Timings, phase, the sandbox in force and whether a retry may help go in ``_meta`` (for
+    clients and logs; models do not see them), with the call's request id.
     """
-    meta = {
+    meta: dict[str, Any] = {
         RUN_META_KEY: {
             "phase": run.phase,
             "durationMs": round(run.duration_ms, 1),
@@ -132,8 +138,11 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "pooled": run.pooled,
             "toolCalls": [c.as_json() for c in run.tool_calls],
             "sandbox": run.sandbox,
+            "retryable": run.phase == "busy",
         }
     }
+    if request_id:
+        meta[REQUEST_ID_META_KEY] = request_id
     warning = (run.sandbox or {}).get("warning")
     if warning:  # a weaker sandbox than asked for is something the model's user must see
         note = f"\n[{warning}]"
@@ -215,6 +224,21 @@ class Toolbox:
         self._tg: TaskGroup | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._warm: anyio.Event | None = None
+        self._started = False
+        self._warmed = False  # the first warm-up finished (later re-warms keep the process ready)
+        self._warm_error: str | None = None
+        limit = self.settings.max_concurrent_runs or default_limit()
+        queue = self.settings.max_queued_runs if self.settings.max_queued_runs is not None else 4 * limit
+        self.limiter = RunLimiter(limit, queue)
+        self.metrics = Metrics(
+            LiveState(
+                running=lambda: self.limiter.running,
+                waiting=lambda: self.limiter.waiting,
+                limit=lambda: self.limiter.limit,
+                queue=lambda: self.limiter.queue,
+                upstreams=lambda: {n: u.connected for n, u in self._upstreams.items()},
+            )
+        )
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -241,6 +265,8 @@ class Toolbox:
                     starting.start_soon(start, u)
             if failures:
                 raise DiscoveryError("\n\n".join(str(e) for _, e in sorted(failures.items())))
+            if self.settings.enabled and self.pooled:
+                await self.code_mode.resolve_sandbox()  # the tier goes into the description
             self._rebuild()
             if self.pooled:
                 self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None), self.code_mode.allows)
@@ -252,6 +278,7 @@ class Toolbox:
             await stack.__aexit__(None, None, None)
             raise
         self._stack = stack
+        self._started = True
         return self
 
     async def __aexit__(
@@ -274,10 +301,31 @@ class Toolbox:
     async def _prewarm_now(self, done: anyio.Event) -> None:
         try:
             await self.code_mode.prewarm(self._progress)
+            self._warmed, self._warm_error = True, None
         except GocodeError as exc:  # a call will report it properly; the warm-up only logs it
             log.warning("prewarm failed: %s", exc)
+            self._warm_error = f"{exc.phase} error while warming up"
         finally:
             done.set()
+
+    def readiness(self) -> tuple[bool, str]:
+        """Whether this toolbox should get traffic, and if not why (no secrets: probes are public).
+
+        Ready once the servers were discovered and the Go workspace is warm (the first call
+        only links). A server that dies later does not make it unready: the next call
+        reconnects, and every replica shares the same servers (see ``gocode_upstream_up``).
+        """
+        if not self._started:
+            return False, "starting: discovering the MCP servers"
+        if not self.settings.enabled:
+            return True, "ready"
+        if self._warm_error and not self._warmed:
+            return False, self._warm_error
+        if self._warm is not None and not self._warmed:
+            return False, "warming up: compiling the Go bindings"
+        if self._warm is None and not self.code_mode.workspace.ready:
+            return False, "the Go workspace is not warmed up (run `gocode warmup`)"
+        return True, "ready"
 
     async def wait_warm(self) -> None:
         """Wait for the background warm-up started on entering (if any) to finish."""
@@ -339,7 +387,26 @@ class Toolbox:
 
         Pooled (the default): the program reaches the servers through this toolbox's sessions
         on the loopback endpoint, and the calls it makes are in ``RunResult.tool_calls``.
+        At most :attr:`limiter` ``.limit`` programs build and run at once; the time a call
+        waits for its turn counts against its timeout, and a call that finds the queue full
+        gets a ``busy`` result at once (retryable).
         """
+        start = time.monotonic()
+        budget = self.settings.clamp_timeout(timeout)
+        try:
+            async with self.limiter.slot(budget) as waited:
+                self.metrics.queue_wait_seconds.observe(waited)
+                result = await self._execute(code, max(budget - waited, 0.001))
+        except Busy as exc:
+            result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
+            waited = time.monotonic() - start
+        if result.phase == "timeout" and waited >= 0.05:
+            result.stderr += f" (the limit of {budget:g} s includes {waited:.1f} s spent waiting for a program slot)"
+        result.duration_ms = (time.monotonic() - start) * 1000
+        self.metrics.run(result.build_ms, result.run_ms, result.cached_binary, result.phase not in ("code", "busy"))
+        return result
+
+    async def _execute(self, code: str, timeout: float) -> RunResult:
         if self._loopback is None:
             return await self.code_mode.execute(code, timeout, progress=self._progress)
         run = self._loopback.open_run()
@@ -363,6 +430,32 @@ class Toolbox:
         passed-through server answers with a protocol error (unknown tool, invalid params).
         """
         route = self.route(name)
+        rid = logs.current_request_id() or logs.new_request_id()
+        token = logs.REQUEST_ID.set(rid)
+        start = time.monotonic()
+        try:
+            result, run = await self._dispatch(route, arguments, progress)
+        finally:
+            logs.REQUEST_ID.reset(token)
+        meta = dict(result.meta or {})
+        meta[REQUEST_ID_META_KEY] = rid
+        result = result.model_copy(update={"meta": meta})
+        kind = "code" if route.tool is None else "passthrough"
+        phase = run.phase if run is not None else ("error" if result.is_error else "ok")
+        outcome = "busy" if phase == "busy" else ("error" if result.is_error else "ok")
+        self.metrics.call(kind, phase, outcome)
+        fields: dict[str, Any] = {"request_id": rid}
+        if run is not None:
+            fields.update(
+                build_ms=round(run.build_ms, 1), run_ms=round(run.run_ms, 1), cached_binary=run.cached_binary,
+                sandbox_tier=(run.sandbox or {}).get("tier"), tool_calls=len(run.tool_calls),
+            )  # fmt: skip
+        logs.log_call(name, kind, phase, outcome, (time.monotonic() - start) * 1000, **fields)
+        return result, run
+
+    async def _dispatch(
+        self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None
+    ) -> tuple[types.CallToolResult, RunResult | None]:
         if route.tool is None:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):

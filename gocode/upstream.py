@@ -61,6 +61,11 @@ class Upstream:
             raise self._error or DiscoveryError(f"{describe_server(self.name, self.server)} is not connected")
         return self._tools
 
+    @property
+    def connected(self) -> bool:
+        """Whether the session is open now (a closed one reconnects on the next call)."""
+        return self._client is not None
+
     async def start(self) -> None:
         """Connect and list tools; raises :class:`DiscoveryError` when the server fails."""
         async with self._lock:
