@@ -389,6 +389,98 @@ def sandbox_doctor(as_json: bool) -> None:
                 click.echo(f"               {note}")
 
 
+@main.group()
+def cache() -> None:
+    """The cache of workspaces and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def _current_workspace() -> Path | None:
+    try:
+        return Workspace().dir
+    except GocodeError:  # no Go toolchain: every workspace counts as another one's
+        return None
+
+
+@cache.command("info")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def cache_info(as_json: bool) -> None:
+    """Show what the cache holds and what housekeeping may remove."""
+    from gocode.build import housekeeping
+    from gocode.workspace import cache_dir
+
+    try:
+        doc = housekeeping.info(cache_dir(), _current_workspace())
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(doc))
+        return
+    click.echo(f"cache:              {doc['cache']}")
+    for w in doc["workspaces"]:
+        tag = "current" if w["current"] else f"idle {w['idleSeconds'] // 3600} h"
+        click.echo(f"workspace:          {w['path']}  {_human(w['bytes'])}  ({tag})")
+    for kind, k in sorted(doc["removable"].items()):
+        click.echo(f"{kind + ':':<19} {k['count']} entries, {_human(k['bytes'])}")
+    click.echo(f"removable in all:   {_human(doc['removableBytes'])}")
+    click.echo(f"Go build cache:     {_human(doc['goBuildCacheBytes'])} (trimmed by Go itself)")
+    click.echo(f"Go module cache:    {_human(doc['moduleCacheBytes'])} (kept: runs need it offline)")
+    p = doc["policy"]
+    click.echo(
+        f"automatic bounds:   {_human(p['maxBytes'])}, {p['maxAgeSeconds'] / 86400:g} days unused "
+        f"(${housekeeping.MAX_SIZE_ENV}, ${housekeeping.MAX_AGE_ENV})"
+    )
+
+
+@cache.command("prune")
+@click.option("--max-size", help="Remove least recently used entries until the removable ones fit (e.g. 500M, 2G).")
+@click.option("--max-age", help="Remove entries unused for longer than this (e.g. 7d, 12h).")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_json: bool) -> None:
+    """Remove old built programs, workspaces of other gocode versions and leftover run directories.
+
+    Without options it applies the automatic bounds ($GOCODE_CACHE_MAX_SIZE, default 2G;
+    $GOCODE_CACHE_MAX_AGE, default 14d). Nothing used in the last hour is removed, nor the
+    current workspace. Exit 1 when something could not be removed.
+    """
+    from gocode.build import housekeeping
+    from gocode.workspace import cache_dir
+
+    try:
+        base = housekeeping.Policy.from_env()
+        policy = housekeeping.Policy(
+            max_bytes=housekeeping.parse_size(max_size) if max_size else base.max_bytes,
+            max_age_s=housekeeping.parse_age(max_age) if max_age else base.max_age_s,
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    doc = housekeeping.prune(cache_dir(), _current_workspace(), policy, dry_run=dry_run)
+    if as_json:
+        click.echo(json.dumps(doc))
+    else:
+        verb = "would remove" if dry_run else "removed"
+        for e in doc["removed"]:
+            click.echo(
+                f"{verb} {e['kind']:<9} {_human(e['bytes']):>10}  idle {e['idleSeconds'] // 60} min  {e['path']}"
+            )
+        click.echo(
+            f"{verb} {len(doc['removed'])} entries, {_human(doc['freedBytes'])}; {_human(doc['keptBytes'])} kept"
+        )
+        for err in doc["errors"]:
+            _err(f"gocode: could not remove {err}")
+    sys.exit(1 if doc["errors"] else 0)
+
+
 @main.command()
 @click.option("--force", is_flag=True, help="Rebuild even if the workspace is ready.")
 @handle_errors

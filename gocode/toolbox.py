@@ -42,12 +42,14 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode import tool_formats
+from gocode.build import housekeeping
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
 from gocode.errors import DiscoveryError, GocodeError
 from gocode.loopback import Loopback
 from gocode.mcp import logs
 from gocode.mcp.metrics import LiveState, Metrics
+from gocode.render import tools_import_path
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.runner import RunResult
 from gocode.toolset import ToolInfo
@@ -55,6 +57,10 @@ from gocode.upstream import Upstream, UpstreamError
 from gocode.workspace import Progress, Workspace
 
 log = logging.getLogger("gocode.toolbox")
+
+# Cache housekeeping runs after the warm-up and then every this many programs or seconds.
+HOUSEKEEPING_EVERY_RUNS = 200
+HOUSEKEEPING_EVERY_S = 900.0
 
 # Safe for every model API: OpenAI and Anthropic allow [A-Za-z0-9_-]{1,64}; Gemini also wants
 # a letter or underscore first.
@@ -227,6 +233,8 @@ class Toolbox:
         self._started = False
         self._warmed = False  # the first warm-up finished (later re-warms keep the process ready)
         self._warm_error: str | None = None
+        self._runs_since_housekeeping = 0
+        self._last_housekeeping = time.monotonic()
         limit = self.settings.max_concurrent_runs or default_limit()
         queue = self.settings.max_queued_runs if self.settings.max_queued_runs is not None else 4 * limit
         self.limiter = RunLimiter(limit, queue)
@@ -302,6 +310,7 @@ class Toolbox:
         try:
             await self.code_mode.prewarm(self._progress)
             self._warmed, self._warm_error = True, None
+            await self.housekeep()
         except GocodeError as exc:  # a call will report it properly; the warm-up only logs it
             log.warning("prewarm failed: %s", exc)
             self._warm_error = f"{exc.phase} error while warming up"
@@ -404,7 +413,38 @@ class Toolbox:
             result.stderr += f" (the limit of {budget:g} s includes {waited:.1f} s spent waiting for a program slot)"
         result.duration_ms = (time.monotonic() - start) * 1000
         self.metrics.run(result.build_ms, result.run_ms, result.cached_binary, result.phase not in ("code", "busy"))
+        self._runs_since_housekeeping += 1
+        due = time.monotonic() - self._last_housekeeping >= HOUSEKEEPING_EVERY_S
+        if (self._runs_since_housekeeping >= HOUSEKEEPING_EVERY_RUNS or due) and self._tg is not None:
+            self._runs_since_housekeeping = 0
+            self._last_housekeeping = time.monotonic()
+            self._tg.start_soon(self.housekeep)
         return result
+
+    async def housekeep(self) -> dict[str, Any] | None:
+        """Mark this toolbox's workspace and bindings used, and bound the cache (see
+        :mod:`gocode.build.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
+        self._last_housekeeping = time.monotonic()
+        ws = self.code_mode.workspace
+        try:
+            bindings = [ws.dir / tools_import_path(self.code_mode.package).removeprefix("gocodews/")]
+            policy = housekeeping.Policy.from_env()
+
+            def work() -> dict[str, Any]:
+                housekeeping.mark_used(ws.dir, bindings)
+                return housekeeping.prune(ws.cache, ws.dir, policy)
+
+            summary = await anyio.to_thread.run_sync(work)
+        except (OSError, ValueError) as exc:  # a bad bound or an unreadable cache must not stop calls
+            log.warning("cache housekeeping failed: %s", exc)
+            return None
+        if summary["removed"] or summary["errors"]:
+            log.info(
+                "cache housekeeping removed %d entries (%d bytes)%s",
+                len(summary["removed"]), summary["freedBytes"],
+                f"; could not remove {len(summary['errors'])}" if summary["errors"] else "",
+            )  # fmt: skip
+        return summary
 
     async def _execute(self, code: str, timeout: float) -> RunResult:
         if self._loopback is None:
