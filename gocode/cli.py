@@ -680,7 +680,8 @@ def demo(as_json: bool, sandbox: str) -> None:
         click.echo(f"{rule}\nThe model's code:\n{rule}\n{DEMO_CODE}")
         click.echo(f"{rule}\nexecute_go_code output:\n{rule}")
         click.echo(result.output if result.ok else result.error_text())
-        boxed = f"; sandbox tier {result.sandbox.get('tier')}" if result.sandbox else ""
+        tier = (result.sandbox or {}).get("tier")
+        boxed = f"; sandbox tier {tier}" if tier else "; not sandboxed"
         click.echo(
             f"({result.phase}; build {result.build_ms:.0f} ms, run {result.run_ms:.0f} ms, "
             f"total with discovery {1000 * (time.monotonic() - start):.0f} ms{boxed})"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hmac
 import logging
 import socket
-import weakref
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +44,7 @@ log = logging.getLogger("gocode.server")
 TOKEN_ENV = "GOCODE_TOKEN"
 MCP_PATH = "/mcp"
 NOTIFY_TIMEOUT_S = 2.0
+MAX_NOTIFIED_SESSIONS = 1000
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
 Scope = MutableMapping[str, Any]
@@ -57,9 +58,9 @@ class ToolServer:
         self.toolbox = toolbox
         self.bus = InMemorySubscriptionBus()
         # Handshake-era sessions, one per connection (keyed by its client params, which are
-        # per-connection), to notify when the tool list changes. Weak: a session the transport
-        # has dropped must not be kept alive here (memory stays flat over many connections).
-        self._sessions: weakref.WeakValueDictionary[int, ServerSession] = weakref.WeakValueDictionary()
+        # per-connection), to notify when the tool list changes. Bounded, most recent kept: the
+        # SDK gives no close event, and memory must stay flat over many connections.
+        self._sessions: OrderedDict[int, ServerSession] = OrderedDict()
         self.server: Server[Any] = Server(
             "gocode",
             version=_version(),
@@ -80,7 +81,11 @@ class ToolServer:
 
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params is not None:
-            self._sessions.setdefault(id(ctx.session.client_params), ctx.session)
+            key = id(ctx.session.client_params)
+            self._sessions.setdefault(key, ctx.session)
+            self._sessions.move_to_end(key)
+            while len(self._sessions) > MAX_NOTIFIED_SESSIONS:
+                self._sessions.popitem(last=False)
 
     async def _initialized(self, ctx: ServerRequestContext[Any], params: types.NotificationParams) -> None:
         self._remember(ctx)

@@ -8,7 +8,8 @@ housekeeping does with each:
   the maximum age. Using one touches it (the workspace does, on a cache hit).
 - ``ws-<key>/`` of another gocode version or layout: removed whole once unused for the
   maximum age (a live controller touches its workspace's ``.used`` file, see
-  :func:`mark_used`), or sooner, least recently used first, to get under the size.
+  :func:`mark_used`), or sooner, least recently used first, when removing binaries alone does
+  not get the cache under its size.
 - ``ws-<key>/tools/t<digest>/``: the bindings of one tool set; removed when unused for the
   maximum age (never the current one of a live controller, which marks it used).
 - ``ws-<key>/runs/r<id>/`` and ``$TMPDIR/gocode-run-*/``: per-run directories, removed after
@@ -187,7 +188,8 @@ def scan(cache: Path, current: Path | None, tmp: Path | None = None) -> list[Ent
 
 
 def plan(entries: list[Entry], policy: Policy, now: float) -> list[Entry]:
-    """Which entries to remove (pure): past the age, then least recently used until under the size.
+    """Which entries to remove (pure): past the age, then least recently used until under the size
+    (binaries before workspaces, which cost a warm-up to recreate).
 
     Never one used within the grace period or locked. Bindings and run directories go only by
     age (bindings are small; a run directory's age is its run's).
@@ -205,13 +207,14 @@ def plan(entries: list[Entry], policy: Policy, now: float) -> list[Entry]:
             doomed[e.path] = e
     if policy.max_bytes is not None:
         total = sum(e.size for e in entries if e.path not in doomed)
-        for e in sorted(entries, key=lambda e: e.last_used):
-            if total <= policy.max_bytes:
-                break
-            if e.path in doomed or not removable(e) or e.kind not in ("binary", "workspace"):
-                continue
-            doomed[e.path] = e
-            total -= e.size
+        # Binaries first (one build to recreate), then whole workspaces (a warm-up each).
+        for kind in ("binary", "workspace"):
+            for e in sorted(entries, key=lambda e: e.last_used):
+                if total <= policy.max_bytes:
+                    break
+                if e.kind == kind and e.path not in doomed and removable(e):
+                    doomed[e.path] = e
+                    total -= e.size
     return sorted(doomed.values(), key=lambda e: e.last_used)
 
 
@@ -233,11 +236,17 @@ def remove(entries: list[Entry]) -> tuple[list[Entry], list[str]]:
 
 
 def prune(
-    cache: Path, current: Path | None, policy: Policy, *, dry_run: bool = False, now: float | None = None
+    cache: Path,
+    current: Path | None,
+    policy: Policy,
+    *,
+    dry_run: bool = False,
+    now: float | None = None,
+    tmp: Path | None = None,
 ) -> dict[str, Any]:
     """Scan, plan and (unless ``dry_run``) remove; a JSON-ready summary."""
     now = time.time() if now is None else now
-    entries = scan(cache, current)
+    entries = scan(cache, current, tmp)
     doomed = plan(entries, policy, now)
     removed, errors = (doomed, []) if dry_run else remove(doomed)
     kept = [e for e in entries if e not in set(removed)]
@@ -251,11 +260,11 @@ def prune(
     }
 
 
-def info(cache: Path, current: Path | None) -> dict[str, Any]:
+def info(cache: Path, current: Path | None, tmp: Path | None = None) -> dict[str, Any]:
     """What the cache holds, by kind (JSON-ready)."""
     now = time.time()
     policy = Policy.from_env()
-    entries = scan(cache, current)
+    entries = scan(cache, current, tmp)
     by_kind: dict[str, dict[str, int]] = {}
     for e in entries:
         k = by_kind.setdefault(e.kind, {"count": 0, "bytes": 0})
