@@ -402,11 +402,14 @@ def _human(n: float) -> str:
     return f"{n:.1f} GiB"
 
 
-def _current_workspace() -> Path | None:
+def _current_workspace() -> tuple[Path | None, Path | None]:
+    """This gocode's workspace in the cache, and in $GOCODE_STATE_DIR when that is set."""
     try:
-        return Workspace().dir
+        ws = Workspace()
     except GocodeError:  # no Go toolchain: every workspace counts as another one's
-        return None
+        return None, None
+    state = getattr(ws, "state", ws.dir)
+    return ws.dir, (state if state != ws.dir else None)
 
 
 @cache.command("info")
@@ -417,8 +420,11 @@ def cache_info(as_json: bool) -> None:
     from gocode.build import housekeeping
     from gocode.workspace import cache_dir
 
+    current, state = _current_workspace()
     try:
-        doc = housekeeping.info(cache_dir(), _current_workspace())
+        doc = housekeeping.info(cache_dir(), current)
+        if state is not None:
+            doc["stateDir"] = housekeeping.info(state.parent, state)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
@@ -464,7 +470,12 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    doc = housekeeping.prune(cache_dir(), _current_workspace(), policy, dry_run=dry_run)
+    current, state = _current_workspace()
+    doc = housekeeping.prune(cache_dir(), current, policy, dry_run=dry_run)
+    if state is not None:  # per-run files and built programs kept apart from a shared cache
+        more = housekeeping.prune(state.parent, state, policy, dry_run=dry_run)
+        for key in ("removed", "errors", "freedBytes", "keptBytes"):
+            doc[key] += more[key]
     if as_json:
         click.echo(json.dumps(doc))
     else:

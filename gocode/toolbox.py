@@ -405,7 +405,9 @@ class Toolbox:
         try:
             async with self.limiter.slot(budget) as waited:
                 self.metrics.queue_wait_seconds.observe(waited)
-                result = await self._execute(code, max(budget - waited, 0.001))
+                # Not queued (or barely): the full timeout, so the limit the model was told holds.
+                remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
+                result = await self._execute(code, remaining)
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -426,13 +428,20 @@ class Toolbox:
         :mod:`gocode.build.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
         self._last_housekeeping = time.monotonic()
         ws = self.code_mode.workspace
+        state: Path = getattr(ws, "state", ws.dir)  # per-run files beside a read-only shared cache
         try:
-            bindings = [ws.dir / tools_import_path(self.code_mode.package).removeprefix("gocodews/")]
+            rel = tools_import_path(self.code_mode.package).removeprefix("gocodews/")
             policy = housekeeping.Policy.from_env()
 
             def work() -> dict[str, Any]:
-                housekeeping.mark_used(ws.dir, bindings)
-                return housekeeping.prune(ws.cache, ws.dir, policy)
+                housekeeping.mark_used(ws.dir, [ws.dir / rel])
+                housekeeping.mark_used(state, [state / rel])
+                summary: dict[str, Any] = {"removed": [], "freedBytes": 0, "errors": []}
+                for root, current in housekeeping.places(ws.cache, ws.dir, state):
+                    one = housekeeping.prune(root, current, policy)
+                    for key in summary:
+                        summary[key] += one[key]
+                return summary
 
             summary = await anyio.to_thread.run_sync(work)
         except (OSError, ValueError) as exc:  # a bad bound or an unreadable cache must not stop calls

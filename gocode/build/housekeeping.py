@@ -138,6 +138,18 @@ def _lock_held(lock: Path) -> bool:
     return False
 
 
+def places(cache: Path, current: Path | None, state: Path | None = None) -> list[tuple[Path, Path | None]]:
+    """The (root, current workspace) pairs to keep bounded: the cache, and the state directory
+    (``$GOCODE_STATE_DIR``: per-run files and built programs beside a shared, read-only cache)
+    when it is elsewhere. A root gocode cannot write to (a read-only shared cache) is left out."""
+    out: list[tuple[Path, Path | None]] = []
+    if os.access(cache, os.W_OK):
+        out.append((cache, current))
+    if state is not None and current is not None and state != current and os.access(state.parent, os.W_OK):
+        out.append((state.parent, state))
+    return out
+
+
 def mark_used(workspace_dir: Path, bindings_dirs: Iterable[Path] = ()) -> None:
     """Tell housekeeping in every process that this workspace (and these bindings) are in use."""
     for d in (workspace_dir, *bindings_dirs):
