@@ -206,6 +206,10 @@ class CodeMode:
             self._sandbox = state
         return self.sandbox_state()
 
+    @property
+    def sandbox_resolved(self) -> bool:
+        return self._sandbox is not None
+
     def sandbox_state(self) -> dict[str, Any]:
         """The sandbox in force for pooled runs: ``setting``, ``tier`` (None: unconfined) and a
         ``note`` on why; ``tier`` is unknown (None) for ``auto`` until :meth:`resolve_sandbox`."""

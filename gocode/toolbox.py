@@ -273,8 +273,9 @@ class Toolbox:
                     starting.start_soon(start, u)
             if failures:
                 raise DiscoveryError("\n\n".join(str(e) for _, e in sorted(failures.items())))
-            if self.settings.enabled and self.pooled:
-                await self.code_mode.resolve_sandbox()  # the tier goes into the description
+            if self.settings.enabled and self.pooled and _workspace_ready(self.code_mode):
+                # The tier goes into the description; on a cold cache the warm-up finds it later.
+                await self.code_mode.resolve_sandbox()
             self._rebuild()
             if self.pooled:
                 self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None), self.code_mode.allows)
@@ -310,6 +311,10 @@ class Toolbox:
         try:
             await self.code_mode.prewarm(self._progress)
             self._warmed, self._warm_error = True, None
+            if self.pooled and not self.code_mode.sandbox_resolved:
+                await self.code_mode.resolve_sandbox()
+                self._rebuild()  # the description now states the sandbox tier
+                await self._tell_listeners()
             await self.housekeep()
         except GocodeError as exc:  # a call will report it properly; the warm-up only logs it
             log.warning("prewarm failed: %s", exc)
@@ -363,6 +368,9 @@ class Toolbox:
         if self._prewarm and self.settings.enabled and self._tg is not None:
             self._warm = anyio.Event()
             self._tg.start_soon(self._prewarm_now, self._warm)
+        await self._tell_listeners()
+
+    async def _tell_listeners(self) -> None:
         for listener in list(self._listeners):
             try:
                 await listener()
@@ -535,6 +543,13 @@ class Toolbox:
         except MCPError as exc:
             return ToolResult(name, error_result(f"{name}: {exc}"))
         return ToolResult(name, result, run)
+
+
+def _workspace_ready(code_mode: CodeMode) -> bool:
+    try:
+        return code_mode.workspace.ready
+    except GocodeError:  # no Go toolchain: calls will say so
+        return False
 
 
 def _parse_arguments(text: str) -> dict[str, Any]:
