@@ -125,11 +125,11 @@ def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-def run_to_result(run: RunResult, request_id: str | None = None) -> types.CallToolResult:
+def run_to_result(run: RunResult) -> types.CallToolResult:
     """``execute_go_code``'s MCP result: the printed output, or the error a model can act on.
 
     Timings, phase, the sandbox in force and whether a retry may help go in ``_meta`` (for
-    clients and logs; models do not see them), with the call's request id.
+    clients and logs; models do not see them). :meth:`Toolbox.call_mcp` adds the request id.
     """
     meta: dict[str, Any] = {
         RUN_META_KEY: {
@@ -147,8 +147,6 @@ def run_to_result(run: RunResult, request_id: str | None = None) -> types.CallTo
             "retryable": run.phase == "busy",
         }
     }
-    if request_id:
-        meta[REQUEST_ID_META_KEY] = request_id
     warning = (run.sandbox or {}).get("warning")
     if warning:  # a weaker sandbox than asked for is something the model's user must see
         note = f"\n[{warning}]"
@@ -337,7 +335,7 @@ class Toolbox:
             return False, self._warm_error
         if self._warm is not None and not self._warmed:
             return False, "warming up: compiling the Go bindings"
-        if self._warm is None and not self.code_mode.workspace.ready:
+        if self._warm is None and not _workspace_ready(self.code_mode):
             return False, "the Go workspace is not warmed up (run `gocode warmup`)"
         return True, "ready"
 
@@ -435,9 +433,9 @@ class Toolbox:
         """Mark this toolbox's workspace and bindings used, and bound the cache (see
         :mod:`gocode.build.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
         self._last_housekeeping = time.monotonic()
-        ws = self.code_mode.workspace
-        state: Path = getattr(ws, "state", ws.dir)  # per-run files beside a read-only shared cache
         try:
+            ws = self.code_mode.workspace
+            state: Path = getattr(ws, "state", ws.dir)  # per-run files beside a read-only shared cache
             rel = tools_import_path(self.code_mode.package).removeprefix("gocodews/")
             policy = housekeeping.Policy.from_env()
 
@@ -452,7 +450,7 @@ class Toolbox:
                 return summary
 
             summary = await anyio.to_thread.run_sync(work)
-        except (OSError, ValueError) as exc:  # a bad bound or an unreadable cache must not stop calls
+        except (GocodeError, OSError, ValueError) as exc:  # a bad bound or an unreadable cache must not stop calls
             log.warning("cache housekeeping failed: %s", exc)
             return None
         if summary["removed"] or summary["errors"]:
