@@ -173,6 +173,10 @@ class Workspace:
         )
         if offline:
             env["GOPROXY"] = "off"
+        if self.state != self.dir and not os.access(self.cache / "go-build", os.W_OK):
+            # go's package index lives in GOCACHE and, unlike build outputs, a failed write of a
+            # new entry fails the build: on a read-only cache, load packages without it.
+            env["GODEBUG"] = ",".join(filter(None, [env.get("GODEBUG", ""), "goindex=0"]))
         return env
 
     @property
