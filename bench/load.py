@@ -125,6 +125,7 @@ class Stats:
     kill_retried_ok: int = 0
     rss_at_100: list[int] = field(default_factory=list)
     killed_in_flight: int = -1
+    left_after_kill: int = 0  # processes of the killed replica still running afterwards
     kill_at_call: int = -1
 
 
@@ -145,7 +146,7 @@ async def run_load(
         if kill_after is not None and done == kill_after and stats.kill_at_call < 0:
             stats.kill_at_call = done
             stats.killed_in_flight = cluster.in_flight(1)
-            cluster.kill(1)
+            stats.left_after_kill = len(cluster.kill(1))
 
     async def worker() -> None:
         nonlocal next_call
@@ -275,7 +276,11 @@ def report(
     ]
     if killed:
         rows += [
-            ("replica killed", f"{killed} after call {s.kill_at_call}; {s.killed_in_flight} calls in flight on it"),
+            (
+                "replica killed",
+                f"{killed} after call {s.kill_at_call}; {s.killed_in_flight} calls in flight on it, "
+                f"{s.left_after_kill} of its processes left running",
+            ),
             (
                 "failed calls at the kill",
                 f"{len(s.kill_failures)} ({len(replica_lost)} with the 'gocode replica lost ... retry' error)",

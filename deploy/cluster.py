@@ -95,6 +95,31 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
+def descendants(pid: int) -> set[int]:
+    """The live processes below ``pid`` (children, grandchildren, ...), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for its parent counts as gone)."""
+    try:
+        return ") Z " not in Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+
+
 def parse_metrics(text: str) -> dict[str, float]:
     """Prometheus text as ``{"name{labels}": value}`` (comments dropped)."""
     out: dict[str, float] = {}
@@ -261,13 +286,22 @@ class Cluster:
 
     # --- operations ------------------------------------------------------------------------
 
-    def kill(self, index: int) -> None:
-        """SIGKILL one replica and everything it started (no chance to answer anything)."""
+    def kill(self, index: int) -> set[int]:
+        """SIGKILL one replica and everything it started (no chance to answer anything).
+
+        Returns the processes it had started (its servers and programs) that are still running
+        after a few seconds: none, unless something escaped its process group.
+        """
         r = self.members[index]
         assert r.proc is not None
+        tree = descendants(r.proc.pid)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(r.proc.pid, signal.SIGKILL)
         r.proc.wait()
+        deadline = time.monotonic() + 5
+        while (left := {p for p in tree if alive(p)}) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return left
 
     def metrics(self, index: int) -> dict[str, float]:
         status, text = http_get(f"http://127.0.0.1:{self.members[index].port}/metrics", self.token)

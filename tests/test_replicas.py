@@ -113,6 +113,7 @@ def test_killing_a_replica_fails_only_its_calls_and_retries_succeed(cluster):
     """Nine slow calls, three per replica; one replica is killed while they run."""
     outcomes: dict[int, types.CallToolResult | Exception] = {}
     in_flight: list[int] = []
+    left: set[int] = set()
 
     async def one(i: int) -> None:
         try:
@@ -130,10 +131,11 @@ def test_killing_a_replica_fails_only_its_calls_and_retries_succeed(cluster):
                     in_flight[:] = [cluster.in_flight(k) for k in range(3)]
                     if sum(in_flight) == 9:
                         break
-                cluster.kill(1)
+                left.update(cluster.kill(1))
 
     anyio.run(go)
     assert in_flight == [3, 3, 3], in_flight
+    assert not left, f"the killed replica left processes running: {sorted(left)}"
     failed = sorted(i for i, o in outcomes.items() if isinstance(o, Exception))
     assert len(failed) == 3, {i: repr(o) for i, o in outcomes.items()}
     for i in failed:
