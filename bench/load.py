@@ -229,6 +229,12 @@ def main() -> int:
         "--retries", type=int, default=3, help="per call, after a failed call (busy ones: with backoff, 5 min)"
     )
     ap.add_argument("--no-kill", action="store_true", help="do not kill a replica halfway")
+    ap.add_argument(
+        "--program-user",
+        choices=["auto", "self", "nobody"],
+        default="auto",
+        help="codeMode.limits.user: who sandboxed programs run as (auto: nobody when root)",
+    )
     args = ap.parse_args()
     if args.replicas < 2 and not args.no_kill:
         ap.error("killing a replica needs at least 2 replicas (or --no-kill)")
@@ -236,7 +242,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gocode-bench-load-") as tmp:
         config = Path(tmp) / "gocode.yaml"
         demo = {"command": sys.executable, "args": ["-m", "gocode.demo_server"], "cwd": str(ROOT)}
-        config.write_text(yaml.safe_dump({"mcpServers": {"weather": demo}}))
+        code_mode = {"limits": {"user": args.program_user}}
+        config.write_text(yaml.safe_dump({"mcpServers": {"weather": demo}, "defaults": {"codeMode": code_mode}}))
         t0 = time.perf_counter()
         with Cluster(config, replicas=args.replicas, token=TOKEN) as cluster:
             print(
@@ -265,6 +272,7 @@ def report(
     rows = [
         ("calls", f"{args.calls} from {args.clients} concurrent clients, {args.replicas} replicas behind HAProxy"),
         ("code mix", mix),
+        ("programs run as", f"codeMode.limits.user: {args.program_user}"),
         ("ok / wrong / lost", f"{s.ok} / {len(s.wrong)} / {len(s.lost)}"),
         ("other errors", str(len(s.other_errors))),
         ("wall time, throughput", f"{wall:.1f} s, {args.calls / wall:.1f} calls/s"),
