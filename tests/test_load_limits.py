@@ -114,6 +114,9 @@ def test_queued_time_counts_against_the_timeout(workspace):
     async def go() -> tuple[object, object]:
         async with Toolbox(cfg, workspace=workspace) as tools:
             await tools.wait_warm()
+            first, second = slow(2.5, "first"), slow(5, "second")
+            for code in (first, second):  # built now (cut short), so the race below is only about running
+                await tools.execute(code, 0.5)
             results: dict[str, object] = {}
 
             async def one(name: str, code: str, timeout: float, delay: float) -> None:
@@ -121,12 +124,12 @@ def test_queued_time_counts_against_the_timeout(workspace):
                 results[name] = await tools.execute(code, timeout)
 
             async with anyio.create_task_group() as tg:
-                tg.start_soon(one, "first", slow(2.5, "first"), 30, 0)
-                # Alone it would finish (3 s < 4 s); after ~2.5 s in the queue it cannot.
-                tg.start_soon(one, "second", slow(3, "second"), 4, 0.2)
+                tg.start_soon(one, "first", first, 30, 0)
+                # Alone it would finish (5 s < 6 s); after ~2.5 s in the queue it cannot.
+                tg.start_soon(one, "second", second, 6, 0.2)
             return results["first"], results["second"]
 
     first, second = anyio.run(go)
     assert first.ok, first.error_text()
     assert second.phase == "timeout", second.error_text()
-    assert "spent waiting for a program slot" in second.stderr and "the limit of 4 s" in second.stderr
+    assert "spent waiting for a program slot" in second.stderr and "the limit of 6 s" in second.stderr
