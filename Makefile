@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test test-fast lint setup smoke bench clean
+.PHONY: demo test test-fast lint setup smoke bench bench-load haproxy clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,11 @@ $(NPM_STAMP): Makefile
 		$(NPM_PREFIX)/node_modules/@modelcontextprotocol/package.json
 	touch $@
 
-setup: $(BIN)/gocode $(NPM_STAMP)
+# HAProxy from the distribution, for the replica tests and bench-load (CI runs as root on Debian).
+haproxy:
+	command -v haproxy >/dev/null || (apt-get update -qq && apt-get install -y haproxy)
+
+setup: $(BIN)/gocode $(NPM_STAMP) haproxy
 	$(BIN)/gocode warmup
 
 demo: $(BIN)/gocode
@@ -52,6 +56,9 @@ test-fast: $(BIN)/gocode lint
 
 bench: setup
 	$(BIN)/python bench/run.py
+
+bench-load: setup
+	$(BIN)/python bench/load.py
 
 smoke: setup
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml

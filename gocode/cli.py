@@ -30,6 +30,8 @@ from gocode.codemode import CodeMode, split_tools
 from gocode.config import Config, load_config, parse_config
 from gocode.discovery import discover
 from gocode.errors import GocodeError
+from gocode.mcp import logs
+from gocode.mcp.guard import is_loopback
 from gocode.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.toolbox import Toolbox
@@ -51,7 +53,13 @@ model_option = click.option(
 )
 
 
+_json_logs = False  # serve --log-format json: messages become log records, one JSON object per line
+
+
 def _err(msg: str) -> None:
+    if _json_logs:
+        logging.getLogger("gocode").warning("%s", msg.removeprefix("gocode: "))
+        return
     click.echo(msg, err=True)
 
 
@@ -86,6 +94,9 @@ def handle_errors(fn: F) -> F:
 
 
 def _progress(msg: str) -> None:
+    if _json_logs:
+        logging.getLogger("gocode").info("%s", msg)
+        return
     _err(f"gocode: {msg}")
 
 
@@ -96,12 +107,14 @@ def main() -> None:
     _setup_logging()
 
 
-def _setup_logging() -> None:
+def _setup_logging(log_format: str = "text") -> None:
     """Library warnings (the MCP SDK's, e.g. a server printing non-JSON on stdout) as one line
-    on stderr; their tracebacks only with GOCODE_DEBUG=1."""
+    on stderr; their tracebacks only with GOCODE_DEBUG=1. ``json``: one object per line, and
+    a ``call`` line per tool call (INFO) with its request id."""
     debug = bool(os.environ.get("GOCODE_DEBUG"))
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("gocode: %(name)s: %(message)s"))
+    handler.addFilter(logs.RequestIdFilter())
+    handler.setFormatter(logs.JsonFormatter() if log_format == "json" else logs.TextFormatter())
     if not debug:
 
         def drop_traceback(record: logging.LogRecord) -> bool:
@@ -113,6 +126,10 @@ def _setup_logging() -> None:
 
         handler.addFilter(drop_traceback)
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler], force=True)
+    global _json_logs
+    _json_logs = log_format == "json"
+    if _json_logs:
+        logging.getLogger("gocode").setLevel(logging.INFO)
 
 
 @main.command("list")
@@ -386,11 +403,116 @@ def sandbox_doctor(as_json: bool) -> None:
     click.echo(f"cgroup v2:        {others['cgroups']}")
     click.echo("\nsetting        tier")
     for setting, d in rows:
-        what = d.tier or ("none: the program runs unconfined" if setting in ("off", "best-effort") else "refused")
+        what = d.tier or (
+            "none: the program runs unconfined" if setting in ("auto", "off", "best-effort") else "refused"
+        )
         click.echo(f"  {setting:<12} {what}")
         for note in (d.error, d.warning):
             if note:
                 click.echo(f"               {note}")
+
+
+@main.group()
+def cache() -> None:
+    """The cache of workspaces and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def _current_workspace() -> tuple[Path | None, Path | None]:
+    """This gocode's workspace in the cache, and in $GOCODE_STATE_DIR when that is set."""
+    try:
+        ws = Workspace()
+    except GocodeError:  # no Go toolchain: every workspace counts as another one's
+        return None, None
+    state = getattr(ws, "state", ws.dir)
+    return ws.dir, (state if state != ws.dir else None)
+
+
+@cache.command("info")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def cache_info(as_json: bool) -> None:
+    """Show what the cache holds and what housekeeping may remove."""
+    from gocode.build import housekeeping
+    from gocode.workspace import cache_dir
+
+    current, state = _current_workspace()
+    try:
+        doc = housekeeping.info(cache_dir(), current)
+        if state is not None:
+            doc["stateDir"] = housekeeping.info(state.parent, state)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(doc))
+        return
+    click.echo(f"cache:              {doc['cache']}")
+    for w in doc["workspaces"]:
+        tag = "current" if w["current"] else f"idle {w['idleSeconds'] // 3600} h"
+        click.echo(f"workspace:          {w['path']}  {_human(w['bytes'])}  ({tag})")
+    for kind, k in sorted(doc["removable"].items()):
+        click.echo(f"{kind + ':':<19} {k['count']} entries, {_human(k['bytes'])}")
+    click.echo(f"removable in all:   {_human(doc['removableBytes'])}")
+    click.echo(f"Go build cache:     {_human(doc['goBuildCacheBytes'])} (trimmed by Go itself)")
+    click.echo(f"Go module cache:    {_human(doc['moduleCacheBytes'])} (kept: runs need it offline)")
+    p = doc["policy"]
+    click.echo(
+        f"automatic bounds:   {_human(p['maxBytes'])}, {p['maxAgeSeconds'] / 86400:g} days unused "
+        f"(${housekeeping.MAX_SIZE_ENV}, ${housekeeping.MAX_AGE_ENV})"
+    )
+
+
+@cache.command("prune")
+@click.option("--max-size", help="Remove least recently used entries until the removable ones fit (e.g. 500M, 2G).")
+@click.option("--max-age", help="Remove entries unused for longer than this (e.g. 7d, 12h).")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_json: bool) -> None:
+    """Remove old built programs, workspaces of other gocode versions and leftover run directories.
+
+    Without options it applies the automatic bounds ($GOCODE_CACHE_MAX_SIZE, default 2G;
+    $GOCODE_CACHE_MAX_AGE, default 14d). Nothing used in the last hour is removed, nor the
+    current workspace. Exit 1 when something could not be removed.
+    """
+    from gocode.build import housekeeping
+    from gocode.workspace import cache_dir
+
+    try:
+        base = housekeeping.Policy.from_env()
+        policy = housekeeping.Policy(
+            max_bytes=housekeeping.parse_size(max_size) if max_size else base.max_bytes,
+            max_age_s=housekeeping.parse_age(max_age) if max_age else base.max_age_s,
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    current, state = _current_workspace()
+    doc = housekeeping.prune(cache_dir(), current, policy, dry_run=dry_run)
+    if state is not None:  # per-run files and built programs kept apart from a shared cache
+        more = housekeeping.prune(state.parent, state, policy, dry_run=dry_run)
+        for key in ("removed", "errors", "freedBytes", "keptBytes"):
+            doc[key] += more[key]
+    if as_json:
+        click.echo(json.dumps(doc))
+    else:
+        verb = "would remove" if dry_run else "removed"
+        for e in doc["removed"]:
+            click.echo(
+                f"{verb} {e['kind']:<9} {_human(e['bytes']):>10}  idle {e['idleSeconds'] // 60} min  {e['path']}"
+            )
+        click.echo(
+            f"{verb} {len(doc['removed'])} entries, {_human(doc['freedBytes'])}; {_human(doc['keptBytes'])} kept"
+        )
+        for err in doc["errors"]:
+            _err(f"gocode: could not remove {err}")
+    sys.exit(1 if doc["errors"] else 0)
 
 
 @main.command()
@@ -417,6 +539,42 @@ def warmup(force: bool) -> None:
     show_envvar=True,
     help="HTTP: require `Authorization: Bearer TOKEN` on every request (prefer the variable to the flag).",
 )
+@click.option(
+    "--metrics-token",
+    envvar="GOCODE_METRICS_TOKEN",
+    show_envvar=True,
+    help="HTTP: a separate bearer token for /metrics (a scraper then needs no token that runs code). "
+    "Without it /metrics takes the --token.",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="HTTP: also accept this Host/Origin name (repeatable; the name clients use behind a load balancer). "
+    "Default: localhost, 127.0.0.1, [::1] and the bound address. '*' accepts any.",
+)
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(1024),
+    default=server_mod.DEFAULT_MAX_BODY,
+    show_default=True,
+    help="HTTP: larger request bodies get 413.",
+)
+@click.option(
+    "--insecure-no-auth",
+    is_flag=True,
+    help="HTTP: allow a non-loopback --host without a token. ANYONE WHO REACHES THE PORT CAN RUN CODE.",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    envvar="GOCODE_LOG_FORMAT",
+    show_envvar=True,
+    help="stderr logs: text, or one JSON object per line with a request id per call.",
+)
 @click.option("--no-prewarm", is_flag=True, help="Do not build the Go bindings in the background at start.")
 @handle_errors
 def serve(
@@ -426,31 +584,61 @@ def serve(
     host: str,
     port: int,
     token: str | None,
+    metrics_token: str | None,
+    allowed_hosts: tuple[str, ...],
+    max_body_bytes: int,
+    insecure_no_auth: bool,
+    log_format: str,
     no_prewarm: bool,
 ) -> None:
-    """Serve execute_go_code and the model's excluded tools as an MCP server (stdio or streamable HTTP)."""
+    """Serve execute_go_code and the model's excluded tools as an MCP server (stdio or streamable HTTP).
+
+    Over HTTP it also answers /healthz, /readyz and /metrics (see docs/operations.md).
+    Binding anything but loopback needs a token (--token or $GOCODE_TOKEN).
+    """
+    _setup_logging(log_format)
     config = load_config(config_path)
     config.code_mode_for(model)  # an unknown model ref fails before anything starts
     if not config.mcp_servers:
         _err(f"gocode: warning: {config.source} configures no mcpServers: execute_go_code will have no tools")
     sock = None
     if transport == "http":
+        if not token and not is_loopback(host):
+            if not insecure_no_auth:
+                _err(
+                    f"gocode: refusing to serve on {host} without a token: anyone who reaches it could run code "
+                    "on this machine.\n  Set one: export GOCODE_TOKEN=$(openssl rand -hex 32) (or --token), and "
+                    "give clients `Authorization: Bearer <token>`.\n  To serve without one anyway (a trusted "
+                    "network only), add --insecure-no-auth."
+                )
+                sys.exit(2)
+            _err(
+                f"gocode: WARNING: --insecure-no-auth: serving on {host} WITHOUT A TOKEN: anyone who reaches "
+                "this port can run code here and read /metrics"
+            )
         try:
             sock = server_mod.bind(host, port)
         except OSError as exc:
             raise click.UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-        if not token and host not in ("127.0.0.1", "localhost", "::1"):
-            _err(f"gocode: warning: serving on {host} without a token: anyone who reaches it can run code here")
     elif token and os.environ.get("GOCODE_TOKEN") != token:
         _err("gocode: warning: --token only applies to --transport http")
+    options = server_mod.HttpOptions(tuple(allowed_hosts), max_body_bytes, metrics_token)
     try:
-        asyncio.run(_serve(config, model, sock, host, token, not no_prewarm))
+        asyncio.run(_serve(config, model, sock, host, token, not no_prewarm, options))
     finally:
         if sock is not None:
             sock.close()
 
 
-async def _serve(config: Config, model: str | None, sock: Any, host: str, token: str | None, prewarm: bool) -> None:
+async def _serve(
+    config: Config,
+    model: str | None,
+    sock: Any,
+    host: str,
+    token: str | None,
+    prewarm: bool,
+    options: server_mod.HttpOptions | None = None,
+) -> None:
     async with Toolbox(config, model, prewarm=prewarm, progress=_progress) as box:
         tool_server = server_mod.ToolServer(box)
         for w in box.warnings:
@@ -471,7 +659,7 @@ async def _serve(config: Config, model: str | None, sock: Any, host: str, token:
                 f"serving MCP on http://{shown}:{addr[1]}{server_mod.MCP_PATH}"
                 + (" (bearer token required)" if token else "")
             )
-            await server_mod.serve_http(tool_server, sock, host, token)
+            await server_mod.serve_http(tool_server, sock, host, token, options)
 
 
 DEMO_CODE = """\
@@ -507,8 +695,8 @@ def demo_config() -> Config:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option(
     "--sandbox",
-    type=click.Choice(["off", "on", "strict", "best-effort"]),
-    default="off",
+    type=click.Choice(["auto", "off", "on", "strict", "best-effort"]),
+    default="auto",
     show_default=True,
     help="Run the example under the sandbox (see `gocode sandbox doctor`).",
 )
@@ -526,7 +714,8 @@ def demo(as_json: bool, sandbox: str) -> None:
         click.echo(f"{rule}\nThe model's code:\n{rule}\n{DEMO_CODE}")
         click.echo(f"{rule}\nexecute_go_code output:\n{rule}")
         click.echo(result.output if result.ok else result.error_text())
-        boxed = f"; sandbox tier {result.sandbox.get('tier')}" if result.sandbox else ""
+        tier = (result.sandbox or {}).get("tier")
+        boxed = f"; sandbox tier {tier}" if tier else "; not sandboxed"
         click.echo(
             f"({result.phase}; build {result.build_ms:.0f} ms, run {result.run_ms:.0f} ms, "
             f"total with discovery {1000 * (time.monotonic() - start):.0f} ms{boxed})"
@@ -534,9 +723,9 @@ def demo(as_json: bool, sandbox: str) -> None:
     sys.exit(0 if result.ok else 1)
 
 
-async def _demo(sandbox: str = "off") -> tuple[Any, str]:
+async def _demo(sandbox: str = "auto") -> tuple[Any, str]:
     config = demo_config()
-    if sandbox != "off":
+    if sandbox != config.defaults.code_mode.sandbox:
         code_mode = config.defaults.code_mode.model_copy(update={"sandbox": sandbox})
         config = config.model_copy(update={"defaults": config.defaults.model_copy(update={"code_mode": code_mode})})
     async with Toolbox(config, prewarm=False, progress=_progress) as box:

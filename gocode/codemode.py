@@ -23,11 +23,13 @@ from typing import Any
 
 from gocode.config import Config, ServerConfig
 from gocode.discovery import DiscoveryResult, discover
+from gocode.errors import GocodeError
 from gocode.gotypes import Package, build_package
 from gocode.modelcode import split_code
 from gocode.render import render_declarations
+from gocode.run.env import unsandboxed_env
 from gocode.runner import RunResult, parse_diagnostics, run_program
-from gocode.sandbox import Confinement, SandboxError, confine
+from gocode.sandbox import Confinement, SandboxError, confine, decide, launcher_for
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.workspace import Progress, Workspace
 
@@ -70,7 +72,7 @@ Tool functions and their types:
 
 
 _SANDBOX_RULE = """\
-- it runs in a sandbox: it can read and write files only in its working directory ($HOME, $TMPDIR),
+- it runs in a sandbox{tier}: it can read and write files only in its working directory ($HOME, $TMPDIR),
   reach nothing on the network but the tools, and start no other programs;
 """
 
@@ -143,6 +145,7 @@ class CodeMode:
         self._unavailable: dict[str, str] = {}  # server -> why it is down
         self._tool_warnings: tuple[str, ...] = ()
         self.discovery: DiscoveryResult | None = None
+        self._sandbox: dict[str, Any] | None = None
 
     async def __aenter__(self) -> CodeMode:
         await self.refresh()
@@ -216,13 +219,43 @@ class CodeMode:
     def declarations(self) -> str:
         return render_declarations(self.package)
 
+    async def resolve_sandbox(self) -> dict[str, Any]:
+        """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for
+        :meth:`sandbox_state`; never raises (a host that cannot tell gets ``off``, with why)."""
+        setting = self.settings.sandbox
+        if self._sandbox is None:
+            state: dict[str, Any] = {"setting": setting, "tier": None}
+            if setting != "off":
+                try:
+                    if not self.workspace.ready:
+                        await asyncio.to_thread(self.workspace.ensure)
+                    decision = decide(setting, await launcher_for(self.workspace).probe())
+                    state.update(tier=decision.tier)
+                    if decision.note or decision.error or decision.warning:
+                        state["note"] = decision.note or decision.error or decision.warning
+                except (GocodeError, OSError) as exc:
+                    state["note"] = f"the sandbox could not be set up here: {exc}"
+            self._sandbox = state
+        return self.sandbox_state()
+
+    @property
+    def sandbox_resolved(self) -> bool:
+        return self._sandbox is not None
+
+    def sandbox_state(self) -> dict[str, Any]:
+        """The sandbox in force for pooled runs: ``setting``, ``tier`` (None: unconfined) and a
+        ``note`` on why; ``tier`` is unknown (None) for ``auto`` until :meth:`resolve_sandbox`."""
+        if self._sandbox is not None:
+            return dict(self._sandbox)
+        return {"setting": self.settings.sandbox, "tier": None}
+
     def description(self) -> str:
         """The ``execute_go_code`` description: the rules, then the Go declarations of every tool."""
         rules = _RULES.format(timeout=self.settings.clamp_timeout(None), max_output=self.settings.max_output_bytes)
-        if self.settings.sandbox != "off":
-            rules = rules.replace(
-                "\nTool functions and their types:", _SANDBOX_RULE + "\nTool functions and their types:"
-            )
+        tier = self.sandbox_state()["tier"]
+        if self.settings.sandbox not in ("off", "auto") or tier:
+            rule = _SANDBOX_RULE.format(tier=f" ({tier} tier)" if tier else "")
+            rules = rules.replace("\nTool functions and their types:", rule + "\nTool functions and their types:")
         decls = self.declarations().strip() or "// (no tools are configured for code mode)"
         return f"{rules}\n```go\n{decls}\n```\n" + self._problems_line()
 
@@ -288,11 +321,21 @@ class CodeMode:
             )
         assert build.binary is not None
         servers = specs if specs is not None else self.server_specs(view)
-        env = {**os.environ, "GOCODE_SERVERS": json.dumps(servers)}
+        servers_json = json.dumps(servers)
+        # Direct mode: the program starts its servers, which inherit its environment.
+        server_envs = [s.get("env") or {} for s in servers.values()] if specs is None else []
+        env = unsandboxed_env(os.environ, servers_json, server_envs)
         run_timeout = self.settings.clamp_timeout(timeout)
         confinement = None
         unconfined_note: dict[str, Any] | None = None
-        if self.settings.sandbox != "off":
+        setting = self.settings.sandbox
+        if setting == "auto" and sandbox_port is None:
+            unconfined_note = {
+                "setting": setting,
+                "tier": None,
+                "note": "direct mode: a program that starts its servers itself cannot be sandboxed",
+            }
+        elif setting != "off":
             if sandbox_port is None:
                 return RunResult(
                     False,
@@ -303,14 +346,20 @@ class CodeMode:
                 )
             try:
                 got = await confine(
-                    self.workspace, self.settings, build.binary, sandbox_port, json.dumps(servers), run_timeout
+                    self.workspace, self.settings, build.binary, sandbox_port, servers_json, run_timeout
                 )
             except SandboxError as exc:
                 return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)
             if isinstance(got, Confinement):
                 confinement = got
             else:
-                unconfined_note = {"tier": None, "setting": got.setting, "warning": got.warning}
+                unconfined_note = {"tier": None, "setting": got.setting}
+                if got.warning:
+                    unconfined_note["warning"] = got.warning
+                if got.note:
+                    unconfined_note["note"] = got.note
+        else:
+            unconfined_note = {"setting": setting, "tier": None}
         result = await run_program(
             build.binary,
             env,

@@ -109,10 +109,16 @@ class CodeModeConfig(_Strict):
         default=None, gt=0, alias="maxTimeout", description="upper bound for a timeout asked for per call"
     )
     max_output_bytes: int = Field(default=DEFAULT_MAX_OUTPUT_BYTES, gt=0, alias="maxOutputBytes")
-    sandbox: Literal["off", "on", "strict", "best-effort"] = Field(
-        default="off", description="confine the program: see docs/sandbox.md"
+    sandbox: Literal["auto", "off", "on", "strict", "best-effort"] = Field(
+        default="auto", description="confine the program: see docs/sandbox.md"
     )
     limits: SandboxLimits = Field(default_factory=SandboxLimits)
+    max_concurrent_runs: int | None = Field(
+        default=None, ge=1, alias="maxConcurrentRuns", description="programs at once per process; default max(2, cores)"
+    )
+    max_queued_runs: int | None = Field(
+        default=None, ge=0, alias="maxQueuedRuns", description="programs waiting for a slot; default 4 x the bound"
+    )
 
     @field_validator("sandbox", mode="before")
     @classmethod

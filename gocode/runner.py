@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from gocode.sandbox import Confinement
 
-Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox"]
+Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy"]
 STDERR_LIMIT = 16 * 1024
 
 
@@ -93,6 +93,7 @@ class RunResult:
             "timeout": "timeout",
             "limit": "a sandbox limit was reached",
             "sandbox": "the sandbox refused to run the program",
+            "busy": "not run (retry later)",
         }
         parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
         if self.output:

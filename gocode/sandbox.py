@@ -2,7 +2,9 @@
 
 ``codeMode.sandbox`` per model:
 
-- ``off`` (default): the program runs with the user's rights;
+- ``auto`` (default): the strongest tier this host supports, unconfined only where none exists;
+  the tier in force is in the tool description and in every result;
+- ``off``: the program runs with the user's rights (in a scrubbed environment);
 - ``on``: the strongest tier this host supports, or an error (the program does not run);
 - ``strict``: the network-namespace tier, or an error;
 - ``best-effort``: whatever exists, the downgrade stated in every result.
@@ -36,6 +38,7 @@ from gocode.config import CodeModeConfig
 from gocode.errors import GocodeError
 from gocode.render import write_file
 from gocode.resources import templates_dir
+from gocode.run.env import sandboxed_env
 from gocode.workspace import Workspace
 
 MIN_ABI = 4  # TCP port rules
@@ -83,7 +86,8 @@ class Decision:
     tier: str | None  # None: no sandbox (off, or refused)
     min_abi: int = MIN_ABI
     error: str = ""
-    warning: str = ""
+    warning: str = ""  # a downgrade from what was asked for: shown with the program's output
+    note: str = ""  # why ``auto`` got less than the strongest tier (stated in the result's _meta)
 
 
 def decide(setting: str, host: HostSupport) -> Decision:
@@ -125,6 +129,11 @@ def decide(setting: str, host: HostSupport) -> Decision:
             error=f"`sandbox: on` was requested but this host cannot confine programs: {no_landlock}; and {no_netns}. "
             "Use a newer kernel, or set `sandbox: best-effort` (weaker, stated in every result) or `off`.",
         )
+    if setting == "auto":
+        # The default: the strongest tier that exists, without a warning in the output (nothing
+        # stronger was asked for); the tier is in the description and in every result.
+        best = decide("best-effort", host)
+        return Decision(setting, best.tier, best.min_abi, note=best.warning.removeprefix("sandbox best-effort: "))
     # best-effort: the strongest that exists, the downgrade stated
     if not no_netns:
         return Decision(setting, "netns", min_abi=1)
@@ -280,16 +289,7 @@ async def confine(
     if fake is not None:
         argv += ["-fake-abi", fake]
     # A scrubbed environment: nothing of the controller's (its API keys) reaches the program.
-    env = {
-        "HOME": str(scratch),
-        "TMPDIR": str(scratch),
-        "PATH": "/nonexistent",
-        "LANG": "C.UTF-8",
-        "GOCODE_SERVERS": servers_json,
-        "GOMEMLIMIT": str(data * 8 // 10),
-        "GODEBUG": "multipathtcp=0",
-        "GOTRACEBACK": "single",
-    }
+    env = sandboxed_env(str(scratch), servers_json, data * 8 // 10)
     return Confinement(
         argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary, decision.tier == "netns", port
     )
@@ -336,4 +336,4 @@ def other_mechanisms() -> dict[str, str]:
 
 
 def describe(host: HostSupport) -> list[tuple[str, Decision]]:
-    return [(s, decide(s, host)) for s in ("off", "on", "strict", "best-effort")]
+    return [(s, decide(s, host)) for s in ("auto", "off", "on", "strict", "best-effort")]

@@ -7,7 +7,9 @@ When an upstream tool list changes, clients are told: sessions on the handshake 
 ``subscriptions/listen`` stream.
 
 Over HTTP the server binds 127.0.0.1 unless told otherwise and, with a token set, refuses
-every request without ``Authorization: Bearer <token>`` (compared in constant time).
+every request without ``Authorization: Bearer <token>`` (compared in constant time). It checks
+``Host``/``Origin`` against an allow-list (:mod:`gocode.mcp.guard`), caps request bodies, and
+answers ``/healthz``, ``/readyz`` and ``/metrics`` (:mod:`gocode.mcp.ops`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import hmac
 import logging
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -25,10 +28,14 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gocode.loopback import bearer_token, send_unauthorized
+from gocode.mcp import ops
+from gocode.mcp.guard import HostPolicy
+from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.toolbox import Toolbox, UnknownToolError
 
 log = logging.getLogger("gocode.server")
@@ -37,6 +44,7 @@ TOKEN_ENV = "GOCODE_TOKEN"
 MCP_PATH = "/mcp"
 NOTIFY_TIMEOUT_S = 2.0
 LIST_TTL_MS = 60_000
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -142,34 +150,89 @@ class ToolServer:
         async with stdio_server() as (read, write):
             await self.server.run(read, write, self.initialization_options())
 
-    def http_app(self, host: str, token: str | None) -> ASGIApp:
-        return HttpGuard(self.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host), token)
+    def http_app(self, host: str, token: str | None, options: HttpOptions | None = None) -> ASGIApp:
+        options = options or HttpOptions()
+        app = self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            host=host,
+            max_request_body_size=options.max_body,
+            # Host/Origin are checked by HttpGuard, with the operator's allow-list, for every path.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        return HttpGuard(
+            app,
+            token,
+            hosts=HostPolicy.for_bind(host, options.allowed_hosts),
+            metrics_token=options.metrics_token,
+            readiness=self.toolbox.readiness,
+            metrics=self.toolbox.metrics.render,
+        )
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """The HTTP transport's guards beyond the token: see :class:`HttpGuard`."""
+
+    allowed_hosts: tuple[str, ...] = ()
+    max_body: int = DEFAULT_MAX_BODY
+    metrics_token: str | None = None
 
 
 DISCONNECTED_KEY = "gocode.disconnected"
 
 
 class HttpGuard:
-    """ASGI middleware: the bearer token check, and noticing when a client hangs up.
+    """ASGI middleware in front of the MCP app: probes, Host/Origin, tokens, hang-ups.
 
-    With a token, every HTTP request must carry ``Authorization: Bearer <token>``. Every HTTP
+    In order: ``/healthz`` and ``/readyz`` answer without a token (probes carry none; they
+    reveal only a state). Every other request must pass the ``Host``/``Origin`` allow-list
+    (421/403). ``/metrics`` needs the metrics token or the MCP token when either is set.
+    Everything else needs ``Authorization: Bearer <token>`` when a token is set. Every HTTP
     request also gets an event in its scope that is set when the client disconnects; a call
     whose client hung up is cancelled (see :meth:`ToolServer._call_tool`).
     """
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | None,
+        *,
+        hosts: HostPolicy | None = None,
+        metrics_token: str | None = None,
+        readiness: ops.Readiness | None = None,
+        metrics: Callable[[], bytes] | None = None,
+    ) -> None:
         self.app = app
         self.expected = token
+        self.hosts = hosts
+        self.metrics_token = metrics_token
+        self.readiness = readiness
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.expected is not None:
-            given = bearer_token(scope)
-            if given is None or not hmac.compare_digest(given.encode(), self.expected.encode()):
+        path = scope.get("path", "")
+        if self.readiness is not None and path in ops.PROBE_PATHS:
+            await ops.probe(scope, send, self.readiness)
+            return
+        if self.hosts is not None:
+            headers = {k.lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+            refused = self.hosts.check(headers.get(b"host"), headers.get(b"origin"))
+            if refused is not None:
+                await ops.send_json(send, refused[0], {"error": "forbidden", "message": refused[1]})
+                return
+        if self.metrics is not None and path == ops.METRICS_PATH:
+            accepted = [t for t in (self.metrics_token, self.expected) if t]
+            if accepted and not _token_ok(bearer_token(scope), accepted):
                 await send_unauthorized(send)
                 return
+            await ops.metrics(scope, send, self.metrics, METRICS_CONTENT_TYPE)
+            return
+        if self.expected is not None and not _token_ok(bearer_token(scope), [self.expected]):
+            await send_unauthorized(send)
+            return
         gone = anyio.Event()
         scope[DISCONNECTED_KEY] = gone
 
@@ -180,6 +243,14 @@ class HttpGuard:
             return message
 
         await self.app(scope, watched_receive, send)
+
+
+def _token_ok(given: str | None, accepted: list[str]) -> bool:
+    """Constant-time comparison against each accepted token (all are compared)."""
+    ok = False
+    for expected in accepted:
+        ok |= given is not None and hmac.compare_digest(given.encode(), expected.encode())
+    return ok
 
 
 def _disconnect_event(ctx: ServerRequestContext[Any]) -> anyio.Event | None:
@@ -203,10 +274,18 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(tool_server: ToolServer, sock: socket.socket, host: str, token: str | None) -> None:
+async def serve_http(
+    tool_server: ToolServer, sock: socket.socket, host: str, token: str | None, options: HttpOptions | None = None
+) -> None:
     import uvicorn  # a dependency of mcp; imported here so stdio serving does not pay for it
 
-    config = uvicorn.Config(tool_server.http_app(host, token), log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        tool_server.http_app(host, token, options),
+        log_level="warning",
+        log_config=None,  # uvicorn's records go through gocode's handler (text or JSON)
+        lifespan="on",
+        access_log=False,
+    )
     await uvicorn.Server(config).serve(sockets=[sock])
 
 

@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,12 +42,17 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode import tool_formats
+from gocode.build import housekeeping
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
 from gocode.discovery import describe_server
 from gocode.errors import GocodeError
 from gocode.loopback import Loopback
+from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
+from gocode.mcp.metrics import LiveState, Metrics
+from gocode.render import tools_import_path
+from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.runner import RunResult
 from gocode.toolset import ToolInfo
 from gocode.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
@@ -54,10 +60,15 @@ from gocode.workspace import Progress, Workspace
 
 log = logging.getLogger("gocode.toolbox")
 
+# Cache housekeeping runs after the warm-up and then every this many programs or seconds.
+HOUSEKEEPING_EVERY_RUNS = 200
+HOUSEKEEPING_EVERY_S = 900.0
+
 # Safe for every model API: OpenAI and Anthropic allow [A-Za-z0-9_-]{1,64}; Gemini also wants
 # a letter or underscore first.
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 RUN_META_KEY = "io.gocode/run"
+REQUEST_ID_META_KEY = "io.gocode/requestId"
 
 
 class UnknownToolError(GocodeError, LookupError):
@@ -119,9 +130,10 @@ def error_result(message: str) -> types.CallToolResult:
 def run_to_result(run: RunResult) -> types.CallToolResult:
     """``execute_go_code``'s MCP result: the printed output, or the error a model can act on.
 
-    Timings and phase go in ``_meta`` (for clients and logs; models do not see them).
+    Timings, phase, the sandbox in force and whether a retry may help go in ``_meta`` (for
+    clients and logs; models do not see them). :meth:`Toolbox.call_mcp` adds the request id.
     """
-    meta = {
+    meta: dict[str, Any] = {
         RUN_META_KEY: {
             "phase": run.phase,
             "durationMs": round(run.duration_ms, 1),
@@ -134,6 +146,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "pooled": run.pooled,
             "toolCalls": [c.as_json() for c in run.tool_calls],
             "sandbox": run.sandbox,
+            "retryable": run.phase == "busy",
         }
     }
     warning = (run.sandbox or {}).get("warning")
@@ -241,6 +254,23 @@ class Toolbox:
         self._tg: TaskGroup | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._warm: anyio.Event | None = None
+        self._started = False
+        self._warmed = False  # the first warm-up finished (later re-warms keep the process ready)
+        self._warm_error: str | None = None
+        self._runs_since_housekeeping = 0
+        self._last_housekeeping = time.monotonic()
+        limit = self.settings.max_concurrent_runs or default_limit()
+        queue = self.settings.max_queued_runs if self.settings.max_queued_runs is not None else 4 * limit
+        self.limiter = RunLimiter(limit, queue)
+        self.metrics = Metrics(
+            LiveState(
+                running=lambda: self.limiter.running,
+                waiting=lambda: self.limiter.waiting,
+                limit=lambda: self.limiter.limit,
+                queue=lambda: self.limiter.queue,
+                upstreams=lambda: {n: u.connected for n, u in self._upstreams.items()},
+            )
+        )
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -261,6 +291,9 @@ class Toolbox:
                 for u in self._upstreams.values():
                     await u.attempted.wait()
             self._started = True
+            if self.settings.enabled and self.pooled and _workspace_ready(self.code_mode):
+                # The tier goes into the description; on a cold cache the warm-up finds it later.
+                await self.code_mode.resolve_sandbox()
             self._rebuild()
             if self.pooled:
                 self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None), self.code_mode.allows)
@@ -272,6 +305,7 @@ class Toolbox:
             await stack.__aexit__(None, None, None)
             raise
         self._stack = stack
+        self._started = True
         return self
 
     async def __aexit__(
@@ -294,10 +328,36 @@ class Toolbox:
     async def _prewarm_now(self, done: anyio.Event) -> None:
         try:
             await self.code_mode.prewarm(self._progress)
+            self._warmed, self._warm_error = True, None
+            if self.pooled and not self.code_mode.sandbox_resolved:
+                await self.code_mode.resolve_sandbox()
+                self._rebuild()  # the description now states the sandbox tier
+                await self._tell_listeners()
+            await self.housekeep()
         except GocodeError as exc:  # a call will report it properly; the warm-up only logs it
             log.warning("prewarm failed: %s", exc)
+            self._warm_error = f"{exc.phase} error while warming up"
         finally:
             done.set()
+
+    def readiness(self) -> tuple[bool, str]:
+        """Whether this toolbox should get traffic, and if not why (no secrets: probes are public).
+
+        Ready once the servers were discovered and the Go workspace is warm (the first call
+        only links). A server that dies later does not make it unready: the next call
+        reconnects, and every replica shares the same servers (see ``gocode_upstream_up``).
+        """
+        if not self._started:
+            return False, "starting: discovering the MCP servers"
+        if not self.settings.enabled:
+            return True, "ready"
+        if self._warm_error and not self._warmed:
+            return False, self._warm_error
+        if self._warm is not None and not self._warmed:
+            return False, "warming up: compiling the Go bindings"
+        if self._warm is None and not _workspace_ready(self.code_mode):
+            return False, "the Go workspace is not warmed up (run `gocode warmup`)"
+        return True, "ready"
 
     async def wait_warm(self) -> None:
         """Wait for the background warm-up started on entering (if any) to finish."""
@@ -338,6 +398,9 @@ class Toolbox:
         if self._prewarm and self.settings.enabled and self._tg is not None:
             self._warm = anyio.Event()
             self._tg.start_soon(self._prewarm_now, self._warm)
+        await self._tell_listeners()
+
+    async def _tell_listeners(self) -> None:
         for listener in list(self._listeners):
             try:
                 await listener()
@@ -371,7 +434,66 @@ class Toolbox:
 
         Pooled (the default): the program reaches the servers through this toolbox's sessions
         on the loopback endpoint, and the calls it makes are in ``RunResult.tool_calls``.
+        At most :attr:`limiter` ``.limit`` programs build and run at once; the time a call
+        waits for its turn counts against its timeout, and a call that finds the queue full
+        gets a ``busy`` result at once (retryable).
         """
+        start = time.monotonic()
+        budget = self.settings.clamp_timeout(timeout)
+        try:
+            async with self.limiter.slot(budget) as waited:
+                self.metrics.queue_wait_seconds.observe(waited)
+                # Not queued (or barely): the full timeout, so the limit the model was told holds.
+                remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
+                result = await self._execute(code, remaining)
+        except Busy as exc:
+            result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
+            waited = time.monotonic() - start
+        if result.phase == "timeout" and waited >= 0.05:
+            result.stderr += f" (the limit of {budget:g} s includes {waited:.1f} s spent waiting for a program slot)"
+        result.duration_ms = (time.monotonic() - start) * 1000
+        self.metrics.run(result.build_ms, result.run_ms, result.cached_binary, result.phase not in ("code", "busy"))
+        self._runs_since_housekeeping += 1
+        due = time.monotonic() - self._last_housekeeping >= HOUSEKEEPING_EVERY_S
+        if (self._runs_since_housekeeping >= HOUSEKEEPING_EVERY_RUNS or due) and self._tg is not None:
+            self._runs_since_housekeeping = 0
+            self._last_housekeeping = time.monotonic()
+            self._tg.start_soon(self.housekeep)
+        return result
+
+    async def housekeep(self) -> dict[str, Any] | None:
+        """Mark this toolbox's workspace and bindings used, and bound the cache (see
+        :mod:`gocode.build.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
+        self._last_housekeeping = time.monotonic()
+        try:
+            ws = self.code_mode.workspace
+            state: Path = getattr(ws, "state", ws.dir)  # per-run files beside a read-only shared cache
+            rel = tools_import_path(self.code_mode.package).removeprefix("gocodews/")
+            policy = housekeeping.Policy.from_env()
+
+            def work() -> dict[str, Any]:
+                housekeeping.mark_used(ws.dir, [ws.dir / rel])
+                housekeeping.mark_used(state, [state / rel])
+                summary: dict[str, Any] = {"removed": [], "freedBytes": 0, "errors": []}
+                for root, current in housekeeping.places(ws.cache, ws.dir, state):
+                    one = housekeeping.prune(root, current, policy)
+                    for key in summary:
+                        summary[key] += one[key]
+                return summary
+
+            summary = await anyio.to_thread.run_sync(work)
+        except (GocodeError, OSError, ValueError) as exc:  # a bad bound or an unreadable cache must not stop calls
+            log.warning("cache housekeeping failed: %s", exc)
+            return None
+        if summary["removed"] or summary["errors"]:
+            log.info(
+                "cache housekeeping removed %d entries (%d bytes)%s",
+                len(summary["removed"]), summary["freedBytes"],
+                f"; could not remove {len(summary['errors'])}" if summary["errors"] else "",
+            )  # fmt: skip
+        return summary
+
+    async def _execute(self, code: str, timeout: float) -> RunResult:
         if self._loopback is None:
             return await self.code_mode.execute(code, timeout, progress=self._progress)
         run = self._loopback.open_run()
@@ -395,6 +517,32 @@ class Toolbox:
         passed-through server answers with a protocol error (unknown tool, invalid params).
         """
         route = self.route(name)
+        rid = logs.current_request_id() or logs.new_request_id()
+        token = logs.REQUEST_ID.set(rid)
+        start = time.monotonic()
+        try:
+            result, run = await self._dispatch(route, arguments, progress)
+        finally:
+            logs.REQUEST_ID.reset(token)
+        meta = dict(result.meta or {})
+        meta[REQUEST_ID_META_KEY] = rid
+        result = result.model_copy(update={"meta": meta})
+        kind = "code" if route.tool is None else "passthrough"
+        phase = run.phase if run is not None else ("error" if result.is_error else "ok")
+        outcome = "busy" if phase == "busy" else ("error" if result.is_error else "ok")
+        self.metrics.call(kind, phase, outcome)
+        fields: dict[str, Any] = {"request_id": rid}
+        if run is not None:
+            fields.update(
+                build_ms=round(run.build_ms, 1), run_ms=round(run.run_ms, 1), cached_binary=run.cached_binary,
+                sandbox_tier=(run.sandbox or {}).get("tier"), tool_calls=len(run.tool_calls),
+            )  # fmt: skip
+        logs.log_call(name, kind, phase, outcome, (time.monotonic() - start) * 1000, **fields)
+        return result, run
+
+    async def _dispatch(
+        self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None
+    ) -> tuple[types.CallToolResult, RunResult | None]:
         if route.tool is None:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):
@@ -425,6 +573,13 @@ class Toolbox:
         except MCPError as exc:
             return ToolResult(name, error_result(f"{name}: {exc}"))
         return ToolResult(name, result, run)
+
+
+def _workspace_ready(code_mode: CodeMode) -> bool:
+    try:
+        return code_mode.workspace.ready
+    except GocodeError:  # no Go toolchain: calls will say so
+        return False
 
 
 def _parse_arguments(text: str) -> dict[str, Any]:

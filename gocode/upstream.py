@@ -113,6 +113,11 @@ class Upstream:
         """Why the server is down (None while it is up)."""
         return None if self._client is not None else self._error
 
+    @property
+    def connected(self) -> bool:
+        """Whether the session is open now (a closed one reconnects on the next call)."""
+        return self._client is not None
+
     async def start(self) -> None:
         """Connect and list tools; raises :class:`DiscoveryError` when the server fails."""
         async with self._lock:

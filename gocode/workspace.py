@@ -13,6 +13,12 @@ else ``~/.cache/gocode``)::
         bin/<hash>         built programs, reused when the same code meets the same tool set
         .ready             written when warm-up finished
 
+With ``$GOCODE_STATE_DIR`` set, the cache may be shared read-only (several replicas, an image
+layer): ``runs/`` and ``bin/`` then live in ``$GOCODE_STATE_DIR/ws-<key>/``, and so do the
+bindings of a tool set the cache was not warmed with; ``go`` sees them at their module paths
+through ``-overlay``. Go tolerates a read-only ``GOCACHE`` (it only skips storing new entries),
+so a tool set warmed into the cache builds as fast as before.
+
 The workspace owns its directory and the lock file ``ws-<key>.lock``; nothing else writes
 there. Builds use ``-trimpath`` (so a package's directory is not part of its build-cache key)
 and ``GOPROXY=off`` (after warm-up no run touches the network). Safe for concurrent runs and
@@ -64,6 +70,12 @@ Progress = Callable[[str], None]
 # One Go parser helper per workspace directory, shared by every Workspace object on it.
 _GOFIX: dict[Path, GoFix] = {}
 _GOFIX_LOCK = threading.Lock()
+
+
+def state_dir() -> Path | None:
+    """The writable directory for per-run files and built programs, if apart from the cache."""
+    env = os.environ.get("GOCODE_STATE_DIR")
+    return Path(env).expanduser() if env else None
 
 
 def cache_dir() -> Path:
@@ -153,6 +165,10 @@ class Workspace:
             ).encode()
         ).hexdigest()[:12]
         self.dir = self.cache / f"ws-{key}"
+        state = state_dir()
+        self.state = state / self.dir.name if state else self.dir
+        self._overlay: dict[str, str] = {}  # module path -> file in the state dir (read-only cache only)
+        self._homes: dict[str, Path] = {}  # import path -> the directory holding its bindings
         self._rt_files = rt_files
         self._bindings: dict[str, str] = {}  # import path -> sha256 of its source
         self._direct: dict[str, golink.DirectConfig | None] = {}  # import path -> its direct-build config
@@ -177,6 +193,10 @@ class Workspace:
         )
         if offline:
             env["GOPROXY"] = "off"
+        if self.state != self.dir and not os.access(self.cache / "go-build", os.W_OK):
+            # go's package index lives in GOCACHE and, unlike build outputs, a failed write of a
+            # new entry fails the build: on a read-only cache, load packages without it.
+            env["GODEBUG"] = ",".join(filter(None, [env.get("GODEBUG", ""), "goindex=0"]))
         return env
 
     @property
@@ -260,14 +280,36 @@ class Workspace:
         path = tools_import_path(pkg)
         if path in self._bindings:
             return path, self._bindings[path]
-        d = self.dir / path.removeprefix("gocodews/")
+        rel = path.removeprefix("gocodews/")
+        d = self.dir / rel
         target = d / "tools.go"
         src = render_bindings(pkg)
         if not target.is_file() or target.read_text(encoding="utf-8") != src:
-            d.mkdir(parents=True, exist_ok=True)
-            write_file(target, src)
+            try:
+                d.mkdir(parents=True, exist_ok=True)
+                write_file(target, src)
+            except OSError:
+                if self.state == self.dir:
+                    raise
+                # A read-only shared cache without this tool set: keep it in the state dir.
+                d = self.state / rel
+                d.mkdir(parents=True, exist_ok=True)
+                write_file(d / "tools.go", src)
+                self._overlay[str(target)] = str(d / "tools.go")
+        self._homes[path] = d
         self._bindings[path] = hashlib.sha256(src.encode()).hexdigest()
         return path, self._bindings[path]
+
+    def _overlay_args(self, extra: dict[str, str] | None = None) -> list[str]:
+        """``-overlay FILE`` for the files kept in the state dir, or nothing if there are none."""
+        files = {**self._overlay, **(extra or {})}
+        if not files:
+            return []
+        doc = json.dumps({"Replace": files}, sort_keys=True)
+        path = self.state / f"overlay-{hashlib.sha256(doc.encode()).hexdigest()[:16]}.json"
+        if not path.is_file():
+            write_file(path, doc)
+        return ["-overlay", str(path)]
 
     @property
     def gofix(self) -> GoFix:
@@ -318,7 +360,7 @@ class Workspace:
         main_src = render_main(pkg, prepared, filename)
         # The bindings' source (not just the tool set) is in the key: a newer gocode renders differently.
         digest = hashlib.sha256((bindings_hash + "\0" + main_src).encode()).hexdigest()[:24]
-        cached = self.dir / "bin" / digest
+        cached = self.state / "bin" / digest
         if cached.is_file():
             with contextlib.suppress(OSError):
                 os.utime(cached)
@@ -339,7 +381,7 @@ class Workspace:
             elif errors:
                 return self._failed(prepared, errors, start, "checked", pkg, code)
         run_id = uuid.uuid4().hex[:12]
-        run_dir = self.dir / "runs" / f"r{run_id}"
+        run_dir = self.state / "runs" / f"r{run_id}"
         run_dir.mkdir(parents=True)
         try:
             write_file(run_dir / "main.go", main_src)
@@ -360,12 +402,17 @@ class Workspace:
             if not ok:
                 if fallback:
                     self.fallbacks += 1
-                argv = [self.toolchain.go, "build", *BUILD_FLAGS, "-o", str(out_path), f"./runs/r{run_id}"]
+                moved = {}
+                if self.state != self.dir:  # the run's source is in the state dir: show go its module path
+                    moved[str(self.dir / "runs" / f"r{run_id}" / "main.go")] = str(run_dir / "main.go")
+                overlay = self._overlay_args(moved)
+                argv = [self.toolchain.go, "build", *BUILD_FLAGS, *overlay, "-o", str(out_path), f"./runs/r{run_id}"]
                 rc, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
                 text = _clean_build_output(text, run_id)
                 if rc != 0:
                     diags = parse_diagnostics(text)
                     return self._failed(prepared, diags, start, mode, pkg, code, raw=text)
+            cached.parent.mkdir(parents=True, exist_ok=True)
             out_path.replace(cached)
             self._prune_binaries()
             return BuildResult(True, cached, text, (time.monotonic() - start) * 1000, mode=mode, notes=prepared.notes)
@@ -420,7 +467,7 @@ class Workspace:
 
     async def _compute_direct(self, tools_path: str) -> golink.DirectConfig | None:
         # Kept on disk next to the bindings, so one-shot processes (gocode exec) reuse it too.
-        saved = self.dir / tools_path.removeprefix("gocodews/") / "direct.json"
+        saved = self._homes.get(tools_path, self.dir / tools_path.removeprefix("gocodews/")) / "direct.json"
         with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
             doc = json.loads(saved.read_text())
             cfg = golink.DirectConfig(
@@ -431,24 +478,28 @@ class Workspace:
         cfg = await self._list_direct(tools_path)
         if cfg is not None:
             doc = {k: str(v) for k, v in dataclasses.asdict(cfg).items()}
-            write_file(saved, json.dumps(doc))
+            with contextlib.suppress(OSError):  # only a shortcut for the next process
+                write_file(saved, json.dumps(doc))
         return cfg
 
     def forget_direct(self, pkg: Package) -> None:
         """Drop a tool set's direct-build config (after it failed), so the next build lists again."""
         path = tools_import_path(pkg)
         self._direct.pop(path, None)
-        (self.dir / path.removeprefix("gocodews/") / "direct.json").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            (self._homes.get(path, self.dir / path.removeprefix("gocodews/")) / "direct.json").unlink(missing_ok=True)
 
     async def _list_direct(self, tools_path: str) -> golink.DirectConfig | None:
         fmt = "{{.ImportPath}}\t{{.Export}}\t{{.DefaultGODEBUG}}"
         patterns = ["std", "./rt", "./seed", "./" + tools_path.removeprefix("gocodews/")]
-        argv = [self.toolchain.go, "list", "-export", "-deps", "-f", fmt, *patterns]
+        argv = [self.toolchain.go, "list", *self._overlay_args(), "-export", "-deps", "-f", fmt, *patterns]
         code, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
         if code != 0:
-            return None  # e.g. bindings that do not compile: go build reports it properly
+            # e.g. bindings that do not compile (go build reports it properly), or new bindings
+            # on a read-only cache (go build then compiles them on each build)
+            return None
         exports, godebug = golink.parse_exports(text)
-        cfg_path = self.dir / tools_path.removeprefix("gocodews/") / "importcfg"
+        cfg_path = self._homes.get(tools_path, self.dir / tools_path.removeprefix("gocodews/")) / "importcfg"
         write_file(cfg_path, golink.importcfg_text(exports))
         tooldir = await self._tooldir()
         if tooldir is None:
@@ -464,7 +515,7 @@ class Workspace:
         return self._gotooldir if self._gotooldir != Path() else None
 
     def _prune_binaries(self) -> None:
-        bins = sorted((self.dir / "bin").iterdir(), key=lambda p: p.stat().st_mtime if p.exists() else 0)
+        bins = sorted((self.state / "bin").iterdir(), key=lambda p: p.stat().st_mtime if p.exists() else 0)
         for old in bins[:-MAX_CACHED_BINARIES]:
             old.unlink(missing_ok=True)
 

@@ -49,9 +49,10 @@ def two_model_config() -> dict:
     return {
         "mcpServers": {"weather": demo_stdio(), "everything": {"command": need(EVERYTHING)}},
         "defaults": {"model": "text"},
+        # Unsandboxed (stated, not the default): test programs write their pid where the test reads it.
         "models": [
-            {"ref": "vision", "codeMode": {"excludedTools": ["get-tiny-image"]}},
-            {"ref": "text", "codeMode": {"excludedTools": ["everything.echo"]}},
+            {"ref": "vision", "codeMode": {"excludedTools": ["get-tiny-image"], "sandbox": "off"}},
+            {"ref": "text", "codeMode": {"excludedTools": ["everything.echo"], "sandbox": "off"}},
             {"ref": "classic", "codeMode": {"enabled": False}},
         ],
     }

@@ -153,7 +153,8 @@ pytest_go = pytest.mark.go
 def config() -> Any:
     return config_from(
         {"weather": demo_stdio(), "everything": {"command": need(EVERYTHING)}},
-        models=[{"ref": "vision", "codeMode": {"excludedTools": ["get-tiny-image"]}}],
+        # Unsandboxed (stated, not the default): a test program writes its pid where the test reads it.
+        models=[{"ref": "vision", "codeMode": {"excludedTools": ["get-tiny-image"], "sandbox": "off"}}],
     )
 
 

@@ -1,1 +1,1 @@
-"""Talking to MCP servers: transports, tool listings and the caches built from them."""
+"""The MCP side of gocode: transports, tool listings and their caches, and serving (HTTP guards, health, metrics, logs)."""

@@ -1,0 +1,1 @@
+"""Building programs: the cached workspace's housekeeping (and, later, the workspace itself)."""

@@ -1,0 +1,80 @@
+"""Request ids and log lines: one JSON object per line on stderr (``--log-format json``), or text.
+
+Every tool call gets a request id (:func:`new_request_id`), kept in a context variable for the
+call's task, so every line logged while the call runs carries it; the same id is in the
+result's ``_meta`` (``io.gocode/requestId``), which lets an operator find a user's call in
+the logs. Each finished call logs one ``call`` line with its tool, phase, outcome and timings.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import secrets
+import time
+from typing import Any
+
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("gocode_request_id", default=None)
+CALLS_LOGGER = "gocode.calls"
+
+# LogRecord attributes that are not a caller's ``extra``.
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "request_id"}
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(8)
+
+
+def current_request_id() -> str | None:
+    return REQUEST_ID.get()
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds ``request_id`` (or None) to every record, from the running call's context."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = REQUEST_ID.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: ts, level, logger, msg, request_id, and the record's extras."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        rid = getattr(record, "request_id", None)
+        if rid:
+            doc["request_id"] = rid
+        for key, value in vars(record).items():
+            if key not in _STANDARD and not key.startswith("_"):
+                doc[key] = value
+        if record.exc_info and record.exc_info[1] is not None:
+            doc["error"] = f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+        return json.dumps(doc, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """``gocode: <logger>: <message>`` with the request id in brackets when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        rid = getattr(record, "request_id", None)
+        return f"gocode: {record.name}: {record.getMessage()}" + (f" [{rid}]" if rid else "")
+
+
+def log_call(tool: str, kind: str, phase: str, outcome: str, duration_ms: float, **fields: Any) -> None:
+    """The one line every finished call logs (INFO on ``gocode.calls``)."""
+    logging.getLogger(CALLS_LOGGER).info(
+        "call %s %s in %.0f ms",
+        tool,
+        outcome,
+        duration_ms,
+        extra={"tool": tool, "kind": kind, "phase": phase, "outcome": outcome, "duration_ms": round(duration_ms, 1)}
+        | fields,
+    )

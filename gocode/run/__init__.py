@@ -1,0 +1,1 @@
+"""Running built programs: the concurrency bound, the program's environment (and, later, the runner and sandbox)."""

@@ -1,0 +1,165 @@
+"""Cache housekeeping on a private cache directory laid out as gocode lays it out: least recently
+used out beyond the size, old entries out beyond the age, never one in use (recently touched,
+locked, or the current workspace); and `gocode cache info|prune` on it."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gocode.build import housekeeping as hk
+
+MiB = 1 << 20
+NOW = time.time()
+HOUR = 3600.0
+DAY = 86400.0
+
+
+def put(path: Path, size: int, idle: float) -> Path:
+    """A file of ``size`` bytes (really allocated) last used ``idle`` seconds ago."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(os.urandom(size))
+    os.utime(path, (NOW - idle, NOW - idle))
+    return path
+
+
+def age_dir(path: Path, idle: float) -> None:
+    for p in [*path.rglob("*"), path]:
+        os.utime(p, (NOW - idle, NOW - idle))
+
+
+@pytest.fixture
+def tmp(tmp_path: Path) -> Path:
+    """The temp directory housekeeping looks in for leftover sandbox run directories."""
+    t = tmp_path / "tmp"
+    put(t / "gocode-run-dead" / "prog", 100, 3 * HOUR)
+    age_dir(t / "gocode-run-dead", 3 * HOUR)
+    put(t / "gocode-run-live" / "prog", 100, 10)
+    put(t / "unrelated" / "file", 100, 30 * DAY)
+    return t
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    c = tmp_path / "cache"
+    cur = c / "ws-current"
+    put(cur / "go.mod", 100, 10)
+    put(cur / "bin" / "oldest", 3 * MiB, 5 * DAY)
+    put(cur / "bin" / "older", 3 * MiB, 3 * DAY)
+    put(cur / "bin" / "recent", 3 * MiB, 2 * HOUR)
+    put(cur / "bin" / "in-use", 3 * MiB, 60)  # touched a minute ago: a run may be starting it
+    put(cur / "runs" / "r-left" / "main.go", 100, 2 * HOUR)  # a killed process's leftover
+    put(cur / "runs" / "r-live" / "main.go", 100, 5)  # a build under way
+    put(cur / "tools" / "t-stale" / "tools.go", 100, 30 * DAY)
+    put(cur / "tools" / "t-live" / "tools.go", 100, 30 * DAY)
+    for d, idle in (
+        ("runs/r-left", 2 * HOUR),
+        ("runs/r-live", 5),
+        ("tools/t-stale", 30 * DAY),
+        ("tools/t-live", 30 * DAY),
+    ):
+        age_dir(cur / d, idle)
+    hk.mark_used(cur, [cur / "tools" / "t-live"])  # a live controller's tool set
+    put(c / "ws-other" / "bin" / "x", 2 * MiB, 20 * DAY)  # another gocode version's workspace
+    age_dir(c / "ws-other", 20 * DAY)
+    (c / "ws-other.lock").touch()
+    put(c / "ws-warming" / "go.mod", 100, 20 * DAY)  # old, but its lock is held: warm-up under way
+    age_dir(c / "ws-warming", 20 * DAY)
+    (c / "ws-warming.lock").touch()
+    put(c / "go-build" / "ab" / "cache-entry", MiB, 30 * DAY)  # Go's own: never ours to prune
+    return c
+
+
+def names(summary: dict) -> set[str]:
+    return {Path(e["path"]).name for e in summary["removed"]}
+
+
+@pytest.mark.parametrize(
+    ("max_mib", "gone"),
+    [
+        # Oldest binaries first until under the size; leftover run dirs go in any case.
+        (10, {"oldest", "older"}),
+        # Binaries alone cannot get there (one is in use): then the least recently used workspace.
+        (5, {"oldest", "older", "recent", "ws-other"}),
+    ],
+)
+def test_size_bound_removes_least_recently_used_first_never_in_use(cache, tmp, max_mib, gone):
+    policy = hk.Policy(max_bytes=max_mib * MiB, max_age_s=None)
+    with open(cache / "ws-warming.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        summary = hk.prune(cache, cache / "ws-current", policy, now=NOW, tmp=tmp)
+    assert names(summary) == gone | {"r-left", "gocode-run-dead"}
+    assert sorted(p.name for p in tmp.iterdir()) == ["gocode-run-live", "unrelated"]
+    bins = {p.name for p in (cache / "ws-current" / "bin").iterdir()}
+    assert bins == {"oldest", "older", "recent", "in-use"} - gone
+    assert (cache / "ws-warming").is_dir() and (cache / "ws-current" / "runs" / "r-live").is_dir()
+    assert (cache / "go-build" / "ab" / "cache-entry").is_file()
+    assert (cache / "ws-other.lock").exists() == ("ws-other" not in gone) and not summary["errors"]
+    assert summary["keptBytes"] <= max_mib * MiB
+
+
+def test_age_bound_and_the_grace_period(cache, tmp):
+    summary = hk.prune(cache, cache / "ws-current", hk.Policy(max_bytes=None, max_age_s=4 * DAY), now=NOW, tmp=tmp)
+    # Unused for 4 days or more: the oldest binary, the other workspace, the stale bindings, the
+    # unlocked warming workspace; not the bindings a live controller marked used.
+    assert names(summary) == {"oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead"}
+    assert (cache / "ws-current" / "tools" / "t-live").is_dir()
+
+
+def test_in_use_is_never_removed_even_when_everything_must_go(cache, tmp):
+    summary = hk.prune(cache, cache / "ws-current", hk.Policy(max_bytes=0, max_age_s=0), now=NOW, tmp=tmp)
+    left = {p.name for p in (cache / "ws-current" / "bin").iterdir()}
+    assert left == {"in-use"}
+    assert (cache / "ws-current" / "go.mod").is_file() and "ws-current" not in names(summary)
+    assert (cache / "ws-current" / "runs" / "r-live").is_dir() and (tmp / "gocode-run-live").is_dir()
+
+
+def test_dry_run_removes_nothing(cache, tmp):
+    summary = hk.prune(cache, cache / "ws-current", hk.Policy(max_bytes=0), dry_run=True, now=NOW, tmp=tmp)
+    assert summary["dryRun"] and "oldest" in names(summary)
+    assert (cache / "ws-current" / "bin" / "oldest").is_file()
+
+
+def test_sizes_and_ages_parse():
+    assert hk.parse_size("500M") == 500 * MiB and hk.parse_size("2G") == 2 << 30 and hk.parse_size("1.5GiB")
+    assert hk.parse_age("7d") == 7 * DAY and hk.parse_age("30m") == 1800
+    with pytest.raises(ValueError):
+        hk.parse_size("lots")
+    with pytest.raises(ValueError):
+        hk.parse_age("7")
+
+
+@pytest.mark.go
+def test_cache_cli(cache, tmp):
+    env = {**os.environ, "GOCODE_CACHE_DIR": str(cache), "TMPDIR": str(tmp)}
+    gocode = [sys.executable, "-m", "gocode.cli"]
+    info = subprocess.run([*gocode, "cache", "info", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    assert info.returncode == 0, info.stderr
+    doc = json.loads(info.stdout)
+    # This gocode's own workspace is not in the fixture: every ws-* there is another one's.
+    assert doc["cache"] == str(cache) and doc["removable"]["workspace"]["count"] == 3
+    assert doc["goBuildCacheBytes"] >= MiB
+
+    dry = subprocess.run(
+        [*gocode, "cache", "prune", "--max-age", "10d", "--dry-run", "--json"], env=env, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    # ws-current was marked used just now (by whatever gocode uses it), so it stays.
+    removed = {Path(e["path"]).name for e in json.loads(dry.stdout)["removed"]}
+    assert removed == {"ws-other", "ws-warming", "gocode-run-dead"}
+    assert (cache / "ws-other").is_dir()
+
+    bad = subprocess.run([*gocode, "cache", "prune", "--max-size", "lots"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "not a size" in bad.stderr
+
+    real = subprocess.run([*gocode, "cache", "prune", "--max-age", "10d"], env=env, capture_output=True, text=True)
+    assert real.returncode == 0 and "removed 3 entries" in real.stdout, real.stdout + real.stderr
+    assert not (cache / "ws-other").exists()

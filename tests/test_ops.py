@@ -1,0 +1,269 @@
+"""`gocode serve --transport http` for operators, against a real server process: probes, metrics,
+JSON logs with request ids, Host/Origin checks, the body cap, and the refusal to serve a
+non-loopback address without a token. Needs Go (the server builds and runs programs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+import yaml
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from prometheus_client.parser import text_string_to_metric_families
+
+from gocode.cli import DEMO_CODE
+from tests.conftest import ROOT, demo_stdio, free_port
+
+pytestmark = pytest.mark.go
+
+GOCODE = str(Path(sys.executable).parent / "gocode")
+TOKEN = "ops-token-" + uuid.uuid4().hex
+WEATHER_OUT = "City: Paris\nWeather: 65.3°F, sunny\n"
+
+
+@dataclass
+class Served:
+    url: str  # http://127.0.0.1:PORT
+    proc: subprocess.Popen
+    stderr: Path
+    server: str  # the configured server's name
+    ready_seen: list[tuple[int, dict]]  # /readyz answers from the moment the port answered
+
+    def log_lines(self) -> list[dict]:
+        return [json.loads(line) for line in self.stderr.read_text().splitlines() if line.strip()]
+
+
+def write_config(tmp: Path, server: str, **code_mode: object) -> Path:
+    doc: dict = {"mcpServers": {server: demo_stdio()}}
+    if code_mode:
+        doc["defaults"] = {"codeMode": code_mode}
+    path = tmp / "gocode.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def start(tmp: Path, *args: str, env: dict | None = None, server: str | None = None) -> Served:
+    # A server name of its own: the bindings are new, so warming up takes long enough to see 503.
+    server = server or "w" + uuid.uuid4().hex[:10]
+    port = free_port()
+    stderr = tmp / f"serve-{port}.log"
+    cmd = [GOCODE, "serve", "-c", str(write_config(tmp, server)), "--transport", "http", "--port", str(port), *args]
+    full_env = {k: v for k, v in os.environ.items() if k not in ("GOCODE_TOKEN", "GOCODE_METRICS_TOKEN")}
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env={**full_env, **(env or {})}, stdout=subprocess.DEVNULL, stderr=stderr.open("w"),
+        start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    seen: list[tuple[int, dict]] = []
+    deadline = time.monotonic() + 120
+    with httpx2.Client(timeout=5) as http:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"gocode serve exited with {proc.returncode}: {stderr.read_text()}")
+            try:
+                r = http.get(url + "/readyz")
+            except httpx2.TransportError:
+                time.sleep(0.02)
+                continue
+            seen.append((r.status_code, r.json()))
+            if r.status_code == 200:
+                break
+            time.sleep(0.05)
+    return Served(url, proc, stderr, server, seen)
+
+
+def stop(s: Served) -> None:
+    if s.proc.poll() is None:
+        os.killpg(s.proc.pid, signal.SIGTERM)
+        try:
+            s.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(s.proc.pid, signal.SIGKILL)
+            s.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[Served]:
+    tmp = tmp_path_factory.mktemp("ops")
+    s = start(
+        tmp,
+        "--log-format", "json", "--allowed-host", "gocode.internal", "--max-body-bytes", "65536",
+        env={"GOCODE_TOKEN": TOKEN},
+    )  # fmt: skip
+    yield s
+    stop(s)
+
+
+def client(url: str, token: str | None = TOKEN) -> Client:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"} if token else None)
+    return Client(streamable_http_client(url + "/mcp", http_client=http), mode="legacy")
+
+
+def call(url: str, code: str) -> tuple[bool, str, dict]:
+    async def go() -> tuple[bool, str, dict]:
+        async with client(url) as c:
+            r = await c.call_tool("execute_go_code", {"code": code})
+            return bool(r.is_error), "".join(p.text for p in r.content if hasattr(p, "text")), dict(r.meta or {})
+
+    return anyio.run(go)
+
+
+def metrics(url: str, token: str | None = TOKEN) -> dict[tuple[str, tuple], float]:
+    r = httpx2.get(url + "/metrics", headers={"Authorization": f"Bearer {token}"} if token else {})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("text/plain")
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(r.text)
+        for s in family.samples
+    }
+
+
+# --- probes ---------------------------------------------------------------------------------
+
+
+def test_readyz_is_503_while_warming_then_200_and_reveals_nothing(served):
+    statuses = [code for code, _ in served.ready_seen]
+    assert statuses[0] == 503 and statuses[-1] == 200, served.ready_seen
+    assert served.ready_seen[0][1] == {"status": "not ready", "reason": "warming up: compiling the Go bindings"}
+    assert served.ready_seen[-1][1] == {"status": "ready"}
+    # Probes need no token and say nothing about the configuration.
+    health = httpx2.get(served.url + "/healthz")
+    assert health.status_code == 200 and health.json() == {"status": "ok"}
+    for _, body in served.ready_seen:
+        text = json.dumps(body)
+        assert served.server not in text and TOKEN not in text and "/" not in text
+
+
+def test_probe_paths_take_only_get(served):
+    assert httpx2.post(served.url + "/readyz").status_code == 405
+    assert httpx2.head(served.url + "/healthz").status_code == 200
+
+
+# --- auth, Host/Origin, body ----------------------------------------------------------------
+
+
+def test_security_checks(served):
+    """The security list: no token, wrong token, foreign Host, foreign Origin, oversized body."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    ok_headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {TOKEN}"}
+    url = served.url + "/mcp"
+    assert httpx2.post(url, json=body, headers={"Accept": ok_headers["Accept"]}).status_code == 401
+    wrong = {**ok_headers, "Authorization": "Bearer not-" + TOKEN}
+    assert httpx2.post(url, json=body, headers=wrong).status_code == 401
+
+    foreign = httpx2.post(url, json=body, headers={**ok_headers, "Host": "attacker.example"})
+    assert foreign.status_code == 421 and "--allowed-host" in foreign.json()["message"]
+    origin = httpx2.post(url, json=body, headers={**ok_headers, "Origin": "http://attacker.example"})
+    assert origin.status_code == 403
+    # Refused before the token is even looked at: a rebinding page learns nothing from 401s.
+    assert httpx2.post(url, json=body, headers={"Host": "attacker.example"}).status_code == 421
+
+    big = {**body, "params": {"padding": "x" * 70_000}}
+    assert httpx2.post(url, json=big, headers=ok_headers).status_code == 413
+
+    # Names that are allowed: an added one (behind a load balancer), a local browser origin.
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }  # fmt: skip
+    for extra in ({"Host": "gocode.internal:443"}, {"Origin": "http://localhost:6274"}, {"Host": "localhost"}):
+        r = httpx2.post(url, json=init, headers={**ok_headers, **extra})
+        assert r.status_code == 200, (extra, r.status_code, r.text)
+
+
+# --- a call: _meta, logs, metrics -----------------------------------------------------------
+
+
+def test_call_has_request_id_in_meta_and_json_log(served):
+    err, text, meta = call(served.url, DEMO_CODE)
+    assert not err and text == WEATHER_OUT
+    rid = meta["io.gocode/requestId"]
+    assert len(rid) == 16 and meta["io.gocode/run"]["retryable"] is False
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        lines = served.log_lines()  # every stderr line is one JSON object
+        mine = [line for line in lines if line.get("request_id") == rid]
+        if mine:
+            break
+        time.sleep(0.1)
+    assert len(mine) == 1, lines[-5:]
+    line = mine[0]
+    assert line["logger"] == "gocode.calls" and line["tool"] == "execute_go_code"
+    assert line["phase"] == "ok" and line["outcome"] == "ok" and line["duration_ms"] > 0
+    assert line["sandbox_tier"] == meta["io.gocode/run"]["sandbox"]["tier"]
+
+
+def test_metrics_count_calls_and_need_the_token(served):
+    assert httpx2.get(served.url + "/metrics").status_code == 401
+    assert httpx2.get(served.url + "/metrics", headers={"Authorization": "Bearer nope"}).status_code == 401
+    before = metrics(served.url)
+    code = f'fmt.Println("metrics {uuid.uuid4().hex}")'
+    assert call(served.url, code)[0] is False  # built
+    assert call(served.url, code)[0] is False  # the same code again: the binary cache
+    assert call(served.url, 'return fmt.Errorf("boom")')[0] is True
+    after = metrics(served.url)
+
+    def moved(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    assert moved("gocode_calls_total", kind="code", phase="ok", outcome="ok") == 2
+    assert moved("gocode_calls_total", kind="code", phase="runtime", outcome="error") == 1
+    assert moved("gocode_binary_cache_hits_total") >= 1 and moved("gocode_binary_cache_misses_total") >= 1
+    assert moved("gocode_build_seconds_count") == 3 and moved("gocode_run_seconds_count") == 3
+    assert after[("gocode_upstream_up", (("server", served.server),))] == 1
+    assert after[("gocode_runs_in_flight", ())] == 0 and after[("gocode_queue_depth", ())] == 0
+    assert 0 < after[("gocode_binary_cache_hit_ratio", ())] < 1
+    # No label grows with traffic: no request ids, no code.
+    assert not any(dict(labels).keys() - {"kind", "phase", "outcome", "server", "le"} for _, labels in after)
+
+
+def test_separate_metrics_token(tmp_path):
+    s = start(tmp_path, env={"GOCODE_TOKEN": TOKEN, "GOCODE_METRICS_TOKEN": "scrape-only"}, server="weather")
+    try:
+        assert metrics(s.url, "scrape-only")[("gocode_run_slots", ())] >= 2
+        assert httpx2.get(s.url + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+        # The scraper's token runs no code.
+        r = httpx2.post(
+            s.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+            headers={"Authorization": "Bearer scrape-only", "Accept": "application/json, text/event-stream"},
+        )  # fmt: skip
+        assert r.status_code == 401
+    finally:
+        stop(s)
+
+
+# --- binding beyond loopback ----------------------------------------------------------------
+
+
+def test_non_loopback_without_token_is_refused(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "GOCODE_TOKEN"}
+    cmd = [GOCODE, "serve", "-c", str(write_config(tmp_path, "weather")), "--transport", "http", "--host", "0.0.0.0"]
+    r = subprocess.run([*cmd, "--port", str(free_port())], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "refusing to serve on 0.0.0.0 without a token" in r.stderr
+    assert "GOCODE_TOKEN" in r.stderr and "--token" in r.stderr and "--insecure-no-auth" in r.stderr
+
+
+def test_non_loopback_with_the_insecure_flag_runs_and_warns(tmp_path):
+    s = start(tmp_path, "--host", "0.0.0.0", "--insecure-no-auth", server="weather")
+    try:
+        assert "WITHOUT A TOKEN" in s.stderr.read_text()
+        err, text, _ = call(s.url, DEMO_CODE)  # 127.0.0.1 only: no traffic leaves the machine
+        assert not err and text == WEATHER_OUT
+    finally:
+        stop(s)
