@@ -15,8 +15,6 @@ pytestmark = pytest.mark.go
 
 EMPTY = Package(funcs=())
 
-pytestmark = pytest.mark.fast
-
 CODE = """\
 import "os"
 import (

@@ -10,6 +10,8 @@ from gocode.program.messages import explain, scrub
 from gocode.runner import Diagnostic
 from tests.schemas import CPE_WEATHER, toolset
 
+pytestmark = pytest.mark.fast
+
 PKG = build_package(toolset(CPE_WEATHER))
 
 
