@@ -23,13 +23,16 @@ from typing import Any
 
 from gocode.config import Config, ServerConfig
 from gocode.discovery import DiscoveryResult, discover
-from gocode.errors import CodeError
+from gocode.errors import CodeError, GocodeError
 from gocode.gotypes import Package, build_package
 from gocode.modelcode import split_code
 from gocode.render import render_declarations
 from gocode.runner import RunResult, parse_diagnostics, run_program
 from gocode.sandbox import Confinement, SandboxError, confine
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from gocode.view.disclosure import Disclosure, Tier, choose
+from gocode.view.rules import rules as rules_text
+from gocode.view.rules import search_hint
 from gocode.workspace import Progress, Workspace
 
 TOOL_NAME = "execute_go_code"
@@ -51,28 +54,8 @@ OUTPUT_SCHEMA: dict[str, Any] = {
     "required": ["output"],
 }
 
-_RULES = """\
-Run Go code that calls the available tools as typed Go functions, and get back what it prints.
-
-Your code is the body of `func Run(ctx context.Context) error` in package main:
-- print what you want to see with fmt.Println / fmt.Printf: stdout is the result of this call;
-- return an error to fail the call (tool errors arrive as Go errors; stderr is shown with them);
-- you may start with import lines and declare top-level func and type blocks (they are moved out of Run);
-  standard-library packages you use are imported automatically;
-- a tool without an output schema returns its text as a string (decode it with json.Unmarshal when
-  it is JSON); a tool error comes back as the function's error;
-- the tool functions are safe to call from several goroutines at once;
-- every call is a fresh program: nothing is kept between calls; it is stopped after {timeout:g} s
-  and its output is capped at {max_output} bytes, so print summaries rather than raw dumps.
-
-Tool functions and their types:
-"""
-
-
-_SANDBOX_RULE = """\
-- it runs in a sandbox: it can read and write files only in its working directory ($HOME, $TMPDIR),
-  reach nothing on the network but the tools, and start no other programs;
-"""
+# Rules and declarations are built by gocode.view (rules, modelview, disclosure).
+_NO_TOOLS = "// (no tools are configured for code mode)\n"
 
 
 def server_spec(server: ServerConfig, protocol_version: str) -> dict[str, Any]:
@@ -129,6 +112,25 @@ def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled
     return ToolView(ToolSet(tuple(code)), tuple(regular), protocols, tuple(warnings))
 
 
+def _describe(head: str, text: str, tier: str) -> str:
+    hint = "" if tier == "full" else search_hint(tier)
+    return f"{head}{hint}\n```go\n{text or _NO_TOOLS}```\n"
+
+
+# enabled: auto turns code mode on when the tools' classic definitions cost more than this
+# many o200k tokens: below it the execute_go_code definition costs about as much as the
+# tools it replaces (measured with bench/tokens.py; see docs/model-view.md).
+AUTO_MIN_CLASSIC_TOKENS = 1500
+
+
+def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
+    """Whether code mode pays for these tools: their classic JSON definitions are large."""
+    from gocode.view.tokens import count_json
+
+    listed = [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded_names]
+    return count_json(listed) >= AUTO_MIN_CLASSIC_TOKENS
+
+
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
@@ -140,6 +142,8 @@ class CodeMode:
         self._view: ToolView | None = None
         self._package: Package | None = None
         self._allowed: frozenset[tuple[str, str]] = frozenset()  # (server, tool) in code mode
+        self._active = self.settings.enabled is True
+        self._disclosure: tuple[Package, Disclosure] | None = None
         self.discovery: DiscoveryResult | None = None
 
     async def __aenter__(self) -> CodeMode:
@@ -164,11 +168,15 @@ class CodeMode:
 
     def use(self, servers: list[ServerTools]) -> None:
         """Take tool listings discovered elsewhere (a controller's long-lived sessions)."""
-        view = split_tools(servers, set(self.settings.excluded_tools), self.settings.enabled)
+        enabled = self.settings.enabled
+        if enabled == "auto":
+            enabled = pays_off(servers, set(self.settings.excluded_tools))
+        view = split_tools(servers, set(self.settings.excluded_tools), enabled)
         package = build_package(view.code_tools)
         allowed = frozenset((s.server, t.name) for s in view.code_tools.servers for t in s.tools)
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
         self._view, self._package, self._allowed = view, package, allowed
+        self._active = bool(enabled)
 
     @property
     def view(self) -> ToolView:
@@ -185,15 +193,42 @@ class CodeMode:
     def declarations(self) -> str:
         return render_declarations(self.package)
 
+    def go_version(self) -> str:
+        """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
+        try:
+            version = self.workspace.toolchain.version
+        except GocodeError:
+            return "1.25+"
+        return ".".join(version.removeprefix("go").split(".")[:2])
+
+    def rules(self) -> str:
+        """The usage rules alone: the head of the description, and the MCP server's instructions."""
+        return rules_text(self.settings, self.go_version())
+
+    def disclosure(self) -> Disclosure:
+        """What the description shows of the declarations, chosen once per tool set."""
+        package = self.package
+        cached = self._disclosure
+        if cached is not None and cached[0] is package:
+            return cached[1]
+        head = self.rules()
+
+        def describe(text: str, tier: Tier) -> str:
+            return _describe(head, text, tier)
+
+        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe)
+        self._disclosure = (package, got)
+        return got
+
+    def complete(self) -> bool:
+        """Whether the description shows every tool's declaration (else search_go_tools is needed)."""
+        return self.disclosure().complete
+
     def description(self) -> str:
-        """The ``execute_go_code`` description: the rules, then the Go declarations of every tool."""
-        rules = _RULES.format(timeout=self.settings.clamp_timeout(None), max_output=self.settings.max_output_bytes)
-        if self.settings.sandbox != "off":
-            rules = rules.replace(
-                "\nTool functions and their types:", _SANDBOX_RULE + "\nTool functions and their types:"
-            )
-        decls = self.declarations().strip() or "// (no tools are configured for code mode)"
-        return f"{rules}\n```go\n{decls}\n```\n"
+        """The ``execute_go_code`` description: the rules, then as much of the model view as the
+        budget allows (see docs/model-view.md)."""
+        shown = self.disclosure()
+        return _describe(self.rules(), shown.text, shown.tier)
 
     def tool_definition(self) -> dict[str, Any]:
         """``execute_go_code`` as an MCP Tool (wire JSON)."""
@@ -203,6 +238,11 @@ class CodeMode:
             "inputSchema": INPUT_SCHEMA,
             "outputSchema": OUTPUT_SCHEMA,
         }
+
+    @property
+    def active(self) -> bool:
+        """Whether code mode is on for the current tool set (``enabled: auto`` decides per tool set)."""
+        return self._active
 
     def allows(self, server: str, tool: str) -> bool:
         """Whether a program may call this tool: it is in code mode for the model (current view)."""

@@ -78,6 +78,7 @@ def _func_ctx(f: ToolFunc) -> dict[str, Any]:
         "input_type": f.input_type,
         "output_type": f.output_type,
         "structured": f.structured,
+        "media": f.media,
         "server_literal": go_string(f.server),
         "tool_literal": go_string(f.tool),
         "tool_comment": comment_literal(f.tool),
