@@ -33,6 +33,8 @@ from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.rules import rules as rules_text
 from gocode.view.rules import search_hint
+from gocode.view.search import SEARCH_TOOL_NAME, SearchIndex, SearchRequestError, answer_text
+from gocode.view.search import answer as search_answer
 from gocode.workspace import Progress, Workspace
 
 TOOL_NAME = "execute_go_code"
@@ -144,6 +146,7 @@ class CodeMode:
         self._allowed: frozenset[tuple[str, str]] = frozenset()  # (server, tool) in code mode
         self._active = self.settings.enabled is True
         self._disclosure: tuple[Package, Disclosure] | None = None
+        self._search: tuple[Package, SearchIndex] | None = None
         self.discovery: DiscoveryResult | None = None
 
     async def __aenter__(self) -> CodeMode:
@@ -223,6 +226,28 @@ class CodeMode:
     def complete(self) -> bool:
         """Whether the description shows every tool's declaration (else search_go_tools is needed)."""
         return self.disclosure().complete
+
+    def search_index(self) -> SearchIndex:
+        """The tool search index of the current tool set, built on first use and kept until it changes."""
+        view, package = self.view, self.package
+        cached = self._search
+        if cached is not None and cached[0] is package:
+            return cached[1]
+        index = SearchIndex.build(view.code_tools, package)
+        self._search = (package, index)
+        return index
+
+    def runtime_search(self, query: str, limit: int) -> list[dict[str, Any]]:
+        """A program's searchTools: the best matches as rt.ToolMatch JSON objects."""
+        return [e.match_json() for e in self.search_index().search(query, limit)]
+
+    def search_answer(self, arguments: dict[str, Any] | None) -> tuple[str, bool]:
+        """``search_go_tools``' answer to a request: (text, is_error); never raises for bad input."""
+        try:
+            got = search_answer(self.search_index(), arguments)
+        except SearchRequestError as exc:
+            return f"{SEARCH_TOOL_NAME}: {exc}", True
+        return answer_text(self.package, got), False
 
     def description(self) -> str:
         """The ``execute_go_code`` description: the rules, then as much of the model view as the

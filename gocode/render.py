@@ -21,6 +21,12 @@ from gocode.resources import templates_dir
 
 RT_IMPORT = "gocodews/rt"
 TOOLS_IMPORT_PREFIX = "gocodews/tools/"
+# Finding and calling tools at run time (go_templates/rt/search.go); the names are reserved in gotypes.
+RUNTIME_ALIASES = (
+    "type ToolMatch = gocodert.ToolMatch",
+    "var searchTools = gocodert.SearchTools",
+    "var callTool = gocodert.CallTool",
+)
 
 
 @functools.cache
@@ -150,6 +156,7 @@ def render_main(pkg: Package, code: SplitCode, filename: str = "model.go") -> st
             if isinstance(d, EnumDecl):
                 aliases.extend(f"const {v.name} = gocodetools.{v.name}" for v in d.values)
         aliases.append(f"var {f.name} = gocodetools.{f.exported}")
+    aliases.extend(RUNTIME_ALIASES)
 
     src = (
         _env()

@@ -175,7 +175,9 @@ func (c *conn) stderrTail() string {
 func specNames() []string {
 	names := make([]string, 0, len(specs))
 	for n := range specs {
-		names = append(names, n)
+		if n != searchServer {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names

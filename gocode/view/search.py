@@ -34,10 +34,13 @@ import tantivy
 from gocode.gotypes import Package, ToolFunc
 from gocode.names import words
 from gocode.toolset import ToolInfo, ToolSet
+from gocode.view.modelview import render_funcs, signature
+from gocode.view.rules import SEARCH_TOOL_NAME
 
-SEARCH_TOOL_NAME = "search_go_tools"
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 25
+# What searchTools returns to a program at most (it prints them; the model reads them).
+RUNTIME_LIMIT = 10
 
 # The run-time helpers a program may use to find and call tools it did not know when written
 # (go_templates/rt/search.go); shown to the model with the tool declarations.
@@ -210,11 +213,6 @@ class ToolEntry:
         }
 
 
-def signature(f: ToolFunc) -> str:
-    params = "ctx context.Context" + (f", input {f.input_type}" if f.input_type else "")
-    return f"func {f.name}({params}) ({f.output_type}, error)"
-
-
 def entries(toolset: ToolSet, package: Package) -> list[ToolEntry]:
     """The searchable tools of a tool set, in the package's (stable) order."""
     infos = {(s.server, t.name): t for s in toolset.servers for t in s.tools}
@@ -321,3 +319,101 @@ class SearchIndex:
         if len(out) < n:
             out += [e.function for e in self.search(name, n) if e.function not in out]
         return out[:n]
+
+
+# --- the search_go_tools tool ---------------------------------------------------------------------
+
+SEARCH_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "What you want to do, in a few words: the best-matching tools."},
+        "names": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Tool or function names (get_current_time, getCurrentTime, server.tool): those tools.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "description": f"How many matches for the query (default {DEFAULT_LIMIT}).",
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+def search_tool_definition() -> dict[str, Any]:
+    """``search_go_tools`` as an MCP Tool (wire JSON)."""
+    return {
+        "name": SEARCH_TOOL_NAME,
+        "description": (
+            "Find the Go functions for the tools execute_go_code can call, with their full declarations "
+            "(types, fields, doc comments). Give a `query` (what you want to do) for the best matches in rank "
+            "order, or `names` for those tools."
+        ),
+        "inputSchema": SEARCH_INPUT_SCHEMA,
+    }
+
+
+class SearchRequestError(ValueError):
+    """A search_go_tools call that cannot be answered (no query or names, bad types, unknown names)."""
+
+
+@dataclass(frozen=True)
+class SearchAnswer:
+    """The tools a request found, in order, and notes on names that matched nothing."""
+
+    found: tuple[ToolEntry, ...]
+    notes: tuple[str, ...] = ()
+
+
+def missing_note(index: SearchIndex, name: str) -> str:
+    close = index.suggest(name)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"no tool named {name!r}{hint}"
+
+
+def answer(index: SearchIndex, arguments: dict[str, Any] | None) -> SearchAnswer:
+    """Resolve a search_go_tools request: ``names`` first (in the order given), then the
+    query's matches; raises SearchRequestError when there is nothing to answer."""
+    args = arguments or {}
+    unknown = sorted(set(args) - set(SEARCH_INPUT_SCHEMA["properties"]))
+    if unknown:
+        raise SearchRequestError(f"unknown argument {unknown[0]!r}: give `query` (a string) and/or `names` (a list)")
+    query, names, limit = args.get("query"), args.get("names"), args.get("limit", DEFAULT_LIMIT)
+    if query is not None and not isinstance(query, str):
+        raise SearchRequestError("`query` must be a string")
+    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
+        raise SearchRequestError("`names` must be a list of strings")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise SearchRequestError(f"`limit` must be a positive integer (at most {MAX_LIMIT})")
+    query, names = (query or "").strip(), [n for n in names or [] if n.strip()]
+    if not query and not names:
+        raise SearchRequestError(
+            'give a `query` (what you want to do, e.g. "list open pull requests") or `names` of tools'
+        )
+    found: dict[str, ToolEntry] = {}
+    notes: list[str] = []
+    for name in names:
+        hits = index.lookup(name)
+        if not hits:
+            notes.append(missing_note(index, name))
+        for e in hits:
+            found.setdefault(e.qualified, e)
+    if query:
+        hits = index.search(query, min(limit, MAX_LIMIT))
+        if not hits:
+            notes.append(f"no tool matches {query!r}")
+        for e in hits:
+            found.setdefault(e.qualified, e)
+    if not found:
+        raise SearchRequestError("; ".join(notes))
+    return SearchAnswer(tuple(found.values()), tuple(notes))
+
+
+def answer_text(package: Package, got: SearchAnswer) -> str:
+    """The Go declarations of the tools found (grouped by server, each type once), then the notes."""
+    text = render_funcs(package, [e.func for e in got.found])
+    notes = "".join(f"// {n}\n" for n in got.notes)
+    return f"```go\n{text}{notes}```\n"
