@@ -316,8 +316,8 @@ class SearchIndex:
         by_fold.update({fold(e.tool): e.function for e in self.entries})
         close = difflib.get_close_matches(fold(name.rpartition(".")[2]), list(by_fold), n=n, cutoff=0.7)
         out = list(dict.fromkeys(by_fold[c] for c in close))
-        if len(out) < n:
-            out += [e.function for e in self.search(name, n) if e.function not in out]
+        if not out:  # nothing spelled alike: the name's words may still say what it is for
+            out = [e.function for e in self.search(name, n)]
         return out[:n]
 
 
@@ -417,3 +417,16 @@ def answer_text(package: Package, got: SearchAnswer) -> str:
     text = render_funcs(package, [e.func for e in got.found])
     notes = "".join(f"// {n}\n" for n in got.notes)
     return f"```go\n{text}{notes}```\n"
+
+
+def entry_json(package: Package, e: ToolEntry, rank: int | None = None) -> dict[str, Any]:
+    """One tool for ``gocode search/describe --json``: where it lives and its full declaration."""
+    doc: dict[str, Any] = {"rank": rank} if rank is not None else {}
+    return doc | {
+        "server": e.server,
+        "tool": e.tool,
+        "function": e.function,
+        "signature": e.signature,
+        "description": e.description,
+        "declaration": render_funcs(package, [e.func]),
+    }
