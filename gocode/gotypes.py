@@ -688,7 +688,7 @@ def _shape(d: Decl) -> tuple[Any, ...]:
     if isinstance(d, EnumDecl):
         return ("enum", d.base, tuple(v.literal for v in d.values))
     if isinstance(d, TypeDecl):
-        return ("type", _subst(d.type, me))
+        return ("type", d.type if d.type.startswith("gocodert.") else _subst(d.type, me))
     if isinstance(d, UnionDecl):
         return ("union", tuple(replace(v, type=_subst(v.type, me)) for v in d.variants))
     return ("tuple", tuple(replace(f, type=_subst(f.type, me)) for f in d.items), d.rest and _subst(d.rest, me))
@@ -764,8 +764,8 @@ def _name_shared(funcs: list[ToolFunc], types: Registry) -> list[ToolFunc]:
 
 RT_CONTENT = "gocodert.Content"
 RT_MEDIA = "gocodert.Media"
-MEDIA_DOC = "is a result that may hold images, audio or other non-text parts."
-MEDIA_PART_DOC = "is one non-text part: its MIME type and raw bytes (decoded from base64)."
+MEDIA_DOC = "A result that may hold images, audio or other non-text parts."
+MEDIA_PART_DOC = "One non-text part: its MIME type and raw bytes (decoded from base64)."
 _MEDIA_WORDS = frozenset("image images screenshot screenshots picture photo audio thumbnail".split())
 _FETCH_WORDS = frozenset("get take capture fetch read render download export screenshot".split())
 _MEDIA_DESC = re.compile(r"(?i)\b(returns?|captures?)\b[^.|]{0,25}?\b(images?|screenshots?|audio|png|jpe?g)\b")

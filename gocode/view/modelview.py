@@ -145,7 +145,7 @@ def _refs(expr: str) -> set[str]:
     return set(_IDENT.findall(expr))
 
 
-def _decl_refs(d: Decl) -> set[str]:
+def _decl_refs(d: Decl, media: str = "") -> set[str]:
     if isinstance(d, StructDecl):
         return {n for f in d.fields for n in _refs(f.type)}
     if isinstance(d, UnionDecl):
@@ -153,20 +153,21 @@ def _decl_refs(d: Decl) -> set[str]:
     if isinstance(d, TupleDecl):
         return {n for f in d.items for n in _refs(f.type)} | _refs(d.rest or "")
     if isinstance(d, TypeDecl):
-        return {RT_MEDIA.split(".")[1]} if d.type == RT_CONTENT else _refs(d.type)
+        return {media} if d.type == RT_CONTENT else _refs(d.type)
     return set()
 
 
 def _closure(decls: dict[str, Decl], roots: Iterable[str]) -> set[str]:
     """The declared names reachable from ``roots`` through field and element types."""
     seen: set[str] = set()
+    media = next((n for n, d in decls.items() if isinstance(d, TypeDecl) and d.type == RT_MEDIA), "")
     todo = [r for r in roots if r in decls]
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        todo.extend(n for n in _decl_refs(decls[name]) if n in decls and n not in seen)
+        todo.extend(n for n in _decl_refs(decls[name], media) if n in decls and n not in seen)
     return seen
 
 
