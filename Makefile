@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test lint setup smoke bench clean
+.PHONY: demo test lint setup smoke bench bench-tokens clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,9 @@ test: setup lint
 
 bench: setup
 	$(BIN)/python bench/run.py
+
+bench-tokens: setup
+	$(BIN)/python bench/tokens.py
 
 smoke: setup
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml

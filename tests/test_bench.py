@@ -37,3 +37,13 @@ def test_bench_prints_the_table_and_the_targets():
     ):
         assert row in out, row
     assert out.count("] ") >= 6 and "targets:" in out
+
+
+def test_token_bench_prints_every_corpus_server_and_the_targets():
+    proc = subprocess.run(
+        [sys.executable, "bench/tokens.py"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    for row in ("filesystem", "gitlab", "common4 (filesystem+git+memory+fetch)", "all corpus servers x2", "targets:"):
+        assert row in out, row
