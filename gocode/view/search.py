@@ -124,9 +124,14 @@ _RELATED_GROUPS = (
     ("user", "me", "whoami", "profile", "account"),
 )
 _RELATED_BOOST = 0.4
+_RERANK_DEPTH = 50
+_COVERAGE_POWER = 0.5
 _TOKENIZER = "gocode_en"
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PLURAL_INITIALISM = re.compile(r"[A-Z]{2,}s")
+# Words of an ASCII identifier at case changes, as names.words splits them (getHTTPResponse →
+# get HTTP Response), by one regex: indexing a thousand tools calls it a hundred thousand times.
+_CASE_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])|[A-Z0-9]+")
 
 
 @cache
@@ -146,7 +151,7 @@ def prepare(text: str) -> str:
     out: list[str] = []
     for token in _WORD.findall(text):
         # "PRs", "URLs": a plural initialism is one word, not "P" + "Rs".
-        for w in [token] if _PLURAL_INITIALISM.fullmatch(token) else words(token):
+        for w in [token] if _PLURAL_INITIALISM.fullmatch(token) else _CASE_WORD.findall(token):
             low = w.lower()
             out.append(low)
             if low in _ABBREVIATIONS:
@@ -256,17 +261,24 @@ class SearchIndex:
         self._index = tantivy.Index(self._schema)
         self._index.register_tokenizer(_TOKENIZER, _analyzer())
         writer = self._index.writer(15_000_000, 1)
+        self._terms: list[frozenset[str]] = []
         for i, e in enumerate(self.entries):
             desc = e.description
             head = first_sentence(desc)[:_DESC_HEAD_CHARS]
+            body = " ".join([desc[len(head) : len(head) + _BODY_CHARS], *_param_text(e.info.input_schema)])
+            fields = {
+                "name": prepare(f"{e.tool} {e.function} {e.info.title or ''}"),
+                "server": prepare(e.server),
+                "desc": prepare(head),
+                "body": prepare(body),
+            }
             doc = tantivy.Document()
             doc.add_unsigned("id", i)
-            doc.add_text("name", prepare(f"{e.tool} {e.function} {e.info.title or ''}"))
-            doc.add_text("server", prepare(e.server))
-            doc.add_text("desc", prepare(head))
-            body = [desc[len(head) : len(head) + _BODY_CHARS], *_param_text(e.info.input_schema)]
-            doc.add_text("body", prepare(" ".join(body)))
+            for field, text in fields.items():
+                doc.add_text(field, text)
             writer.add_document(doc)
+            # Which words a tool mentions at all, for the coverage factor in search().
+            self._terms.append(frozenset(_analyzer().analyze(" ".join(fields.values()))))
         writer.commit()
         writer.wait_merging_threads()
         self._index.reload()
@@ -293,8 +305,19 @@ class SearchIndex:
             for t, w in weighted
         ]
         query_obj = tantivy.Query.boolean_query(clauses)
-        hits = self._searcher.search(query_obj, max(1, min(limit, MAX_LIMIT))).hits
-        return [self.entries[self._searcher.doc(addr)["id"][0]] for _, addr in hits]
+        limit = max(1, min(limit, MAX_LIMIT))
+        hits = self._searcher.search(query_obj, max(limit, _RERANK_DEPTH)).hits
+        ids = [self._searcher.doc(addr)["id"][0] for _, addr in hits]
+        # BM25 sums per-term scores, so one rare word in a short name can outweigh a tool that
+        # matches most of the request; weight each score by the share of the query's words the
+        # tool mentions anywhere (Lucene's classic "coord" factor).
+        base = set(_analyzer().analyze(prepare(query))) or set(own)
+        scored = [
+            (score * (len(base & self._terms[i]) / len(base)) ** _COVERAGE_POWER, -rank, i)
+            for rank, ((score, _), i) in enumerate(zip(hits, ids, strict=True))
+        ]
+        scored.sort(reverse=True)
+        return [self.entries[i] for _, _, i in scored[:limit]]
 
     def lookup(self, name: str) -> list[ToolEntry]:
         """The tools a name means: an MCP tool name, a Go function name (any case), or
