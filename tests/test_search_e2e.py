@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 import yaml
@@ -178,3 +179,36 @@ def test_cli_search_and_describe(tmp_path):
     p = gocode("describe", "get_wether", "--json")
     assert p.returncode == 1 and json.loads(p.stdout) == []
     assert "no tool named 'get_wether'; did you mean getWeather" in p.stderr
+
+
+def test_the_loopback_search_server_only_searches_and_only_for_a_live_run():
+    """The @gocode pseudo-server answers search_tools and nothing else, only with a run's token."""
+
+    def rpc(method: str, params: dict) -> dict:
+        return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+    async def post(url: str, headers: dict, body: dict) -> httpx2.Response:
+        headers = {**headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient(timeout=30) as http:
+            return await http.post(url, headers=headers, json=body)
+
+    async def go() -> None:
+        async with Toolbox(config_from(servers()), prewarm=False) as box:
+            loopback = box._loopback
+            assert loopback is not None
+            run = loopback.open_run()
+            spec = loopback.specs(run, box.code_mode.code_servers())["@gocode"]
+            search = rpc("tools/call", {"name": "search_tools", "arguments": {"query": "city"}})
+            r = await post(spec["url"], spec["headers"], search)
+            matches = r.json()["result"]["structuredContent"]["matches"]
+            assert matches[0]["function"] == "getCity" and set(matches[0]) == {
+                "name", "server", "function", "description", "signature"
+            }  # fmt: skip
+            other = rpc("tools/call", {"name": "get_weather", "arguments": {"city": "Paris"}})
+            r = await post(spec["url"], spec["headers"], other)
+            assert r.json()["error"]["message"] == "unknown tool 'get_weather'"
+            loopback.close_run(run)
+            r = await post(spec["url"], spec["headers"], search)
+            assert r.status_code == 401
+
+    anyio.run(go)
