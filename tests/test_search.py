@@ -156,16 +156,16 @@ def test_the_query_set_names_real_tools():
     known = {e.qualified for e in index.entries}
     items = bench.queries()
     assert len(items) >= 150
-    assert {q["set"] for q in items} == {"tune", "dev", "heldout"}
+    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout"}
     for q in items:
         assert q["tools"] and set(q["tools"]) <= known, q
 
 
 def test_held_out_search_quality_floor():
-    """Measured on the held-out set (78 queries never tuned on): top-1 76.9%, top-3 89.7% (see
+    """Measured on the held-out set (71 queries never tuned on): top-1 81.7%, top-3 90.1% (see
     bench/search.py). The floor sits below, so a small change cannot fail it, but a broken
     index, analyser or ranking does."""
     index, bench = corpus()
     held = [q for q in bench.queries() if q["set"] == "heldout"]
     rates = bench.rates(bench.evaluate(index, held))
-    assert rates["top1"] >= 0.68 and rates["top3"] >= 0.82, json.dumps(rates)
+    assert rates["top1"] >= 0.72 and rates["top3"] >= 0.82, json.dumps(rates)

@@ -100,7 +100,8 @@ _ABBREVIATIONS = {
     "img": "image",
     "pic": "picture",
 }
-# How people ask for an action, against the verbs tool names use. Query side only, weighted
+# How people ask for things, against the words tool names use (general vocabulary, chosen on the
+# tuning sets of tests/corpus/search_queries.json, never per query). Query side only, weighted
 # below the words the query really has (_RELATED_BOOST), so an exact word still wins.
 _RELATED_GROUPS = (
     ("show", "display", "view", "see", "print", "get", "list"),
@@ -122,6 +123,17 @@ _RELATED_GROUPS = (
     ("save", "store", "remember", "write"),
     ("type", "enter", "fill"),
     ("user", "me", "whoami", "profile", "account"),
+    ("restart", "start", "rerun"),
+    ("folder", "directory"),
+    ("image", "picture", "photo", "screenshot"),
+    ("repository", "project"),
+    ("organization", "org", "group"),
+    ("spreadsheet", "workbook", "worksheet", "sheet"),
+    ("presentation", "slides", "deck"),
+    ("website", "site", "page", "web"),
+    ("message", "comment", "note"),
+    ("details", "info", "information", "metadata"),
+    ("count", "number", "total"),
 )
 _RELATED_BOOST = 0.4
 _RERANK_DEPTH = 50
