@@ -12,8 +12,10 @@ Python dependencies, ~3 ms to import, so the CLI stays quick) over four fields p
 
 Text is split on case changes as well as punctuation, stop words are dropped, words are stemmed
 (English Snowball), and a few abbreviations every developer writes are spelled out on both sides
-(``pr`` → pull request). Queries are built from analysed terms, never parsed, so no text a model
-sends can be query syntax.
+(``pr`` → pull request). A query also matches its words run together (``on call`` → oncall) and,
+at a lower weight, related words (``show`` → get, list). Queries are built from analysed terms,
+never parsed, so no text a model sends can be query syntax. Scores are weighted by how much of
+the query a tool covers. Fields, weights and figures: docs/search.md.
 
 :meth:`SearchIndex.lookup` accepts MCP tool names, Go function names in any case, and
 ``server.tool``; :meth:`SearchIndex.suggest` names the closest tools for a name that matches none.
@@ -39,8 +41,6 @@ from gocode.view.rules import SEARCH_TOOL_NAME
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 25
-# What searchTools returns to a program at most (it prints them; the model reads them).
-RUNTIME_LIMIT = 10
 
 # The run-time helpers a program may use to find and call tools it did not know when written
 # (go_templates/rt/search.go); shown to the model with the tool declarations.
