@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import subprocess
 import sys
 
 import pytest
@@ -169,3 +170,13 @@ def test_held_out_search_quality_floor():
     held = [q for q in bench.queries() if q["set"] == "heldout"]
     rates = bench.rates(bench.evaluate(index, held))
     assert rates["top1"] >= 0.72 and rates["top3"] >= 0.82, json.dumps(rates)
+
+
+def test_the_bench_script_prints_its_figures():
+    proc = subprocess.run(
+        [sys.executable, "bench/search.py", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", "all"}
+    assert doc["sets"]["all"]["queries"] >= 150 and doc["tools"] > 1000 and doc["servers"] == 47
