@@ -103,8 +103,8 @@ def main() -> int:
         },
     }
     if args.json:
-        click_free = {**doc, "misses": [o.__dict__ | {"rank": o.rank} for o in outcomes if o.rank != 1]}
-        print(json.dumps(click_free if args.misses else doc))
+        with_misses = {**doc, "misses": [o.__dict__ | {"rank": o.rank} for o in outcomes if o.rank != 1]}
+        print(json.dumps(with_misses if args.misses else doc))
         return 0
     print(f"search over {doc['tools']} tools of {doc['servers']} servers (tests/corpus/real, all at once)")
     print(
