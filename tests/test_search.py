@@ -143,6 +143,9 @@ def test_answer_by_names_and_query_and_its_errors():
         answer(index, {"query": "time", "limit": 0})
     with pytest.raises(SearchRequestError, match="unknown argument 'code'"):
         answer(index, {"code": "x"})
+    with pytest.raises(SearchRequestError, match="at most 50 `names`"):
+        answer(index, {"names": ["x"] * 51})
+    assert answer(index, {"query": "time " * 10000}).found  # a long query is cut, not refused
 
 
 def test_corpus_lookup_and_search():

@@ -41,6 +41,9 @@ from gocode.view.rules import SEARCH_TOOL_NAME
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 25
+# Bounds on what one request may ask for (a model's request is untrusted input).
+MAX_NAMES = 50
+MAX_QUERY_CHARS = 1000
 
 # The run-time helpers a program may use to find and call tools it did not know when written
 # (go_templates/rt/search.go); shown to the model with the tool declarations.
@@ -421,9 +424,11 @@ def answer(index: SearchIndex, arguments: dict[str, Any] | None) -> SearchAnswer
         raise SearchRequestError("`query` must be a string")
     if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
         raise SearchRequestError("`names` must be a list of strings")
+    if names is not None and len(names) > MAX_NAMES:
+        raise SearchRequestError(f"at most {MAX_NAMES} `names` at once")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise SearchRequestError(f"`limit` must be a positive integer (at most {MAX_LIMIT})")
-    query, names = (query or "").strip(), [n for n in names or [] if n.strip()]
+    query, names = (query or "").strip()[:MAX_QUERY_CHARS], [n[:200] for n in names or [] if n.strip()]
     if not query and not names:
         raise SearchRequestError(
             'give a `query` (what you want to do, e.g. "list open pull requests") or `names` of tools'
