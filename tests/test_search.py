@@ -143,6 +143,9 @@ def test_answer_by_names_and_query_and_its_errors():
         answer(index, {"query": "time", "limit": 0})
     with pytest.raises(SearchRequestError, match="unknown argument 'code'"):
         answer(index, {"code": "x"})
+    echo = ToolInfo("everything", "echo", "Echoes")
+    with pytest.raises(SearchRequestError, match=r"'everything\.echo' is not a Go function: call it as a regular tool"):
+        answer(index, {"names": ["everything.echo"]}, [echo])
     with pytest.raises(SearchRequestError, match="at most 50 `names`"):
         answer(index, {"names": ["x"] * 51})
     assert answer(index, {"query": "time " * 10000}).found  # a long query is cut, not refused

@@ -412,9 +412,11 @@ def missing_note(index: SearchIndex, name: str) -> str:
     return f"no tool named {name!r}{hint}"
 
 
-def answer(index: SearchIndex, arguments: dict[str, Any] | None) -> SearchAnswer:
+def answer(index: SearchIndex, arguments: dict[str, Any] | None, regular: Iterable[ToolInfo] = ()) -> SearchAnswer:
     """Resolve a search_go_tools request: ``names`` first (in the order given), then the
-    query's matches; raises SearchRequestError when there is nothing to answer."""
+    query's matches; raises SearchRequestError when there is nothing to answer. ``regular``
+    are the tools offered as regular tools, not in Go, so a name of one is told so."""
+    offered = {fold(t.name): t for t in regular} | {fold(t.server) + "." + fold(t.name): t for t in regular}
     args = arguments or {}
     unknown = sorted(set(args) - set(SEARCH_INPUT_SCHEMA["properties"]))
     if unknown:
@@ -438,7 +440,12 @@ def answer(index: SearchIndex, arguments: dict[str, Any] | None) -> SearchAnswer
     for name in names:
         hits = index.lookup(name)
         if not hits:
-            notes.append(missing_note(index, name))
+            server, _, tool = name.rpartition(".")
+            plain = offered.get(fold(name)) or offered.get(fold(server) + "." + fold(tool))
+            if plain is not None:
+                notes.append(f"{name!r} is not a Go function: call it as a regular tool, not from execute_go_code")
+            else:
+                notes.append(missing_note(index, name))
         for e in hits:
             found.setdefault(e.qualified, e)
     if query:
