@@ -95,14 +95,17 @@ def _columns(rows: list[tuple[str, str, str]]) -> list[str]:
         for k in range(i, j):
             widths[k] = max(len(t) for _, t, _ in rows[i:j])
         i = max(j, i + 1)
-    out = []
-    for (n, t, c), wt in zip(rows, widths, strict=True):
-        line = f"\t{n.ljust(wn)} {t}"
-        out.append(f"\t{n.ljust(wn)} {t.ljust(wt)} // {c}" if c else line)
-    return out
+    return [
+        f"\t{n.ljust(wn)} {t.ljust(wt)} // {c}" if c else f"\t{n.ljust(wn)} {t}"
+        for (n, t, c), wt in zip(rows, widths, strict=True)
+    ]
 
 
-def _struct(name: str, doc: str, rows: list[tuple[str, str, str]], optional: list[tuple[str, str, str]] = ()) -> str:
+Row = tuple[str, str, str]  # field name, type, comment
+
+
+def _struct(name: str, doc: str, rows: list[Row], optional: list[Row] | None = None) -> str:
+    """A struct; ``optional`` rows, if any, follow an ``// optional:`` line."""
     if not rows and not optional:
         return f"{_comment(doc)}type {name} struct{{}}\n"
     lines = _columns(rows) if rows else []
