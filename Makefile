@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test test-fast lint setup smoke bench bench-load haproxy clean
+.PHONY: demo test test-fast lint setup smoke bench bench-load bench-tokens haproxy clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,9 @@ bench: setup
 
 bench-load: setup
 	$(BIN)/python bench/load.py
+
+bench-tokens: setup
+	$(BIN)/python bench/tokens.py
 
 smoke: setup
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml

@@ -35,6 +35,8 @@ from gocode.mcp.guard import is_loopback
 from gocode.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.toolbox import Toolbox
+from gocode.view import search as search_mod
+from gocode.view.modelview import render_funcs
 from gocode.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -228,6 +230,73 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
             "servers.json holds the connection specs — set GOCODE_SERVERS to its content to run a program; "
             "it contains your `env`/`headers` values, keep it private)"
         )
+
+
+def _code_mode(config_path: str | None, model: str | None) -> CodeMode:
+    cm = CodeMode(load_config(config_path), model)
+    asyncio.run(cm.refresh())
+    if not cm.view.code_tools.tools():
+        _err("gocode: warning: no tool is in code mode for this model (codeMode.enabled, excludedTools)")
+    return cm
+
+
+@main.command()
+@config_option
+@model_option
+@click.option(
+    "--limit",
+    type=click.IntRange(1, search_mod.MAX_LIMIT),
+    default=search_mod.DEFAULT_LIMIT,
+    show_default=True,
+    help="How many tools to show.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list in rank order (with each declaration).")
+@click.argument("query", nargs=-1, required=True)
+@handle_errors
+def search(config_path: str | None, model: str | None, limit: int, as_json: bool, query: tuple[str, ...]) -> None:
+    """Find the tools for a task, best first, as search_go_tools ranks them (exit 1: none matched)."""
+    text = " ".join(query).strip()
+    if not text:
+        raise click.UsageError("QUERY is empty: say what you want to do, e.g. `gocode search list pull requests`")
+    cm = _code_mode(config_path, model)
+    found = cm.search_index().search(text, limit)
+    if as_json:
+        click.echo(json.dumps([search_mod.entry_json(cm.package, e, i + 1) for i, e in enumerate(found)]))
+    else:
+        width = max((len(e.qualified) for e in found), default=0)
+        for i, e in enumerate(found, 1):
+            first = search_mod.first_sentence(e.description)
+            click.echo(f"{i:>2}. {e.qualified:<{width}}  {e.function}" + (f" — {first[:100]}" if first else ""))
+    if not found:
+        _err(f"gocode: no tool matches {text!r}")
+        sys.exit(1)
+
+
+@main.command()
+@config_option
+@model_option
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per tool found.")
+@click.argument("names", nargs=-1, required=True)
+@handle_errors
+def describe(config_path: str | None, model: str | None, as_json: bool, names: tuple[str, ...]) -> None:
+    """Print the Go declarations of tools named as a model would (get_current_time, getCurrentTime,
+    time.get_current_time); exit 1 when a name matches no tool."""
+    cm = _code_mode(config_path, model)
+    index = cm.search_index()
+    found: dict[str, search_mod.ToolEntry] = {}
+    missing = []
+    for name in names:
+        hits = index.lookup(name)
+        if not hits:
+            missing.append(search_mod.missing_note(index, name))
+        found.update((e.qualified, e) for e in hits)
+    if as_json:
+        click.echo(json.dumps([search_mod.entry_json(cm.package, e) for e in found.values()]))
+    elif found:
+        click.echo(render_funcs(cm.package, [e.func for e in found.values()]), nl=False)
+    for note in missing:
+        _err(f"gocode: {note}")
+    sys.exit(1 if missing else 0)
 
 
 def _read_code(source: str) -> str:

@@ -26,11 +26,16 @@ from gocode.discovery import DiscoveryResult, discover
 from gocode.errors import GocodeError
 from gocode.gotypes import Package, build_package
 from gocode.modelcode import split_code
-from gocode.render import render_declarations
 from gocode.run.env import unsandboxed_env
 from gocode.runner import RunResult, parse_diagnostics, run_program
 from gocode.sandbox import Confinement, SandboxError, confine, decide, launcher_for
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from gocode.view.disclosure import Disclosure, Tier, choose
+from gocode.view.modelview import render_full
+from gocode.view.rules import rules as rules_text
+from gocode.view.rules import search_hint
+from gocode.view.search import SEARCH_TOOL_NAME, SearchIndex, SearchRequestError, answer_text
+from gocode.view.search import answer as search_answer
 from gocode.workspace import Progress, Workspace
 
 TOOL_NAME = "execute_go_code"
@@ -52,29 +57,8 @@ OUTPUT_SCHEMA: dict[str, Any] = {
     "required": ["output"],
 }
 
-_RULES = """\
-Run Go code that calls the available tools as typed Go functions, and get back what it prints.
-
-Your code is the body of `func Run(ctx context.Context) error` in package main:
-- print what you want to see with fmt.Println / fmt.Printf: stdout is the result of this call;
-- return an error to fail the call (tool errors arrive as Go errors; stderr is shown with them);
-  `v := must(someTool(ctx, in))` returns the result, or fails the call with the tool's error;
-- you may start with import lines and declare top-level func and type blocks (they are moved out of Run);
-  standard-library packages you use are imported automatically;
-- a tool without an output schema returns its text as a string (decode it with json.Unmarshal when
-  it is JSON); a tool error comes back as the function's error;
-- the tool functions are safe to call from several goroutines at once;
-- every call is a fresh program: nothing is kept between calls; it is stopped after {timeout:g} s
-  and its output is capped at {max_output} bytes, so print summaries rather than raw dumps.
-
-Tool functions and their types:
-"""
-
-
-_SANDBOX_RULE = """\
-- it runs in a sandbox{tier}: it can read and write files only in its working directory ($HOME, $TMPDIR),
-  reach nothing on the network but the tools, and start no other programs;
-"""
+# Rules and declarations are built by gocode.view (rules, modelview, disclosure).
+_NO_TOOLS = "// (no tools are configured for code mode)\n"
 
 
 def server_spec(server: ServerConfig, protocol_version: str) -> dict[str, Any]:
@@ -131,6 +115,25 @@ def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled
     return ToolView(ToolSet(tuple(code)), tuple(regular), protocols, tuple(warnings))
 
 
+def _describe(head: str, text: str, tier: str) -> str:
+    hint = "" if tier == "full" else search_hint(tier)
+    return f"{head}{hint}\n```go\n{text or _NO_TOOLS}```\n"
+
+
+# enabled: auto turns code mode on when the tools' classic definitions cost more than this
+# many o200k tokens: below it the execute_go_code definition costs about as much as the
+# tools it replaces (measured with bench/tokens.py; see docs/model-view.md).
+AUTO_MIN_CLASSIC_TOKENS = 1500
+
+
+def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
+    """Whether code mode pays for these tools: their classic JSON definitions are large."""
+    from gocode.view.tokens import count_json
+
+    listed = [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded_names]
+    return count_json(listed) >= AUTO_MIN_CLASSIC_TOKENS
+
+
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
@@ -144,6 +147,9 @@ class CodeMode:
         self._allowed: frozenset[tuple[str, str]] = frozenset()  # (server, tool) in code mode
         self._unavailable: dict[str, str] = {}  # server -> why it is down
         self._tool_warnings: tuple[str, ...] = ()
+        self._active = self.settings.enabled is True
+        self._disclosure: tuple[Package, str, Disclosure] | None = None
+        self._search: tuple[Package, SearchIndex] | None = None
         self.discovery: DiscoveryResult | None = None
         self._sandbox: dict[str, Any] | None = None
 
@@ -170,11 +176,15 @@ class CodeMode:
     def use(self, servers: list[ServerTools], unavailable: dict[str, str] | None = None) -> None:
         """Take tool listings discovered elsewhere (a controller's long-lived sessions);
         ``unavailable`` names the servers that are down, with the reason."""
-        view = split_tools(servers, set(self.settings.excluded_tools), self.settings.enabled)
+        enabled = self.settings.enabled
+        if enabled == "auto":
+            enabled = pays_off(servers, set(self.settings.excluded_tools))
+        view = split_tools(servers, set(self.settings.excluded_tools), enabled)
         package = build_package(view.code_tools)
         allowed = frozenset((s.server, t.name) for s in view.code_tools.servers for t in s.tools)
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
         self._view, self._package, self._allowed = view, package, allowed
+        self._active = bool(enabled)
         self._unavailable = dict(sorted((unavailable or {}).items()))
         self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
 
@@ -217,7 +227,62 @@ class CodeMode:
         return self._package
 
     def declarations(self) -> str:
-        return render_declarations(self.package)
+        """The model view of every tool (what the model reads at the full tier)."""
+        return render_full(self.package)
+
+    def go_version(self) -> str:
+        """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
+        try:
+            version = self.workspace.toolchain.version
+        except GocodeError:
+            return "1.25+"
+        return ".".join(version.removeprefix("go").split(".")[:2])
+
+    def rules(self) -> str:
+        """The usage rules alone: the head of the description, and the MCP server's instructions."""
+        return rules_text(self.settings, self.go_version(), self.sandbox_state()["tier"])
+
+    def disclosure(self) -> Disclosure:
+        """What the description shows of the declarations, chosen once per tool set and rules text
+        (the rules change when the sandbox tier becomes known)."""
+        package = self.package
+        head = self.rules()
+        cached = self._disclosure
+        if cached is not None and cached[0] is package and cached[1] == head:
+            return cached[2]
+
+        def describe(text: str, tier: Tier) -> str:
+            return _describe(head, text, tier)
+
+        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe)
+        self._disclosure = (package, head, got)
+        return got
+
+    def complete(self) -> bool:
+        """Whether the description shows every tool's declaration (else search_go_tools is needed)."""
+        return self.disclosure().complete
+
+    def search_index(self) -> SearchIndex:
+        """The tool search index of the current tool set, built on first use and kept until it changes."""
+        view, package = self.view, self.package
+        cached = self._search
+        if cached is not None and cached[0] is package:
+            return cached[1]
+        index = SearchIndex.build(view.code_tools, package)
+        self._search = (package, index)
+        return index
+
+    def runtime_search(self, query: str, limit: int) -> list[dict[str, Any]]:
+        """A program's searchTools: the best matches as rt.ToolMatch JSON objects."""
+        return [e.match_json() for e in self.search_index().search(query, limit)]
+
+    def search_answer(self, arguments: dict[str, Any] | None) -> tuple[str, bool]:
+        """``search_go_tools``' answer to a request: (text, is_error); never raises for bad input."""
+        try:
+            got = search_answer(self.search_index(), arguments, self.view.excluded)
+        except SearchRequestError as exc:
+            return f"{SEARCH_TOOL_NAME}: {exc}", True
+        return answer_text(self.package, got), False
 
     async def resolve_sandbox(self) -> dict[str, Any]:
         """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for
@@ -250,14 +315,10 @@ class CodeMode:
         return {"setting": self.settings.sandbox, "tier": None}
 
     def description(self) -> str:
-        """The ``execute_go_code`` description: the rules, then the Go declarations of every tool."""
-        rules = _RULES.format(timeout=self.settings.clamp_timeout(None), max_output=self.settings.max_output_bytes)
-        tier = self.sandbox_state()["tier"]
-        if self.settings.sandbox not in ("off", "auto") or tier:
-            rule = _SANDBOX_RULE.format(tier=f" ({tier} tier)" if tier else "")
-            rules = rules.replace("\nTool functions and their types:", rule + "\nTool functions and their types:")
-        decls = self.declarations().strip() or "// (no tools are configured for code mode)"
-        return f"{rules}\n```go\n{decls}\n```\n" + self._problems_line()
+        """The ``execute_go_code`` description: the rules, then as much of the model view as the
+        budget allows (see docs/model-view.md)."""
+        shown = self.disclosure()
+        return _describe(self.rules(), shown.text, shown.tier) + self._problems_line()
 
     def tool_definition(self) -> dict[str, Any]:
         """``execute_go_code`` as an MCP Tool (wire JSON)."""
@@ -267,6 +328,11 @@ class CodeMode:
             "inputSchema": INPUT_SCHEMA,
             "outputSchema": OUTPUT_SCHEMA,
         }
+
+    @property
+    def active(self) -> bool:
+        """Whether code mode is on for the current tool set (``enabled: auto`` decides per tool set)."""
+        return self._active
 
     def allows(self, server: str, tool: str) -> bool:
         """Whether a program may call this tool: it is in code mode for the model (current view)."""

@@ -102,7 +102,16 @@ class SandboxLimits(_Strict):
 class CodeModeConfig(_Strict):
     """``codeMode`` in ``defaults`` or a model. A model's block replaces the default one whole (as in CPE)."""
 
-    enabled: bool = True
+    enabled: bool | Literal["auto"] = Field(
+        default=True,
+        description="auto: code mode only when the tools' classic definitions are large; see docs/model-view.md",
+    )
+    disclosure: Literal["auto", "full", "index"] = Field(
+        default="auto", description="how much of the Go declarations the description shows; see docs/model-view.md"
+    )
+    description_tokens: int = Field(
+        default=2000, ge=200, alias="descriptionTokens", description="token budget of the execute_go_code description"
+    )
     excluded_tools: tuple[str, ...] = Field(default=(), alias="excludedTools")
     timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, description="per-run wall clock, seconds")
     max_timeout: float | None = Field(

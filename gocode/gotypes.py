@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gocode.modelcode import STDLIB
@@ -31,6 +32,7 @@ from gocode.names import (
     export,
     go_string,
     pascal,
+    words,
 )
 from gocode.toolset import ToolInfo, ToolSet
 
@@ -40,6 +42,7 @@ PTR_HELPER = "ptr"
 # have imported for it automatically; a tool function must not shadow them.
 RESERVED_FUNC_NAMES = frozenset(
     {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", PTR_HELPER, *STDLIB}
+    | {"searchTools", "callTool"}  # run-time search helpers (render.RUNTIME_ALIASES)
 )
 DESCRIPTION_LIMIT = 4000
 FIELD_DOC_LIMIT = 600
@@ -84,6 +87,10 @@ class Field:
     doc: tuple[str, ...]
     optional: bool
     fill: tuple[str, str] | None = None  # (zero literal, value literal)
+    # For the model view: the description (or title) on one line, empty when it only restates
+    # the name; and the notes (default, format, bounds, "One of …") shown after it.
+    desc: str = ""
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,7 +143,7 @@ class TypeDecl:
     @property
     def alias(self) -> bool:
         """A second name for another declared type (``type A = B``), so B's methods stay."""
-        return self.type[:1].isupper() and self.type.isidentifier()
+        return (self.type[:1].isupper() and self.type.isidentifier()) or self.type.startswith("gocodert.")
 
 
 @dataclass(frozen=True)
@@ -189,6 +196,8 @@ class ToolFunc:
     output_type: str
     structured: bool
     decls: tuple[Decl, ...]
+    # A tool that returns images, audio or other non-text parts: output_type is MEDIA_TYPE.
+    media: bool = False
 
 
 @dataclass(frozen=True)
@@ -231,10 +240,13 @@ class _ToolCtx:
 
 class _Builder:
     def __init__(self) -> None:
-        self.types = Registry({"Run"})
+        self.types = Registry({"Run", "ToolMatch"})
         self.warnings: list[str] = []
         # Identical $defs (same server, same name, same schema) are declared once.
         self.defs: dict[tuple[str, str, str], str] = {}
+        # (Content, Media) type names when some tool returns non-text parts.
+        self.media_names: tuple[str, str] | None = None
+        self.media_declared = False
 
     def warn(self, src: Source, msg: str) -> None:
         self.warnings.append(f"{src}: {msg}")
@@ -461,7 +473,8 @@ class _Builder:
                 expr = "*" + expr
                 notes = [*notes, f"Set with {PTR_HELPER}(v)."]
             doc = _field_doc(fname, prop, sub, notes, is_req)
-            fields.append(Field(fname, prop, expr, doc, optional=not is_req, fill=fill))
+            desc, view_notes = _field_view(prop, sub, notes)
+            fields.append(Field(fname, prop, expr, doc, not is_req, fill, desc, view_notes))
         ctx.decls.append(StructDecl(name, _doc(name, _description(schema)), tuple(fields), src))
         return name, []
 
@@ -587,12 +600,29 @@ class _Builder:
                 ctx_out.decls.append(TypeDecl(name, _doc(name, doc), expr, Source(info.server, info.name)))
             decls.extend(ctx_out.decls)
             output_type = name
+        elif self.media_names and returns_media(info):
+            output_type = self.media_names[0]
+            if not self.media_declared:
+                self.media_declared = True
+                src = Source(info.server, info.name)
+                content, media = self.media_names
+                decls.append(TypeDecl(content, _doc(content, [MEDIA_DOC]), RT_CONTENT, src))
+                decls.append(TypeDecl(media, _doc(media, [MEDIA_PART_DOC]), RT_MEDIA, src))
         else:
             output_type = "string"
         desc = clean_text(info.description or info.title or "", DESCRIPTION_LIMIT)
         doc = _doc(func_name, desc or ["(no description)"])
         return ToolFunc(
-            func_name, exported, info.server, info.name, doc, input_type, output_type, structured, tuple(decls)
+            func_name,
+            exported,
+            info.server,
+            info.name,
+            doc,
+            input_type,
+            output_type,
+            structured,
+            tuple(decls),
+            media=output_type == (self.media_names or ("",))[0],
         )
 
 
@@ -619,8 +649,140 @@ def build_package(toolset: ToolSet) -> Package:
     # suffix, not the other way round depending on order.
     for _, name in plan:
         b.types.claim(export(name))
+    if any(not isinstance(t.output_schema, dict) and returns_media(t) for t in tools):
+        b.media_names = (b.types.claim("Content"), b.types.claim("Media"))
     funcs = [b.tool(t, name, export(name)) for t, name in plan]
-    return Package(tuple(funcs), tuple(b.warnings), toolset.digest())
+    return Package(tuple(_name_shared(_dedupe(funcs), b.types)), tuple(b.warnings), toolset.digest())
+
+
+# --- one declaration per shape ------------------------------------------------------------------
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _subst(expr: str, names: dict[str, str]) -> str:
+    return _IDENT.sub(lambda m: names.get(m.group(0), m.group(0)), expr)
+
+
+def _rename(d: Decl, names: dict[str, str]) -> Decl:
+    """``d`` with the type names it refers to replaced (its own name stays)."""
+    if isinstance(d, StructDecl):
+        fields = tuple(replace(f, type=_subst(f.type, names)) for f in d.fields)
+        return replace(d, fields=fields)
+    if isinstance(d, TypeDecl):
+        return d if d.type.startswith("gocodert.") else replace(d, type=_subst(d.type, names))
+    if isinstance(d, UnionDecl):
+        return replace(d, variants=tuple(replace(v, type=_subst(v.type, names)) for v in d.variants))
+    if isinstance(d, TupleDecl):
+        items = tuple(replace(f, type=_subst(f.type, names)) for f in d.items)
+        return replace(d, items=items, rest=None if d.rest is None else _subst(d.rest, names))
+    return d
+
+
+def _shape(d: Decl) -> tuple[Any, ...]:
+    """What makes two declarations interchangeable: everything but their names, doc comments
+    and sources (the declaration's own name inside it stands for itself)."""
+    me = {d.name: "\x00"}
+    if isinstance(d, StructDecl):
+        return ("struct", tuple(replace(f, type=_subst(f.type, me), doc=()) for f in d.fields))
+    if isinstance(d, EnumDecl):
+        return ("enum", d.base, tuple(v.literal for v in d.values))
+    if isinstance(d, TypeDecl):
+        return ("type", d.type if d.type.startswith("gocodert.") else _subst(d.type, me))
+    if isinstance(d, UnionDecl):
+        return ("union", tuple(replace(v, type=_subst(v.type, me)) for v in d.variants))
+    return ("tuple", tuple(replace(f, type=_subst(f.type, me)) for f in d.items), d.rest and _subst(d.rest, me))
+
+
+def _dedupe(funcs: list[ToolFunc]) -> list[ToolFunc]:
+    """Declare each structurally identical type once, across tools and servers: later copies
+    are dropped and every reference (fields, functions) names the first. Repeated until
+    nothing changes, since merging two element types can make their containers identical."""
+    while True:
+        first: dict[tuple[Any, ...], str] = {}
+        merged: dict[str, str] = {}
+        for f in funcs:
+            for d in f.decls:
+                key = _shape(d)
+                if key in first:
+                    merged[d.name] = first[key]
+                else:
+                    first[key] = d.name
+        if not merged:
+            break
+        funcs = [
+            replace(
+                f,
+                decls=tuple(_rename(d, merged) for d in f.decls if d.name not in merged),
+                input_type=f.input_type and _subst(f.input_type, merged),
+                output_type=_subst(f.output_type, merged),
+            )
+            for f in funcs
+        ]
+    return funcs
+
+
+def _name_shared(funcs: list[ToolFunc], types: Registry) -> list[ToolFunc]:
+    """A small input or output shape that several tools share is named for its fields
+    (``PathInput``, ``ContentOutput``), not for whichever tool happened to come first."""
+    users: Counter[str] = Counter()
+    role: dict[str, str] = {}
+    for f in funcs:
+        for t, suffix in ((f.input_type, "Input"), (f.output_type, "Output")):
+            if t:
+                users[t] += 1
+                role.setdefault(t, suffix)
+    structs = {d.name: d for f in funcs for d in f.decls if isinstance(d, StructDecl)}
+    names: dict[str, str] = {}
+    for name, n in users.items():
+        d = structs.get(name)
+        if n < 2 or d is None or not 1 <= len(d.fields) <= 2 or not name.endswith(role[name]):
+            continue
+        wanted = "".join(f.name for f in d.fields) + role[name]
+        if types.claim(wanted) == wanted:
+            names[name] = wanted
+    if not names:
+        return funcs
+
+    def doc(d: Decl) -> tuple[str, ...]:
+        if not d.doc or d.name not in names:
+            return d.doc
+        return (names[d.name] + d.doc[0][len(d.name) :], *d.doc[1:])
+
+    return [
+        replace(
+            f,
+            decls=tuple(replace(_rename(d, names), name=names.get(d.name, d.name), doc=doc(d)) for d in f.decls),
+            input_type=f.input_type and _subst(f.input_type, names),
+            output_type=_subst(f.output_type, names),
+        )
+        for f in funcs
+    ]
+
+
+# --- results with non-text parts ----------------------------------------------------------------
+
+RT_CONTENT = "gocodert.Content"
+RT_MEDIA = "gocodert.Media"
+MEDIA_DOC = "A result that may hold images, audio or other non-text parts."
+MEDIA_PART_DOC = "One non-text part: its MIME type and raw bytes (decoded from base64)."
+_MEDIA_WORDS = frozenset("image images screenshot screenshots picture photo audio thumbnail".split())
+_FETCH_WORDS = frozenset("get take capture fetch read render download export screenshot".split())
+_MEDIA_DESC = re.compile(r"(?i)\b(returns?|captures?)\b[^.|]{0,25}?\b(images?|screenshots?|audio|png|jpe?g)\b")
+
+
+def returns_media(info: ToolInfo) -> bool:
+    """Whether a tool without an output schema is expected to answer with non-text parts: its
+    name fetches an image or audio (``get_tiny_image``, ``take_screenshot``) or its first
+    sentence says it returns one. MCP has no declaration for this; a wrong guess costs little,
+    since Content carries the text as well."""
+    if isinstance(info.output_schema, dict):
+        return False
+    named = [w.lower() for w in words(info.name)]
+    if "screenshot" in named or (_MEDIA_WORDS & set(named) and _FETCH_WORDS & set(named)):
+        return True
+    first = (info.description or "").split(". ", 1)[0]
+    return bool(_MEDIA_DESC.search(first))
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -676,6 +838,51 @@ def _field_doc(fname: str, prop: str, schema: Any, notes: list[str], required: b
     if tail:
         lines[-1] = f"{lines[-1]} {tail}"
     return _doc(fname, lines)
+
+
+_FILLER_WORDS = frozenset("a an the of is to for this that value property field parameter param".split())
+
+
+def one_line(text: str, limit: int = FIELD_DOC_LIMIT) -> str:
+    """Untrusted prose as one comment-safe line, whitespace collapsed."""
+    return " ".join(" ".join(clean_text(text, limit)).split())
+
+
+def restates(text: str, *names: str) -> bool:
+    """Whether a description says nothing but the name (``Repo Path`` for ``repo_path``)."""
+    said = {w.lower() for w in words(text)} - _FILLER_WORDS
+    named = {w.lower() for n in names for w in words(n)}
+    return said <= named
+
+
+def _field_view(prop: str, schema: Any, notes: list[str]) -> tuple[str, tuple[str, ...]]:
+    """A field's description and notes for the model view: no "optional" (the view marks
+    required fields instead), no pointer hint (``ptr`` is declared once), nothing that only
+    restates the property's name."""
+    desc = ""
+    extras: list[str] = [n for n in notes if not n.startswith("Set with ")]
+    if isinstance(schema, dict):
+        for key in ("description", "title"):
+            text = schema.get(key)
+            if isinstance(text, str) and one_line(text) and not restates(text, prop):
+                desc = one_line(text)
+                break
+        # A default equal to Go's zero value is what leaving the field out means anyway.
+        if "default" in schema and schema["default"] not in (None, False, 0, "", [], {}):
+            extras.append("default " + _short(schema["default"]))
+        if isinstance(schema.get("format"), str):
+            extras.append("format " + " ".join(clean_text(schema["format"], 60)))
+        for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
+            if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
+                extras.append(f"{op} {_json(schema[key])}")
+        if isinstance(schema.get("pattern"), str) and len(schema["pattern"]) <= 60:
+            extras.append("pattern " + _short(schema["pattern"]))
+        examples = schema.get("examples")
+        if isinstance(examples, list) and examples:
+            extras.append("e.g. " + ", ".join(_short(e, 60) for e in examples[:2]))
+        elif "example" in schema:
+            extras.append("e.g. " + _short(schema["example"], 60))
+    return desc, tuple(one_line(e) for e in extras)
 
 
 def _has_input(schema: dict[str, Any]) -> bool:

@@ -38,6 +38,17 @@ from gocode.upstream import Upstream, UpstreamError
 
 SERVER_HEADER = "X-Gocode-Server"
 RUN_KEY = "gocode.run"
+# A program's searchTools reaches the controller's search index as this pseudo-server's one
+# tool. Searching in the controller keeps one index and one ranking for the model's
+# search_go_tools and for programs (embedding the catalogue would copy every description into
+# every binary and need a second search engine in Go). No configured server can have this
+# name (server names start with a letter or digit).
+SEARCH_SERVER = "@gocode"
+SEARCH_TOOL = "search_tools"
+SEARCH_LIMIT = 10
+
+# (query, limit) -> matches as JSON objects (see rt.ToolMatch), best first.
+SearchFn = Callable[[str, int], list[dict[str, Any]]]
 
 
 @dataclass
@@ -58,9 +69,14 @@ class Loopback:
     """An MCP endpoint on 127.0.0.1 in front of the controller's upstream sessions."""
 
     def __init__(
-        self, upstreams: Mapping[str, Upstream], call_timeout: float, allows: Callable[[str, str], bool]
+        self,
+        upstreams: Mapping[str, Upstream],
+        call_timeout: float,
+        allows: Callable[[str, str], bool],
+        search: SearchFn | None = None,
     ) -> None:
         self.upstreams = upstreams
+        self.search = search
         self.call_timeout = call_timeout
         # Only code-mode tools: not the excluded ones, not a server's disabledTools. The
         # endpoint is a (sandboxed) program's door; the tool set is what it may open.
@@ -124,6 +140,7 @@ class Loopback:
 
     def specs(self, run: Run, servers: list[str]) -> dict[str, dict[str, Any]]:
         """GOCODE_SERVERS for a program: every server through this endpoint, with the run's token."""
+        names = [*servers, SEARCH_SERVER] if self.search is not None else servers
         return {
             name: {
                 "transport": "http",
@@ -132,7 +149,7 @@ class Loopback:
                 "protocolVersion": LEGACY_PROTOCOL,
                 "connectTimeout": 10,
             }
-            for name in servers
+            for name in names
         }
 
     # --- MCP handlers -------------------------------------------------------------------------
@@ -148,9 +165,17 @@ class Loopback:
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown server {name!r}")
         return upstream, run
 
+    def _is_search(self, ctx: ServerRequestContext[Any]) -> bool:
+        request = ctx.request
+        name = request.headers.get(SERVER_HEADER, "") if request is not None else ""
+        return name == SEARCH_SERVER and self.search is not None
+
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if self._is_search(ctx):
+            schema = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
+            return types.ListToolsResult(tools=[types.Tool(name=SEARCH_TOOL, input_schema=schema)])
         upstream, _ = self._target(ctx)
         tools = [
             types.Tool.model_validate(t.definition or t.as_json())
@@ -162,6 +187,8 @@ class Loopback:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        if self._is_search(ctx):
+            return self._search(ctx, params)
         upstream, run = self._target(ctx)
         if not self.allows(upstream.name, params.name):
             raise MCPError(
@@ -183,6 +210,28 @@ class Loopback:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         finally:
             run.calls.append(ToolCall(upstream.name, params.name, (time.monotonic() - start) * 1000, error))
+
+    def _search(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        """searchTools: the code-mode tools best matching a query (the index holds no other tools)."""
+        scope = getattr(ctx.request, "scope", {})
+        run = scope.get(RUN_KEY)
+        if run is None or params.name != SEARCH_TOOL or self.search is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}")
+        args = params.arguments or {}
+        query, limit = args.get("query"), args.get("limit", SEARCH_LIMIT)
+        start = time.monotonic()
+        if not isinstance(query, str) or not query.strip():
+            error = "searchTools needs a non-empty query (what you want to do, in a few words)"
+            run.calls.append(ToolCall(SEARCH_SERVER, SEARCH_TOOL, 0.0, error))
+            return types.CallToolResult(content=[types.TextContent(type="text", text=error)], is_error=True)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            limit = SEARCH_LIMIT
+        matches = self.search(query[:1000], min(limit, SEARCH_LIMIT))
+        run.calls.append(ToolCall(SEARCH_SERVER, SEARCH_TOOL, (time.monotonic() - start) * 1000, None))
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps({"matches": matches}))],
+            structured_content={"matches": matches},
+        )
 
 
 class _Guard:

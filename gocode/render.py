@@ -21,6 +21,12 @@ from gocode.resources import templates_dir
 
 RT_IMPORT = "gocodews/rt"
 TOOLS_IMPORT_PREFIX = "gocodews/tools/"
+# Finding and calling tools at run time (go_templates/rt/search.go); the names are reserved in gotypes.
+RUNTIME_ALIASES = (
+    "type ToolMatch = gocodert.ToolMatch",
+    "var searchTools = gocodert.SearchTools",
+    "var callTool = gocodert.CallTool",
+)
 
 
 @functools.cache
@@ -78,6 +84,7 @@ def _func_ctx(f: ToolFunc) -> dict[str, Any]:
         "input_type": f.input_type,
         "output_type": f.output_type,
         "structured": f.structured,
+        "media": f.media,
         "server_literal": go_string(f.server),
         "tool_literal": go_string(f.tool),
         "tool_comment": comment_literal(f.tool),
@@ -134,6 +141,7 @@ def _aliases(pkg: Package) -> list[tuple[str, str]]:
             if isinstance(d, EnumDecl):
                 aliases.extend((v.name, f"const {v.name} = gocodetools.{v.name}") for v in d.values)
         aliases.append((f.name, f"var {f.name} = gocodetools.{f.exported}"))
+    aliases.extend((d.split()[1], d) for d in RUNTIME_ALIASES)
     return aliases
 
 

@@ -62,8 +62,10 @@ class ToolServer:
         self.server: Server[Any] = Server(
             "gocode",
             version=_version(),
+            # The usage rules, for clients that hide tool definitions behind their own search.
             instructions=(
-                "Call execute_go_code with Go code that uses the tools as typed functions; its description lists them."
+                "Call execute_go_code with Go code that uses the tools as typed functions; its description "
+                "declares them.\n" + toolbox.code_mode.rules()
                 if toolbox.settings.enabled
                 else None
             ),

@@ -56,6 +56,7 @@ from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.runner import RunResult
 from gocode.toolset import ToolInfo
 from gocode.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
+from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 from gocode.workspace import Progress, Workspace
 
 log = logging.getLogger("gocode.toolbox")
@@ -82,7 +83,7 @@ class Route:
     """Where a tool name the client sees leads: Go code mode, or a server's own tool."""
 
     name: str
-    tool: ToolInfo | None = None  # None: execute_go_code
+    tool: ToolInfo | None = None  # None: execute_go_code or search_go_tools (by name)
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,12 @@ class Toolbox:
                 await self.code_mode.resolve_sandbox()
             self._rebuild()
             if self.pooled:
-                self._loopback = Loopback(self._upstreams, self.settings.clamp_timeout(None), self.code_mode.allows)
+                self._loopback = Loopback(
+                    self._upstreams,
+                    self.settings.clamp_timeout(None),
+                    self.code_mode.allows,
+                    search=self.code_mode.runtime_search,
+                )
                 await self._loopback.start(self._tg)
             if self._prewarm and self.settings.enabled:
                 self._warm = anyio.Event()  # before the task runs, so wait_warm() never misses it
@@ -379,12 +385,16 @@ class Toolbox:
                 down[u.name] = f"{describe_server(u.name, u.server)} is still starting (its tools come when it answers)"
         self.code_mode.use(known, down)
         view = self.code_mode.view
-        reserved = {TOOL_NAME} if self.settings.enabled else set()
+        active = self.code_mode.active  # enabled: auto decides per tool set
+        reserved = {TOOL_NAME, SEARCH_TOOL_NAME} if active else set()
         routes: dict[str, Route] = {}
         tools: list[types.Tool] = []
-        if self.settings.enabled:
+        if active:
             routes[TOOL_NAME] = Route(TOOL_NAME)
             tools.append(types.Tool.model_validate(self.code_mode.tool_definition()))
+            if not self.code_mode.complete():  # the description shows less than every declaration
+                routes[SEARCH_TOOL_NAME] = Route(SEARCH_TOOL_NAME)
+                tools.append(types.Tool.model_validate(search_tool_definition()))
         for name, info in exposed_names(list(view.excluded), reserved).items():
             routes[name] = Route(name, info)
             tools.append(_passthrough_tool(name, info))
@@ -543,6 +553,9 @@ class Toolbox:
     async def _dispatch(
         self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None
     ) -> tuple[types.CallToolResult, RunResult | None]:
+        if route.tool is None and route.name == SEARCH_TOOL_NAME:
+            text, failed = self.code_mode.search_answer(arguments)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed), None
         if route.tool is None:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):

@@ -61,3 +61,13 @@ def test_bench_measures_every_scenario():
     targets = re.findall(r"^  \[(met|MISSED)\] (.+): (-?\d+(?:\.\d+)?)$", out, re.M)
     assert len(targets) >= 6, out
     assert ("met", "8 concurrent calls all complete", "8") in targets, out
+
+
+def test_token_bench_prints_every_corpus_server_and_the_targets():
+    proc = subprocess.run(
+        [sys.executable, "bench/tokens.py"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    for row in ("filesystem", "gitlab", "common4 (filesystem+git+memory+fetch)", "all corpus servers x2", "targets:"):
+        assert row in out, row

@@ -1,4 +1,4 @@
-"""Golden tests: every corpus file's Go declarations (what the model sees) and warnings, byte
+"""Golden tests: every corpus file's model view (gocode.view.modelview, what the model reads) and warnings, byte
 for byte. After an intended change, rewrite them with ``GOCODE_UPDATE_GOLDENS=1 make test``
 and review the diff. The corpus compiling as Go is checked in test_corpus_go.py."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gocode.gotypes import build_package
-from gocode.render import render_declarations
+from gocode.view.modelview import render_full
 from tests.corpus_data import GOLDEN, corpus_files, corpus_id, load
 
 pytestmark = pytest.mark.fast
@@ -22,7 +22,7 @@ def golden_text(path: Path) -> str:
     pkg = build_package(load(path))
     header = [f"// Declarations for tests/corpus/{path.parent.name}/{path.name} (golden file, generated)."]
     header += [f"// warning: {w!r}" for w in pkg.warnings]
-    return "\n".join(header) + "\n\n" + render_declarations(pkg)
+    return "\n".join(header) + "\n\n" + render_full(pkg)
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=corpus_id)

@@ -51,7 +51,7 @@ if err != nil {
 fmt.Println(echoed)
 fmt.Println(sum)
 fmt.Printf("%.0f %s\\n", weather.Temperature, weather.Conditions)
-fmt.Println(strings.Contains(image, "[image image/png"))
+fmt.Println(len(image.Media), image.Media[0].MIMEType, bytes.HasPrefix(image.Media[0].Data, []byte("\\x89PNG")))
 """
     r = run(everything, code)
     assert r.ok, r.error_text()
@@ -59,7 +59,8 @@ fmt.Println(strings.Contains(image, "[image image/png"))
     assert lines[0] == 'Echo: héllo "go"'
     assert "42" in lines[1]
     assert lines[2].split()[0].lstrip("-").isdigit()
-    assert lines[-1] == "true"  # a multi-part result (text + image) never aborts the program
+    # The image tool is typed as Content, its bytes decoded: what the model view shows.
+    assert lines[-1] == "1 image/png true"
 
 
 def test_time_server_chain(time_cm):

@@ -180,7 +180,9 @@ func (c *conn) stderrTail() string {
 func specNames() []string {
 	names := make([]string, 0, len(specs))
 	for n := range specs {
-		names = append(names, n)
+		if n != searchServer {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names
@@ -277,6 +279,55 @@ func CallText(ctx context.Context, server, tool string, args any) (string, error
 		return "", err
 	}
 	return Text(res), nil
+}
+
+// A Media is one non-text part of a tool result: an image, audio, or a binary resource.
+type Media struct {
+	MIMEType string
+	Data     []byte
+}
+
+// A Content is the result of a tool that may answer with non-text parts.
+type Content struct {
+	Text  string  // the text parts, joined by newlines
+	Media []Media // the other parts, in order
+}
+
+// CallContent calls a tool whose result may hold images or audio and returns its text and
+// its non-text parts, the bytes already decoded.
+func CallContent(ctx context.Context, server, tool string, args any) (Content, error) {
+	res, err := call(ctx, server, tool, args)
+	if err != nil {
+		return Content{}, err
+	}
+	var out Content
+	var texts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			texts = append(texts, c.Text)
+		case *mcp.ImageContent:
+			out.Media = append(out.Media, Media{MIMEType: c.MIMEType, Data: c.Data})
+		case *mcp.AudioContent:
+			out.Media = append(out.Media, Media{MIMEType: c.MIMEType, Data: c.Data})
+		case *mcp.EmbeddedResource:
+			if c.Resource == nil {
+				continue
+			}
+			if c.Resource.Blob != nil {
+				out.Media = append(out.Media, Media{MIMEType: c.Resource.MIMEType, Data: c.Resource.Blob})
+			} else {
+				texts = append(texts, c.Resource.Text)
+			}
+		case *mcp.ResourceLink:
+			texts = append(texts, fmt.Sprintf("[resource link %s %s]", c.Name, c.URI))
+		}
+	}
+	out.Text = strings.Join(texts, "\n")
+	if out.Text == "" && len(out.Media) == 0 && res.StructuredContent != nil {
+		out.Text = Text(res)
+	}
+	return out, nil
 }
 
 // Text renders a result's content as text: text parts as they are, joined by newlines;

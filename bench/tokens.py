@@ -1,0 +1,141 @@
+"""Token benchmark: what a model is sent for a tool set, classic tools against code mode.
+
+    make bench-tokens                 # or: .venv/bin/python bench/tokens.py [--markdown]
+
+For every server of tests/corpus/real (snapshots of real tools/list answers), for a set of four
+common servers (36 tools) and for all of them together, counted with the o200k_base tokenizer
+as compact JSON (what travels in a request):
+
+- classic: the tool list as MCP clients pass it to a model (name, description, schemas);
+- view: the full Go declarations alone (the model view, without the rules);
+- full, index, auto: the execute_go_code definition in each codeMode.disclosure mode, plus the
+  search_go_tools definition when the description does not show every declaration.
+
+The targets are printed at the end (for reading, not asserted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gocode.codemode import CodeMode  # noqa: E402
+from gocode.config import Config  # noqa: E402
+from gocode.toolset import ServerTools, ToolSet  # noqa: E402
+from gocode.view.modelview import render_full  # noqa: E402
+from gocode.view.tokens import count_json  # noqa: E402
+from tests.corpus_data import load  # noqa: E402
+
+REAL = ROOT / "tests" / "corpus" / "real"
+COMMON = ("filesystem", "git", "memory", "fetch")  # 14 + 12 + 9 + 1 = 36 tools
+MODES = ("full", "index", "auto")
+
+
+def search_definition() -> dict[str, object]:
+    """search_go_tools as offered next to execute_go_code when not every declaration is shown."""
+    from gocode.view.search import search_tool_definition
+
+    return search_tool_definition()
+
+
+def measure(name: str, toolset: ToolSet, go_version: str) -> dict[str, object]:
+    row: dict[str, object] = {"set": name, "tools": len(toolset.tools()), "servers": len(toolset.servers)}
+    row["classic"] = count_json([t.as_json() for t in toolset.tools()])
+    search_tokens = count_json(search_definition())
+    for mode in MODES:
+        config = Config.model_validate({"mcpServers": {}, "defaults": {"codeMode": {"disclosure": mode}}})
+        cm = CodeMode(config)
+        cm.go_version = lambda: go_version  # type: ignore[method-assign]  # no toolchain lookup per row
+        cm.use(list(toolset.servers))
+        if mode == "full":
+            row["view"] = count_json(render_full(cm.package))
+        tokens = count_json(cm.tool_definition())
+        tier = cm.disclosure().tier
+        row[mode] = tokens + (0 if tier == "full" else search_tokens)
+        row[mode + "_tier"] = tier
+    return row
+
+
+def corpus_sets() -> list[tuple[str, ToolSet]]:
+    sets = [(p.stem, load(p)) for p in sorted(REAL.glob("*.json"))]
+    by_name = dict(sets)
+    common = ToolSet(tuple(s for n in COMMON for s in by_name[n].servers))
+    everything = ToolSet(tuple(s for _, ts in sets for s in ts.servers))
+    # Twice the corpus under other server names: close to 2,400 tools from 94 servers.
+    copies = tuple(
+        ServerTools("copy_" + s.server, tuple(replace(t, server="copy_" + s.server) for t in s.tools))
+        for s in everything.servers
+    )
+    return [
+        *sets,
+        ("common4 (" + "+".join(COMMON) + ")", common),
+        ("all corpus servers", everything),
+        ("all corpus servers x2", ToolSet(everything.servers + copies)),
+    ]
+
+
+def table(rows: list[dict[str, object]], markdown: bool) -> str:
+    head = ["tool set", "servers", "tools", "classic", "view", "view/classic", "full", "index", "auto", "auto/classic"]
+    lines = []
+    for r in rows:
+        classic = int(r["classic"])  # type: ignore[call-overload]
+        cells = [
+            str(r["set"]),
+            str(r["servers"]),
+            str(r["tools"]),
+            str(classic),
+            str(r["view"]),
+            f"{int(r['view']) / classic:.2f}",  # type: ignore[call-overload]
+            str(r["full"]),
+            f"{r['index']} ({r['index_tier']})",
+            f"{r['auto']} ({r['auto_tier']})",
+            f"{int(r['auto']) / classic:.2f}",  # type: ignore[call-overload]
+        ]
+        lines.append(cells)
+    if markdown:
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        out += ["| " + " | ".join(c) + " |" for c in lines]
+        return "\n".join(out)
+    widths = [max(len(h), *(len(c[i]) for c in lines)) for i, h in enumerate(head)]
+    fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
+    return "\n".join([fmt.format(*head), *(fmt.format(*c) for c in lines)])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--go-version", default="1.26", help="Go version the rules name (default 1.26)")
+    args = parser.parse_args()
+    rows = [measure(name, ts, args.go_version) for name, ts in corpus_sets()]
+    print(table(rows, args.markdown))
+    singles = rows[:-3]
+    common, everything = rows[-3], rows[-1]
+    worst = max(singles, key=lambda r: int(r["view"]) / int(r["classic"]))  # type: ignore[call-overload]
+    total_view = sum(int(r["view"]) for r in singles)  # type: ignore[call-overload]
+    total_classic = sum(int(r["classic"]) for r in singles)  # type: ignore[call-overload]
+    over = [str(r["set"]) for r in singles if int(r["view"]) > 0.75 * int(r["classic"])]  # type: ignore[call-overload]
+    print()
+    print("targets:")
+    print(
+        f"  full view <= 0.75x classic: all servers {total_view}/{total_classic} = {total_view / total_classic:.2f}x; "
+        f"worst {worst['set']} {int(worst['view']) / int(worst['classic']):.2f}x; "  # type: ignore[call-overload]
+        f"{len(over)} of {len(singles)} servers above 0.75x"
+    )
+    print(
+        f"  auto <= 0.5x classic on {common['set']}: {common['auto']}/{common['classic']} = "
+        f"{int(common['auto']) / int(common['classic']):.2f}x"  # type: ignore[call-overload]
+    )
+    print(
+        f"  auto <= 2,500 tokens for {everything['tools']} tools from {everything['servers']} servers: "
+        f"{everything['auto']} ({everything['auto_tier']} tier)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""How much of the model view a description shows, within a token budget.
+
+``full`` shows every declaration whatever it costs; ``index`` never does; ``auto`` shows them
+all when the description fits ``descriptionTokens``. Below full, the tiers are the index (per
+server one line per tool) and, when even that does not fit, the servers with a tool count and
+as many names each as fit: that last tier grows with the number of servers, not of tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from gocode.gotypes import Package
+from gocode.view import tokens
+from gocode.view.modelview import render_full, render_index, render_names
+
+Mode = Literal["auto", "full", "index"]
+Tier = Literal["full", "index", "names"]
+DEFAULT_MODE: Mode = "auto"
+# What the execute_go_code description may cost in o200k tokens (rules included). 2,000 leaves
+# room for search_go_tools' own definition under 2,500, and shows in full the tools of a few
+# small servers (time, fetch, git, memory each fit alone; see docs/model-view.md).
+DEFAULT_DESCRIPTION_TOKENS = 2000
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """The declarations a description shows: ``tier``, the text, and the description's tokens."""
+
+    tier: Tier
+    text: str
+    tokens: int
+
+    @property
+    def complete(self) -> bool:
+        """Whether every tool's full declaration is shown (no search needed)."""
+        return self.tier == "full"
+
+
+def choose(pkg: Package, mode: Mode, budget: int, describe: Callable[[str, Tier], str]) -> Disclosure:
+    """The most detailed tier whose description (``describe(text, tier)``, counted as the JSON
+    string it travels in) fits ``budget``; the names tier shrinks its lists until it fits, and
+    is returned even when a bare count per server is still too long."""
+
+    def attempt(tier: Tier, text: str) -> Disclosure:
+        return Disclosure(tier, text, tokens.count_json(describe(text, tier)))
+
+    if mode == "full" or not pkg.funcs:
+        return attempt("full", render_full(pkg))
+    if mode == "auto":
+        full = attempt("full", render_full(pkg))
+        if full.tokens <= budget:
+            return full
+    index = attempt("index", render_index(pkg))
+    if index.tokens <= budget:
+        return index
+    most = max(sum(1 for f in pkg.funcs if f.server == s) for s in {f.server for f in pkg.funcs})
+    lo, hi = 0, most  # the largest per-server name count that fits
+    best = attempt("names", render_names(pkg, 0))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        got = attempt("names", render_names(pkg, mid))
+        if got.tokens <= budget:
+            lo, best = mid, got
+        else:
+            hi = mid - 1
+    return best

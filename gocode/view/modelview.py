@@ -1,0 +1,275 @@
+"""The model view: the Go declarations a model reads, separate from the compiled bindings.
+
+The bindings (:mod:`gocode.render`) carry JSON tags, methods and fallbacks; the view carries
+only what a programmer needs to call the tools, in the fewest tokens: no struct tags, a
+field's description as a trailing comment (dropped when it only restates the name), one
+``const ( … )`` block per enum, each tool under a one-line header naming its server, and the
+tools as ``func`` declarations. Every name in the view is a name the program compiled for a
+call declares (``main.go`` aliases each type, constant and function of the bindings), and
+each structurally identical type is declared once (:func:`gocode.gotypes.build_package`).
+
+Three tiers, from most to least detailed: :func:`render_full` (every declaration),
+:func:`render_index` (per server one line per tool: compact signature and first sentence)
+and :func:`render_names` (per server a tool count and as many names as a budget allows).
+:func:`render_funcs` gives the full declarations of some tools with every type they need,
+for search answers. Pure functions of the IR.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from gocode.gotypes import (
+    PTR_HELPER,
+    RT_CONTENT,
+    RT_MEDIA,
+    Decl,
+    EnumDecl,
+    Field,
+    Package,
+    StructDecl,
+    ToolFunc,
+    TupleDecl,
+    TypeDecl,
+    UnionDecl,
+    one_line,
+)
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Longest comment a view line carries; descriptions past it end with "…".
+DOC_LIMIT = 1500
+# In an input struct, the fields after this line may be left zero; those before it are required.
+OPTIONAL_MARK = "// optional:"
+
+
+# --- comments -----------------------------------------------------------------------------------
+
+
+def _text(lines: Iterable[str], name: str = "") -> str:
+    """Doc lines as one line, without the leading declared name the bindings' doc starts with."""
+    text = one_line(" ".join(lines), DOC_LIMIT)
+    if name and text.startswith(name + " "):
+        text = text[len(name) + 1 :]
+    return text
+
+
+def _comment(text: str) -> str:
+    return f"// {text}\n" if text else ""
+
+
+def header(server: str, count: int) -> str:
+    """The one-line header above a server's declarations."""
+    noun = "tool" if count == 1 else "tools"
+    return f"// ===== server {one_line(server, 200)} ({count} {noun}) =====\n"
+
+
+def first_sentence(text: str) -> str:
+    text = one_line(text, DOC_LIMIT)
+    m = re.search(r"(?<=[.!?])\s", text)
+    return text[: m.start()] if m else text
+
+
+# --- declarations -------------------------------------------------------------------------------
+
+
+def _field_comment(f: Field, enums: dict[str, str]) -> str:
+    # An enum's description is on its type already.
+    desc = "" if enums.get(f.type.lstrip("*[]")) == f.desc else f.desc
+    notes = "; ".join(f.notes)
+    if not desc:
+        return notes
+    return f"{desc} ({notes})" if notes else desc
+
+
+def _columns(rows: list[tuple[str, str, str]]) -> list[str]:
+    """``name type // comment`` rows aligned as gofmt aligns a struct's fields: names across
+    all rows; types across each run of consecutive rows that carry a comment."""
+    wn = max(len(n) for n, _, _ in rows)
+    widths = [0] * len(rows)
+    i = 0
+    while i < len(rows):
+        j = i
+        while j < len(rows) and rows[j][2]:
+            j += 1
+        for k in range(i, j):
+            widths[k] = max(len(t) for _, t, _ in rows[i:j])
+        i = max(j, i + 1)
+    return [
+        f"\t{n.ljust(wn)} {t.ljust(wt)} // {c}" if c else f"\t{n.ljust(wn)} {t}"
+        for (n, t, c), wt in zip(rows, widths, strict=True)
+    ]
+
+
+Row = tuple[str, str, str]  # field name, type, comment
+
+
+def _struct(name: str, doc: str, rows: list[Row], optional: list[Row] | None = None) -> str:
+    """A struct; ``optional`` rows, if any, follow an ``// optional:`` line."""
+    if not rows and not optional:
+        return f"{_comment(doc)}type {name} struct{{}}\n"
+    lines = _columns(rows) if rows else []
+    if optional:
+        lines += [f"\t{OPTIONAL_MARK}", *_columns(optional)]
+    return f"{_comment(doc)}type {name} struct {{\n" + "\n".join(lines) + "\n}\n"
+
+
+def render_decl(d: Decl, inputs: frozenset[str] = frozenset(), enums: dict[str, str] | None = None) -> str:
+    """One declaration as the model reads it. Structs in ``inputs`` (reachable from a tool's
+    input) list their required fields first and the optional ones after an ``// optional`` line."""
+    doc = _text(d.doc, d.name)
+    enums = enums or {}
+    if isinstance(d, StructDecl):
+        rows = [(f.name, f.type, _field_comment(f, enums)) for f in d.fields]
+        if d.name not in inputs:
+            return _struct(d.name, doc, rows)
+        required = [r for r, f in zip(rows, d.fields, strict=True) if not f.optional]
+        optional = [r for r, f in zip(rows, d.fields, strict=True) if f.optional]
+        return _struct(d.name, doc, required, optional)
+    if isinstance(d, EnumDecl):
+        width = max((len(v.name) for v in d.values), default=0)
+        consts = "".join(f"\t{v.name.ljust(width)} {d.name} = {v.literal}\n" for v in d.values)
+        return f"{_comment(doc)}type {d.name} {d.base}\n\nconst (\n{consts})\n"
+    if isinstance(d, UnionDecl):
+        return _struct(d.name, doc, [(v.name, v.type, "") for v in d.variants])
+    if isinstance(d, TupleDecl):
+        rows = [(f.name, f.type, "") for f in d.items] + ([("Rest", d.rest, "")] if d.rest else [])
+        return _struct(d.name, doc, rows)
+    if d.type == RT_CONTENT:
+        rows = [("Text", "string", "the text parts, joined by newlines"), ("Media", "[]Media", "the other parts")]
+        return _struct(d.name, doc, rows)
+    if d.type == RT_MEDIA:
+        return _struct(d.name, doc, [("MIMEType", "string", ""), ("Data", "[]byte", "")])
+    assert isinstance(d, TypeDecl)
+    return f"{_comment(doc)}type {d.name} {'= ' if d.alias else ''}{d.type}\n"
+
+
+def signature(f: ToolFunc) -> str:
+    params = "context.Context" + (f", {f.input_type}" if f.input_type else "")
+    return f"func {f.name}({params}) ({f.output_type}, error)"
+
+
+def render_func(f: ToolFunc) -> str:
+    return f"{_comment(_text(f.doc, f.name))}{signature(f)}\n"
+
+
+def _refs(expr: str) -> set[str]:
+    return set(_IDENT.findall(expr))
+
+
+def _decl_refs(d: Decl, media: str = "") -> set[str]:
+    if isinstance(d, StructDecl):
+        return {n for f in d.fields for n in _refs(f.type)}
+    if isinstance(d, UnionDecl):
+        return {n for v in d.variants for n in _refs(v.type)}
+    if isinstance(d, TupleDecl):
+        return {n for f in d.items for n in _refs(f.type)} | _refs(d.rest or "")
+    if isinstance(d, TypeDecl):
+        return {media} if d.type == RT_CONTENT else _refs(d.type)
+    return set()
+
+
+def _closure(decls: dict[str, Decl], roots: Iterable[str]) -> set[str]:
+    """The declared names reachable from ``roots`` through field and element types."""
+    seen: set[str] = set()
+    media = next((n for n, d in decls.items() if isinstance(d, TypeDecl) and d.type == RT_MEDIA), "")
+    todo = [r for r in roots if r in decls]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(n for n in _decl_refs(decls[name], media) if n in decls and n not in seen)
+    return seen
+
+
+def _inputs(pkg: Package, decls: dict[str, Decl]) -> frozenset[str]:
+    return frozenset(_closure(decls, (f.input_type for f in pkg.funcs if f.input_type)))
+
+
+def _ptr_doc() -> str:
+    return f"// {PTR_HELPER}(v) returns &v, for optional pointer fields and union members.\nfunc {PTR_HELPER}[T any](v T) *T\n"
+
+
+def _group(funcs: Iterable[ToolFunc]) -> list[tuple[str, list[ToolFunc]]]:
+    groups: dict[str, list[ToolFunc]] = {}
+    for f in funcs:
+        groups.setdefault(f.server, []).append(f)
+    return list(groups.items())
+
+
+# --- tiers --------------------------------------------------------------------------------------
+
+
+def render_funcs(pkg: Package, funcs: Iterable[ToolFunc]) -> str:
+    """Full declarations of ``funcs`` (tools of ``pkg``), each type they need declared once,
+    grouped by server: what a search answer or the full view shows."""
+    chosen = list(funcs)
+    decls = {d.name: d for d in pkg.decls}
+    roots = [t for f in chosen for t in (f.input_type, f.output_type) if t]
+    needed = _closure(decls, [n for r in roots for n in _refs(r)])
+    inputs = _inputs(pkg, decls)
+    enums = {d.name: _text(d.doc, d.name) for d in pkg.decls if isinstance(d, EnumDecl)}
+    position = {d.name: i for i, d in enumerate(pkg.decls)}
+    shown: set[str] = set()
+    blocks: list[str] = []
+    if pkg.uses_ptr() and any(_uses_ptr(decls[n]) for n in needed):
+        blocks.append(_ptr_doc())
+    for server, group in _group(chosen):
+        blocks.append(header(server, len(group)).rstrip("\n"))
+        for f in group:
+            # A tool's types come right before it, unless an earlier tool shown already needed them.
+            mine = _closure(decls, [n for t in (f.input_type, f.output_type) if t for n in _refs(t)]) - shown
+            for name in sorted(mine, key=position.__getitem__):
+                shown.add(name)
+                blocks.append(render_decl(decls[name], inputs, enums))
+            blocks.append(render_func(f))
+    return _join(blocks)
+
+
+def _uses_ptr(d: Decl) -> bool:
+    if isinstance(d, UnionDecl):
+        return True
+    return isinstance(d, StructDecl) and any(f.type.startswith("*") for f in d.fields)
+
+
+def _join(blocks: list[str]) -> str:
+    out = ""
+    for b in blocks:
+        if out and not out.endswith("=====\n"):
+            out += "\n"
+        out += b if b.endswith("\n") else b + "\n"
+    return out
+
+
+def render_full(pkg: Package) -> str:
+    """Every declaration of the tool set, grouped by server."""
+    return render_funcs(pkg, pkg.funcs)
+
+
+def index_line(f: ToolFunc) -> str:
+    """``name(Input) Output // first sentence``: a tool in one line for the index tier."""
+    sig = f"{f.name}({f.input_type or ''}) {f.output_type}"
+    desc = first_sentence(_text(f.doc, f.name))
+    return f"{sig} // {desc}" if desc else sig
+
+
+def render_index(pkg: Package) -> str:
+    """Per server, one line per tool: its compact signature and its description's first sentence."""
+    blocks = []
+    for server, group in _group(pkg.funcs):
+        blocks.append(header(server, len(group)) + "".join(index_line(f) + "\n" for f in group))
+    return "\n".join(blocks)
+
+
+def render_names(pkg: Package, per_server: int | None = None) -> str:
+    """Per server its tool count and at most ``per_server`` function names (all when None)."""
+    lines = []
+    for server, group in _group(pkg.funcs):
+        names = [f.name for f in group]
+        shown = names if per_server is None else names[:per_server]
+        more = len(names) - len(shown)
+        listed = ", ".join(shown) + (f", … {more} more" if more and shown else "")
+        noun = "tool" if len(names) == 1 else "tools"
+        lines.append(f"// {one_line(server, 200)} ({len(names)} {noun}){': ' + listed if listed else ''}")
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,54 @@
+"""The usage rules every description starts with (and the MCP server's ``instructions``).
+
+Paid on every turn, so short: the Go version and what is importable, how to call a tool, the
+limits in force, and one example using ``must``.
+"""
+
+from __future__ import annotations
+
+from gocode.config import CodeModeConfig
+
+SEARCH_TOOL_NAME = "search_go_tools"  # gocode.view.search offers it
+
+_FULL = "files only in its working directory, no network but the tools, no other programs"
+# What each sandbox tier confines (see docs/sandbox.md); the weaker ones say less.
+_TIERS = {
+    "netns": _FULL,
+    "landlock": _FULL,
+    "landlock-fs": "files only in its working directory, no other programs",
+    "seccomp-only": "no other programs",
+}
+# Before the tier is known (the host is probed after the warm-up): what the setting promises.
+_SETTINGS = {
+    "on": _FULL,
+    "strict": _FULL,
+    "best-effort": "as far as the host allows",
+}
+
+
+def rules(settings: CodeModeConfig, go_version: str, tier: str | None = None) -> str:
+    """The rules for one model's settings (``go_version`` like ``1.26``; ``tier``: the sandbox
+    tier in force, None when unconfined or not known yet)."""
+    limits = f"stopped after {settings.clamp_timeout(None):g} s, output capped at {settings.max_output_bytes} bytes"
+    if tier is not None:
+        limits += f"; sandboxed ({tier} tier): {_TIERS.get(tier, 'confined')}, {settings.limits.memory_mb} MB memory"
+    elif settings.sandbox in _SETTINGS:
+        limits += f"; sandboxed: {_SETTINGS[settings.sandbox]}, {settings.limits.memory_mb} MB memory"
+    return f"""\
+Run Go {go_version} code that calls the tools as typed functions; you get back what it prints.
+Your code is the body of `func Run(ctx context.Context) error`; import lines and top-level funcs/types may come first.
+Only the standard library and golang.org/x/sync/errgroup exist (tools are safe to call concurrently); standard-library imports are added automatically from the names you use.
+Every tool is `func(ctx, Input) (Output, error)`; input fields above `// optional:` are required. `must(v, err)` returns v or ends the run with err:
+  r := must(someTool(ctx, SomeToolInput{{Name: "x"}}))
+  fmt.Printf("%+v\\n", r)
+Each call is a fresh program: {limits}. Print summaries, not dumps.
+"""
+
+
+def search_hint(tier: str) -> str:
+    """What the description says when it does not show every declaration."""
+    shown = "one line per tool" if tier == "index" else "the servers and some tool names"
+    return (
+        f"Only {shown} is shown here: call {SEARCH_TOOL_NAME} with a query or names to get the full Go "
+        "declarations before using a tool.\n"
+    )

@@ -1,0 +1,479 @@
+"""Finding tools: a ranked full-text index over a tool set, and lookup by the names a model writes.
+
+A :class:`SearchIndex` is built once per tool set (pure: from the discovered tools and their Go
+IR, no I/O) and answers many queries. Ranking is BM25 by tantivy (a Rust search engine with no
+Python dependencies, ~3 ms to import, so the CLI stays quick) over four fields per tool:
+
+* ``name``: the tool's name and Go function name split into words (``get_current_time``,
+  ``getCurrentTime`` → get current time) and its title;
+* ``server``: the server's name split into words;
+* ``desc``: the first sentence of the description (what the tool is for, rather than how);
+* ``body``: the rest of the description and the parameters' names and descriptions.
+
+Text is split on case changes as well as punctuation, stop words are dropped, words are stemmed
+(English Snowball), and a few abbreviations every developer writes are spelled out on both sides
+(``pr`` → pull request). A query also matches its words run together (``on call`` → oncall) and,
+at a lower weight, related words (``show`` → get, list). Queries are built from analysed terms,
+never parsed, so no text a model sends can be query syntax. Scores are weighted by how much of
+the query a tool covers. Fields, weights and figures: docs/search.md.
+
+:meth:`SearchIndex.lookup` accepts MCP tool names, Go function names in any case, and
+``server.tool``; :meth:`SearchIndex.suggest` names the closest tools for a name that matches none.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import tantivy
+
+from gocode.gotypes import Package, ToolFunc
+from gocode.names import words
+from gocode.toolset import ToolInfo, ToolSet
+from gocode.view.modelview import render_funcs, signature
+from gocode.view.rules import SEARCH_TOOL_NAME
+
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 25
+# Bounds on what one request may ask for (a model's request is untrusted input).
+MAX_NAMES = 50
+MAX_QUERY_CHARS = 1000
+
+# The run-time helpers a program may use to find and call tools it did not know when written
+# (go_templates/rt/search.go); shown to the model with the tool declarations.
+RUNTIME_DECLARATIONS = """\
+// ToolMatch is a tool found by searchTools.
+type ToolMatch struct {
+	Name, Server string // callTool(ctx, m.Server+"."+m.Name, args) calls it
+	Function     string // its typed Go function
+	Description  string
+	Signature    string
+}
+
+// searchTools ranks the tools for a free-text query, best first (at most 10).
+func searchTools(ctx context.Context, query string) ([]ToolMatch, error)
+
+// callTool calls a tool by "server.tool" name; the result is the tool's structured
+// content, else its text decoded as JSON, else its text.
+func callTool(ctx context.Context, name string, args map[string]any) (any, error)
+"""
+
+# Field weights, chosen on the tuning half of tests/corpus/search_queries.json (see
+# bench/search.py; a middle of the best region, not its single best point): a word in the name
+# or the server's name says most about what a tool is for, the start of its description next;
+# parameters and the rest of the description add recall.
+_BOOSTS = {"name": 2.0, "desc": 1.0, "server": 2.5, "body": 0.4}
+_DESC_HEAD_CHARS = 150
+_BODY_CHARS = 2000
+
+# Words that carry no meaning in a request for a tool (Lucene's English list, plus the way
+# people phrase requests: "what", "my", "please", "I want to").
+_STOP_WORDS = sorted(
+    set(
+        "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+        "they this to was will with what which who whom how do does did can could would should please my me i "
+        "we our us you your want need some any all from give tell using use via its about".split()
+    )
+)
+# Abbreviations developers write for words tool descriptions spell out. Applied to queries and
+# documents alike, so either spelling matches the other.
+_ABBREVIATIONS = {
+    "pr": "pull request",
+    "prs": "pull requests",
+    "mr": "merge request",
+    "mrs": "merge requests",
+    "repo": "repository",
+    "repos": "repositories",
+    "k8s": "kubernetes",
+    "db": "database",
+    "dir": "directory",
+    "dirs": "directories",
+    "env": "environment",
+    "config": "configuration",
+    "msg": "message",
+    "info": "information",
+    "docs": "documentation",
+    "doc": "document",
+    "img": "image",
+    "pic": "picture",
+}
+# How people ask for things, against the words tool names use (general vocabulary, chosen on the
+# tuning sets of tests/corpus/search_queries.json, never per query). Query side only, weighted
+# below the words the query really has (_RELATED_BOOST), so an exact word still wins.
+_RELATED_GROUPS = (
+    ("show", "display", "view", "see", "print", "get", "list"),
+    ("fetch", "retrieve", "obtain", "get", "read"),
+    ("find", "lookup", "locate", "look", "search", "query"),
+    ("remove", "erase", "destroy", "drop", "delete"),
+    ("edit", "modify", "change", "alter", "update", "set"),
+    ("make", "new", "add", "create", "insert"),
+    ("start", "launch", "execute", "trigger", "run", "exec"),
+    ("stop", "terminate", "kill", "halt", "cancel"),
+    ("rename", "move"),
+    ("download", "fetch", "get"),
+    ("compute", "calculate", "evaluate", "calc"),
+    ("history", "log", "changelog"),
+    ("chart", "graph", "plot", "diagram"),
+    ("ticket", "bug", "issue"),
+    ("browse", "visit", "go", "navigate", "open"),
+    ("enable", "disable", "toggle", "turn", "update"),
+    ("save", "store", "remember", "write"),
+    ("type", "enter", "fill"),
+    ("user", "me", "whoami", "profile", "account"),
+    ("restart", "start", "rerun"),
+    ("folder", "directory"),
+    ("image", "picture", "photo", "screenshot"),
+    ("repository", "project"),
+    ("organization", "org", "group"),
+    ("spreadsheet", "workbook", "worksheet", "sheet"),
+    ("presentation", "slides", "deck"),
+    ("website", "site", "page", "web"),
+    ("message", "comment", "note"),
+    ("details", "info", "information", "metadata"),
+    ("count", "number", "total"),
+)
+_RELATED_BOOST = 0.4
+_RERANK_DEPTH = 50
+_COVERAGE_POWER = 0.5
+_TOKENIZER = "gocode_en"
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_PLURAL_INITIALISM = re.compile(r"[A-Z]{2,}s")
+# Words of an ASCII identifier at case changes, as names.words splits them (getHTTPResponse →
+# get HTTP Response), by one regex: indexing a thousand tools calls it a hundred thousand times.
+_CASE_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])|[A-Z0-9]+")
+
+
+@cache
+def _analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.custom_stopword(_STOP_WORDS))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def prepare(text: str) -> str:
+    """Text as the index sees it: identifiers split into words, abbreviations spelled out (pure)."""
+    out: list[str] = []
+    for token in _WORD.findall(text):
+        # "PRs", "URLs": a plural initialism is one word, not "P" + "Rs".
+        for w in [token] if _PLURAL_INITIALISM.fullmatch(token) else _CASE_WORD.findall(token):
+            low = w.lower()
+            out.append(low)
+            if low in _ABBREVIATIONS:
+                out.append(_ABBREVIATIONS[low])
+    return " ".join(out)
+
+
+@cache
+def _related() -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for group in _RELATED_GROUPS:
+        for word in group:
+            out.setdefault(word, []).extend(w for w in group if w != word and w not in out[word])
+    return {w: tuple(ws) for w, ws in out.items()}
+
+
+def query_terms(query: str) -> tuple[list[str], list[str]]:
+    """A query's own terms (with words run together, "on call" → oncall, as tool names often
+    write them) and the related terms it implies, analysed as the index analyses text (pure)."""
+    raw = prepare(query).split()
+    joined = [a + b for a, b in itertools.pairwise(raw)] + [
+        "".join(t) for t in zip(raw, raw[1:], raw[2:], strict=False)
+    ]
+    own = list(dict.fromkeys(_analyzer().analyze(" ".join(raw + joined))))
+    related = _analyzer().analyze(" ".join(w for r in raw for w in _related().get(r, ())))
+    return own, [t for t in dict.fromkeys(related) if t not in own]
+
+
+def first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    match = re.search(r"(?<=[.!?])\s+(?=[A-Z(\[`\"'])", text)
+    return text[: match.start()] if match else text
+
+
+def fold(name: str) -> str:
+    """A name with case and separators folded away: ``get_current_time`` = ``GetCurrentTime``."""
+    return "".join(w.lower() for w in words(name))
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """One searchable tool: where it lives, its Go function and what the model is told about it."""
+
+    server: str
+    tool: str
+    function: str
+    description: str
+    signature: str
+    info: ToolInfo
+    func: ToolFunc
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.server}.{self.tool}"
+
+    def match_json(self) -> dict[str, Any]:
+        """The shape of rt.ToolMatch (what searchTools returns to a Go program)."""
+        return {
+            "name": self.tool,
+            "server": self.server,
+            "function": self.function,
+            "description": self.description,
+            "signature": self.signature,
+        }
+
+
+def entries(toolset: ToolSet, package: Package) -> list[ToolEntry]:
+    """The searchable tools of a tool set, in the package's (stable) order."""
+    infos = {(s.server, t.name): t for s in toolset.servers for t in s.tools}
+    out = []
+    for f in package.funcs:
+        info = infos.get((f.server, f.tool))
+        if info is None:
+            continue
+        desc = " ".join((info.description or info.title or "").split())
+        out.append(ToolEntry(f.server, f.tool, f.name, desc, signature(f), info, f))
+    return out
+
+
+def _param_text(schema: Any, depth: int = 0) -> list[str]:
+    """Names and descriptions of an input schema's properties (one level of nesting)."""
+    if not isinstance(schema, dict) or depth > 1:
+        return []
+    props = schema.get("properties")
+    out: list[str] = []
+    if isinstance(props, dict):
+        for name, sub in props.items():
+            out.append(str(name))
+            if isinstance(sub, dict):
+                if isinstance(sub.get("description"), str):
+                    out.append(sub["description"][:300])
+                out.extend(_param_text(sub, depth + 1))
+                out.extend(_param_text(sub.get("items"), depth + 1))
+    return out
+
+
+class SearchIndex:
+    """A BM25 index over one tool set, in memory. Immutable once built; safe to share between threads."""
+
+    def __init__(self, tools: Iterable[ToolEntry]) -> None:
+        self.entries = list(tools)
+        schema_builder = tantivy.SchemaBuilder()
+        schema_builder.add_unsigned_field("id", stored=True, indexed=False)
+        for name in _BOOSTS:
+            schema_builder.add_text_field(name, tokenizer_name=_TOKENIZER, index_option="freq")
+        self._schema = schema_builder.build()
+        self._index = tantivy.Index(self._schema)
+        self._index.register_tokenizer(_TOKENIZER, _analyzer())
+        writer = self._index.writer(15_000_000, 1)
+        self._terms: list[frozenset[str]] = []
+        for i, e in enumerate(self.entries):
+            desc = e.description
+            head = first_sentence(desc)[:_DESC_HEAD_CHARS]
+            body = " ".join([desc[len(head) : len(head) + _BODY_CHARS], *_param_text(e.info.input_schema)])
+            fields = {
+                "name": prepare(f"{e.tool} {e.function} {e.info.title or ''}"),
+                "server": prepare(e.server),
+                "desc": prepare(head),
+                "body": prepare(body),
+            }
+            doc = tantivy.Document()
+            doc.add_unsigned("id", i)
+            for field, text in fields.items():
+                doc.add_text(field, text)
+            writer.add_document(doc)
+            # Which words a tool mentions at all, for the coverage factor in search().
+            self._terms.append(frozenset(_analyzer().analyze(" ".join(fields.values()))))
+        writer.commit()
+        writer.wait_merging_threads()
+        self._index.reload()
+        self._searcher = self._index.searcher()
+        self._by_name: dict[str, list[int]] = {}
+        for i, e in enumerate(self.entries):
+            for key in {fold(e.tool), fold(e.function), fold(e.server) + "." + fold(e.tool)}:
+                self._by_name.setdefault(key, []).append(i)
+            self._by_name.setdefault(fold(e.server) + "." + fold(e.function), []).append(i)
+
+    @classmethod
+    def build(cls, toolset: ToolSet, package: Package) -> SearchIndex:
+        return cls(entries(toolset, package))
+
+    def search(self, query: str, limit: int = DEFAULT_LIMIT) -> list[ToolEntry]:
+        """The tools best matching a free-text query, best first (none for a query without words)."""
+        own, related = query_terms(query)
+        if not own or not self.entries:
+            return []
+        weighted = [(t, 1.0) for t in own] + [(t, _RELATED_BOOST) for t in related]
+        clauses = [
+            (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, f, t), boost * w))
+            for f, boost in _BOOSTS.items()
+            for t, w in weighted
+        ]
+        query_obj = tantivy.Query.boolean_query(clauses)
+        limit = max(1, min(limit, MAX_LIMIT))
+        hits = self._searcher.search(query_obj, max(limit, _RERANK_DEPTH)).hits
+        ids = [self._searcher.doc(addr)["id"][0] for _, addr in hits]
+        # BM25 sums per-term scores, so one rare word in a short name can outweigh a tool that
+        # matches most of the request; weight each score by the share of the query's words the
+        # tool mentions anywhere (Lucene's classic "coord" factor).
+        base = set(_analyzer().analyze(prepare(query))) or set(own)
+        scored = [
+            (score * (len(base & self._terms[i]) / len(base)) ** _COVERAGE_POWER, -rank, i)
+            for rank, ((score, _), i) in enumerate(zip(hits, ids, strict=True))
+        ]
+        scored.sort(reverse=True)
+        return [self.entries[i] for _, _, i in scored[:limit]]
+
+    def lookup(self, name: str) -> list[ToolEntry]:
+        """The tools a name means: an MCP tool name, a Go function name (any case), or
+        ``server.tool``; several when the same tool name exists on several servers."""
+        name = name.strip()
+        keys = [fold(name)]
+        if "." in name:
+            server, _, tool = name.rpartition(".")
+            keys.insert(0, fold(server) + "." + fold(tool))
+        for key in keys:
+            found = self._by_name.get(key)
+            if found:
+                return [self.entries[i] for i in dict.fromkeys(found)]
+        return []
+
+    def suggest(self, name: str, n: int = 3) -> list[str]:
+        """Function names close to ``name`` (by spelling, then by meaning) for a "did you mean"."""
+        by_fold = {fold(e.function): e.function for e in self.entries}
+        by_fold.update({fold(e.tool): e.function for e in self.entries})
+        close = difflib.get_close_matches(fold(name.rpartition(".")[2]), list(by_fold), n=n, cutoff=0.7)
+        out = list(dict.fromkeys(by_fold[c] for c in close))
+        if not out:  # nothing spelled alike: the name's words may still say what it is for
+            out = [e.function for e in self.search(name, n)]
+        return out[:n]
+
+
+# --- the search_go_tools tool ---------------------------------------------------------------------
+
+SEARCH_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "What you want to do, in a few words: the best-matching tools."},
+        "names": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Tool or function names (get_current_time, getCurrentTime, server.tool): those tools.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "description": f"How many matches for the query (default {DEFAULT_LIMIT}).",
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+def search_tool_definition() -> dict[str, Any]:
+    """``search_go_tools`` as an MCP Tool (wire JSON)."""
+    return {
+        "name": SEARCH_TOOL_NAME,
+        "description": (
+            "Find the Go functions for the tools execute_go_code can call, with their full declarations "
+            "(types, fields, doc comments). Give a `query` (what you want to do) for the best matches in rank "
+            "order, or `names` for those tools."
+        ),
+        "inputSchema": SEARCH_INPUT_SCHEMA,
+    }
+
+
+class SearchRequestError(ValueError):
+    """A search_go_tools call that cannot be answered (no query or names, bad types, unknown names)."""
+
+
+@dataclass(frozen=True)
+class SearchAnswer:
+    """The tools a request found, in order, and notes on names that matched nothing."""
+
+    found: tuple[ToolEntry, ...]
+    notes: tuple[str, ...] = ()
+
+
+def missing_note(index: SearchIndex, name: str) -> str:
+    close = index.suggest(name)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"no tool named {name!r}{hint}"
+
+
+def answer(index: SearchIndex, arguments: dict[str, Any] | None, regular: Iterable[ToolInfo] = ()) -> SearchAnswer:
+    """Resolve a search_go_tools request: ``names`` first (in the order given), then the
+    query's matches; raises SearchRequestError when there is nothing to answer. ``regular``
+    are the tools offered as regular tools, not in Go, so a name of one is told so."""
+    offered = {fold(t.name): t for t in regular} | {fold(t.server) + "." + fold(t.name): t for t in regular}
+    args = arguments or {}
+    unknown = sorted(set(args) - set(SEARCH_INPUT_SCHEMA["properties"]))
+    if unknown:
+        raise SearchRequestError(f"unknown argument {unknown[0]!r}: give `query` (a string) and/or `names` (a list)")
+    query, names, limit = args.get("query"), args.get("names"), args.get("limit", DEFAULT_LIMIT)
+    if query is not None and not isinstance(query, str):
+        raise SearchRequestError("`query` must be a string")
+    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
+        raise SearchRequestError("`names` must be a list of strings")
+    if names is not None and len(names) > MAX_NAMES:
+        raise SearchRequestError(f"at most {MAX_NAMES} `names` at once")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise SearchRequestError(f"`limit` must be a positive integer (at most {MAX_LIMIT})")
+    query, names = (query or "").strip()[:MAX_QUERY_CHARS], [n[:200] for n in names or [] if n.strip()]
+    if not query and not names:
+        raise SearchRequestError(
+            'give a `query` (what you want to do, e.g. "list open pull requests") or `names` of tools'
+        )
+    found: dict[str, ToolEntry] = {}
+    notes: list[str] = []
+    for name in names:
+        hits = index.lookup(name)
+        if not hits:
+            server, _, tool = name.rpartition(".")
+            plain = offered.get(fold(name)) or offered.get(fold(server) + "." + fold(tool))
+            if plain is not None:
+                notes.append(f"{name!r} is not a Go function: call it as a regular tool, not from execute_go_code")
+            else:
+                notes.append(missing_note(index, name))
+        for e in hits:
+            found.setdefault(e.qualified, e)
+    if query:
+        hits = index.search(query, min(limit, MAX_LIMIT))
+        if not hits:
+            notes.append(f"no tool matches {query!r}")
+        for e in hits:
+            found.setdefault(e.qualified, e)
+    if not found:
+        raise SearchRequestError("; ".join(notes))
+    return SearchAnswer(tuple(found.values()), tuple(notes))
+
+
+def answer_text(package: Package, got: SearchAnswer) -> str:
+    """The Go declarations of the tools found (grouped by server, each type once), then the notes."""
+    text = render_funcs(package, [e.func for e in got.found])
+    notes = "".join(f"// {n}\n" for n in got.notes)
+    return f"```go\n{text}{notes}```\n"
+
+
+def entry_json(package: Package, e: ToolEntry, rank: int | None = None) -> dict[str, Any]:
+    """One tool for ``gocode search/describe --json``: where it lives and its full declaration."""
+    doc: dict[str, Any] = {"rank": rank} if rank is not None else {}
+    return doc | {
+        "server": e.server,
+        "tool": e.tool,
+        "function": e.function,
+        "signature": e.signature,
+        "description": e.description,
+        "declaration": render_funcs(package, [e.func]),
+    }

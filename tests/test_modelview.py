@@ -1,0 +1,226 @@
+"""The model view (gocode.view): deduplicated declarations, const blocks, no tags or restating
+comments, server headers, the disclosure tiers and the rules. Pure: no Go, no servers."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gocode.codemode import CodeMode, pays_off
+from gocode.config import Config
+from gocode.gotypes import build_package
+from gocode.modelcode import split_code
+from gocode.render import render_bindings, render_main
+from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from gocode.view import tokens
+from gocode.view.disclosure import choose
+from gocode.view.modelview import render_full, render_funcs, render_index, render_names
+from tests.corpus_data import CORPUS, load, load_all
+
+PATH_SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string", "description": "Path of the file"}},
+    "required": ["path"],
+}
+CONTENT_OUT = {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]}
+UNIT = {"type": "string", "enum": ["celsius", "fahrenheit"], "description": "Temperature unit"}
+
+
+def tool(server: str, name: str, schema: dict, out: dict | None = None, desc: str = "Does a thing.") -> ToolInfo:
+    return ToolInfo(server, name, desc, schema, out)
+
+
+def toolset(*tools: ToolInfo) -> ToolSet:
+    servers: dict[str, list[ToolInfo]] = {}
+    for t in tools:
+        servers.setdefault(t.server, []).append(t)
+    return ToolSet(tuple(ServerTools(s, tuple(ts)) for s, ts in servers.items()))
+
+
+def declared(view: str) -> list[str]:
+    return re.findall(r"^type (\w+)", view, re.M)
+
+
+def test_identical_shapes_are_declared_once_across_tools_and_servers():
+    ts = toolset(
+        tool("fs", "read_file", PATH_SCHEMA, CONTENT_OUT),
+        tool("fs", "stat_file", PATH_SCHEMA, CONTENT_OUT),
+        tool("other", "open_file", PATH_SCHEMA, CONTENT_OUT),
+    )
+    pkg = build_package(ts)
+    view = render_full(pkg)
+    assert declared(view) == ["PathInput", "ContentOutput"]
+    assert {(f.input_type, f.output_type) for f in pkg.funcs} == {("PathInput", "ContentOutput")}
+    # The bindings declare the same single type, so the program accepts what the view shows.
+    bindings = render_bindings(pkg)
+    assert bindings.count("type PathInput struct") == 1 and "ReadFileInput" not in bindings
+
+
+def test_nested_shapes_merge_once_their_elements_have():
+    item = {"type": "object", "properties": {"id": {"type": "string"}}}
+    a = {"type": "object", "properties": {"items": {"type": "array", "items": item}}}
+    ts = toolset(tool("s", "list_a", a), tool("s", "list_b", a))
+    assert len(build_package(ts).decls) == 2  # one element struct, one input struct
+
+
+def test_different_field_descriptions_keep_separate_types():
+    other = {**PATH_SCHEMA, "properties": {"path": {"type": "string", "description": "Where to write"}}}
+    ts = toolset(tool("fs", "read_file", PATH_SCHEMA), tool("fs", "write_file", other))
+    assert declared(render_full(build_package(ts))) == ["ReadFileInput", "WriteFileInput"]
+
+
+def test_enum_is_one_const_block_and_its_description_is_not_repeated():
+    ts = toolset(tool("w", "get_weather", {"type": "object", "properties": {"unit": UNIT}}))
+    view = render_full(build_package(ts))
+    assert view.count("const (") == 1
+    assert '\tGetWeatherInputUnitCelsius    GetWeatherInputUnit = "celsius"\n' in view
+    assert view.count("Temperature unit") == 1
+    assert not re.search(r"^const \w+ ", view, re.M)
+
+
+def test_no_tags_no_restating_comments_and_required_fields_first():
+    schema = {
+        "type": "object",
+        "properties": {
+            "repo_path": {"type": "string", "title": "Repo Path"},
+            "limit": {"type": "integer", "description": "The limit", "default": 10},
+            "path": {"type": "string", "description": "Path of the file"},
+        },
+        "required": ["path"],
+    }
+    view = render_full(build_package(toolset(tool("git", "git_log", schema))))
+    assert "`" not in view and "json:" not in view
+    assert "Repo Path" not in view and "property" not in view
+    assert "The limit" not in view  # restates the name
+    body = view[view.index("struct {") : view.index("}")]
+    assert body.index("Path ") < body.index("// optional:") < body.index("RepoPath")
+    assert "Limit    *int // default 10\n" in view
+
+
+def test_declarations_are_grouped_under_one_header_per_server():
+    ts = toolset(tool("alpha", "a_one", PATH_SCHEMA), tool("alpha", "a_two", {}), tool("beta", "b_one", {}))
+    view = render_full(build_package(ts))
+    assert view.count("// ===== server alpha (2 tools) =====") == 1
+    assert view.count("// ===== server beta (1 tool) =====") == 1
+    assert view.index("server alpha") < view.index("func aOne") < view.index("server beta") < view.index("func bOne")
+
+
+def test_media_tools_are_typed_as_content():
+    ts = toolset(tool("e", "get_tiny_image", {}, desc="Returns a tiny image."), tool("e", "echo", {}))
+    pkg = build_package(ts)
+    view = render_full(pkg)
+    assert "func getTinyImage(context.Context) (Content, error)" in view
+    assert "func echo(context.Context) (string, error)" in view
+    assert "\tMedia []Media" in view and "\tData     []byte" in view
+    assert "gocodert" not in view
+    assert "gocodert.CallContent" in render_bindings(pkg)
+
+
+@pytest.mark.parametrize(
+    "evil",
+    ["x */ func evil() {} /*", "line\nfunc evil() {}", "a\u2028func evil() {}", "`raw` and ``", "\r\n// x\x00"],
+)
+def test_untrusted_names_and_descriptions_cannot_break_the_view(evil):
+    schema = {"type": "object", "properties": {evil: {"type": "string", "description": evil, "enum": [evil]}}}
+    ts = toolset(tool(evil, evil, schema, desc=evil))
+    pkg = build_package(ts)
+    for view in (render_full(pkg), render_index(pkg), render_names(pkg)):
+        for line in view.splitlines():
+            code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line).split("//", 1)[0]
+            assert "evil" not in code, line  # the payload only ever sits inside a comment or a literal
+            assert not line.startswith("func evil")
+
+
+def test_every_name_the_view_shows_is_declared_by_the_program():
+    pkg = build_package(load_all())
+    view = render_full(pkg)
+    shown = set(re.findall(r"^type (\w+)", view, re.M))
+    shown |= set(re.findall(r"^\t(\w+) +\w+ = ", view, re.M))  # enum constants
+    shown |= set(re.findall(r"^func (\w+)\(", view, re.M)) - {"ptr"}
+    main = render_main(pkg, split_code(""), "model.go")
+    program = set(re.findall(r"^(?:type|const|var) (\w+) =", main, re.M))
+    assert shown <= program
+    assert {d.name for d in pkg.decls} | {f.name for f in pkg.funcs} <= shown
+
+
+def test_render_funcs_includes_every_type_a_tool_needs():
+    pkg = build_package(load(CORPUS / "real" / "time.json"))
+    convert = next(f for f in pkg.funcs if f.name == "convertTime")
+    view = render_funcs(pkg, [convert])
+    assert declared(view) == ["ConvertTimeInput", "TimeResult", "ConvertTimeOutput"]
+    assert "getCurrentTime" not in view
+
+
+def budget_choice(pkg, mode, budget):
+    return choose(pkg, mode, budget, lambda text, tier: "RULES\n" + text)
+
+
+def test_disclosure_tiers_follow_the_budget():
+    pkg = build_package(load(CORPUS / "real" / "filesystem.json"))
+    assert budget_choice(pkg, "auto", 100_000).tier == "full"
+    assert budget_choice(pkg, "auto", 1500).tier == "index"
+    assert budget_choice(pkg, "index", 100_000).tier == "index"
+    assert budget_choice(pkg, "full", 10).tier == "full"
+    names = budget_choice(pkg, "auto", 120)
+    assert names.tier == "names" and names.tokens <= 120 and "filesystem (14 tools)" in names.text
+
+
+def test_last_tier_scales_with_servers_not_tools():
+    big = load_all()
+    copies = tuple(
+        ServerTools("copy_" + s.server, tuple(replace(t, server="copy_" + s.server) for t in s.tools))
+        for s in big.servers
+    )
+    doubled = ToolSet(big.servers + copies)
+    pkg = build_package(doubled)
+    assert len(pkg.funcs) > 2000 and len({f.server for f in pkg.funcs}) > 80
+    got = budget_choice(pkg, "auto", 2000)
+    assert got.tier == "names" and got.tokens <= 2000
+
+
+def test_description_states_the_rules_and_points_to_search_when_incomplete():
+    cfg = Config.model_validate({"mcpServers": {}, "defaults": {"codeMode": {"sandbox": "strict"}}})
+    cm = CodeMode(cfg)
+    cm.go_version = lambda: "1.26"  # type: ignore[method-assign]
+    cm.use(list(load_all().servers))
+    desc = cm.description()
+    for part in ("Go 1.26", "golang.org/x/sync/errgroup", "imports are added automatically", "must(", "60 s"):
+        assert part in desc
+    assert "sandboxed (strict)" in desc and "search_go_tools" in desc
+    assert tokens.count_json(cm.tool_definition()) <= 2500
+    small = CodeMode(Config.model_validate({"mcpServers": {}}))
+    small.go_version = lambda: "1.26"  # type: ignore[method-assign]
+    small.use(list(load(CORPUS / "real" / "time.json").servers))
+    assert small.complete() and "search_go_tools" not in small.description()
+
+
+def test_enabled_auto_keeps_small_tool_sets_classic():
+    assert not pays_off(list(load(CORPUS / "real" / "time.json").servers), set())
+    assert pays_off(list(load(CORPUS / "real" / "github.json").servers), set())
+    cm = CodeMode(Config.model_validate({"mcpServers": {}, "defaults": {"codeMode": {"enabled": "auto"}}}))
+    cm.use(list(load(CORPUS / "real" / "time.json").servers))
+    assert not cm.active and len(cm.view.excluded) == 2
+
+
+def test_token_counts_are_o200k():
+    assert tokens.count("hello world") == 2
+    assert tokens.count("") == 0
+
+
+def test_golden_corpus_is_the_model_view():
+    text = (CORPUS / "golden" / "real-filesystem.go.golden").read_text()
+    assert "func readTextFile(context.Context, ReadFileInput) (ContentOutput, error)" in text
+    assert Path(CORPUS / "golden").is_dir()
+
+
+def test_the_mcp_server_instructions_carry_the_rules():
+    from gocode.server import ToolServer
+    from gocode.toolbox import Toolbox
+
+    box = Toolbox(Config.model_validate({"mcpServers": {}}))
+    instructions = ToolServer(box).server.instructions or ""
+    assert "execute_go_code" in instructions and "golang.org/x/sync/errgroup" in instructions
+    assert "must(" in instructions and "output capped at 65536 bytes" in instructions

@@ -1,0 +1,215 @@
+"""The tool search index and name lookup (pure: no Go, no servers), and the search quality floor."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from gocode.gotypes import build_package
+from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from gocode.view.search import (
+    SearchIndex,
+    SearchRequestError,
+    answer,
+    answer_text,
+    first_sentence,
+    fold,
+    prepare,
+    query_terms,
+)
+from tests.conftest import ROOT
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_search", ROOT / "bench" / "search.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.cache
+def corpus() -> tuple[SearchIndex, object]:
+    bench = _bench()
+    return bench.corpus_index(), bench
+
+
+def small() -> tuple[SearchIndex, ToolSet]:
+    tools = (
+        ToolInfo("time", "get_current_time", "Get current time in a specific timezone", {"properties": {"tz": {}}}),
+        ToolInfo("time", "convert_time", "Convert time between timezones"),
+    )
+    other = (
+        ToolInfo("gh", "list_pull_requests", "List pull requests in a GitHub repository."),
+        ToolInfo("gh.legacy", "list_pull_requests", "List PRs."),
+        ToolInfo("gh", "getMe", "Details of the authenticated user."),
+    )
+    ts = ToolSet((ServerTools("time", tools), ServerTools("gh", other[::2]), ServerTools("gh.legacy", other[1:2])))
+    return SearchIndex.build(ts, build_package(ts)), ts
+
+
+def qualified(entries) -> list[str]:
+    return [e.qualified for e in entries]
+
+
+def test_words_of_names_are_split_and_abbreviations_spelled_out():
+    assert prepare("getCurrentTime") == "get current time"
+    assert prepare("list_PRs in my repo") == "list prs pull requests in my repo repository"
+    assert fold("get_current_time") == fold("GetCurrentTime") == fold("getCurrentTime") == "getcurrenttime"
+    own, related = query_terms("who is on call")
+    assert "oncal" in own  # words run together, as tool names write them, then stemmed
+    assert "show" not in related and query_terms("show the logs")[1]  # related verbs come only from the query's own
+    assert first_sentence("Get a thing. Then more. ") == "Get a thing."
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "get_current_time",
+        "getCurrentTime",
+        "GetCurrentTime",
+        "GET_CURRENT_TIME",
+        "time.get_current_time",
+        "time.getCurrentTime",
+    ],
+)
+def test_lookup_accepts_the_names_a_model_writes(name):
+    index, _ = small()
+    assert qualified(index.lookup(name)) == ["time.get_current_time"]
+
+
+def test_lookup_of_a_name_on_two_servers_gives_both_and_server_prefix_picks_one():
+    index, _ = small()
+    assert sorted(qualified(index.lookup("list_pull_requests"))) == [
+        "gh.legacy.list_pull_requests",
+        "gh.list_pull_requests",
+    ]
+    # A server name with a dot: the longest server that fits wins.
+    assert qualified(index.lookup("gh.legacy.list_pull_requests")) == ["gh.legacy.list_pull_requests"]
+    assert qualified(index.lookup("gh.listPullRequests")) == ["gh.list_pull_requests"]
+    assert index.lookup("get_current_timezone") == []
+
+
+def test_suggestions_for_a_misspelled_name():
+    index, _ = small()
+    assert index.suggest("getCurentTime")[0] == "getCurrentTime"
+    assert index.suggest("time.get_curent_time")[0] == "getCurrentTime"
+
+
+def test_search_ranks_and_never_parses_query_syntax():
+    index, _ = small()
+    assert qualified(index.search("what time is it in Tokyo", 1)) in (["time.get_current_time"], ["time.convert_time"])
+    assert qualified(index.search("open PRs", 2))[0].endswith("list_pull_requests")
+    for hostile in ['title:"x', "a AND (b OR", "*", "\x00\u202e", "-", "NOT NOT", "field:[a TO b]"]:
+        index.search(hostile, 5)  # no exception
+    assert index.search("", 5) == [] and index.search("the of and", 5) == []
+
+
+def test_untrusted_tool_names_and_descriptions_index():
+    tools = (
+        ToolInfo("s", "ünïcödé_tool", "Ünïcode \u202e reversed text \x00 and `code`"),
+        ToolInfo("s", "", ""),
+        ToolInfo("s", "x" * 300, "y " * 10000, {"properties": {"a" * 500: {"description": 5}}}),
+    )
+    ts = ToolSet((ServerTools("s", tools),))
+    index = SearchIndex.build(ts, build_package(ts))
+    assert len(index.entries) == 3
+    assert index.search("reversed text", 1)[0].tool == "ünïcödé_tool"
+
+
+def test_answer_by_names_and_query_and_its_errors():
+    index, ts = small()
+    got = answer(index, {"names": ["getCurrentTime", "nope_tool"], "query": "convert between timezones", "limit": 1})
+    assert qualified(got.found) == ["time.get_current_time", "time.convert_time"]
+    assert got.notes and got.notes[0].startswith("no tool named 'nope_tool'")
+    text = answer_text(build_package(ts), got)
+    assert "func getCurrentTime(" in text and "func convertTime(" in text and "// no tool named 'nope_tool'" in text
+
+    with pytest.raises(SearchRequestError, match="give a `query`"):
+        answer(index, {})
+    with pytest.raises(SearchRequestError, match="give a `query`"):
+        answer(index, {"query": "  ", "names": []})
+    with pytest.raises(SearchRequestError, match=r"no tool named 'getCurentTime'; did you mean getCurrentTime"):
+        answer(index, {"names": ["getCurentTime"]})
+    with pytest.raises(SearchRequestError, match="`names` must be a list"):
+        answer(index, {"names": "getCurrentTime"})
+    with pytest.raises(SearchRequestError, match="`limit`"):
+        answer(index, {"query": "time", "limit": 0})
+    with pytest.raises(SearchRequestError, match="unknown argument 'code'"):
+        answer(index, {"code": "x"})
+    echo = ToolInfo("everything", "echo", "Echoes")
+    with pytest.raises(SearchRequestError, match=r"'everything\.echo' is not a Go function: call it as a regular tool"):
+        answer(index, {"names": ["everything.echo"]}, [echo])
+    with pytest.raises(SearchRequestError, match="at most 50 `names`"):
+        answer(index, {"names": ["x"] * 51})
+    assert answer(index, {"query": "time " * 10000}).found  # a long query is cut, not refused
+
+
+def test_corpus_lookup_and_search():
+    index, _ = corpus()
+    assert len(index.entries) > 1000
+    assert qualified(index.lookup("time.get_current_time")) == ["time.get_current_time"]
+    assert qualified(index.search("list open pull requests on my GitHub repo", 2))[0].endswith(".list_pull_requests")
+
+
+def test_the_query_set_names_real_tools():
+    index, bench = corpus()
+    known = {e.qualified for e in index.entries}
+    items = bench.queries()
+    assert len(items) >= 150
+    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout"}
+    for q in items:
+        assert q["tools"] and set(q["tools"]) <= known, q
+
+
+def test_held_out_search_quality_floor():
+    """Measured on the held-out set (71 queries never tuned on): top-1 81.7%, top-3 90.1% (see
+    bench/search.py). The floor sits below, so a small change cannot fail it, but a broken
+    index, analyser or ranking does."""
+    index, bench = corpus()
+    held = [q for q in bench.queries() if q["set"] == "heldout"]
+    rates = bench.rates(bench.evaluate(index, held))
+    assert rates["top1"] >= 0.72 and rates["top3"] >= 0.82, json.dumps(rates)
+
+
+def test_the_bench_script_prints_its_figures():
+    proc = subprocess.run(
+        [sys.executable, "bench/search.py", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", "all"}
+    assert doc["sets"]["all"]["queries"] >= 150 and doc["tools"] > 1000 and doc["servers"] == 47
+
+
+def test_runtime_declarations_match_the_runtime():
+    """What the model is shown of searchTools/callTool is what rt declares and main aliases."""
+    from gocode.render import RUNTIME_ALIASES
+    from gocode.resources import rt_sources
+    from gocode.view.search import RUNTIME_DECLARATIONS
+
+    rt = rt_sources()["search.go"]
+    shown = re.search(r"type ToolMatch struct \{(.*?)\n\}", RUNTIME_DECLARATIONS, re.S)
+    real = re.search(r"type ToolMatch struct \{(.*?)\n\}", rt, re.S)
+    assert shown and real
+    shown_fields = {
+        f for line in shown.group(1).splitlines() for f in re.findall(r"\b([A-Z]\w*)\b(?=,|\s+string)", line)
+    }
+    real_fields = set(re.findall(r"^\t([A-Z]\w*)\s", real.group(1), re.M))
+    assert shown_fields == real_fields == {"Name", "Server", "Function", "Description", "Signature"}
+    assert "func SearchTools(ctx context.Context, query string) ([]ToolMatch, error)" in rt
+    assert "func CallTool(ctx context.Context, name string, args map[string]any) (any, error)" in rt
+    assert "func searchTools(ctx context.Context, query string) ([]ToolMatch, error)" in RUNTIME_DECLARATIONS
+    assert "func callTool(ctx context.Context, name string, args map[string]any) (any, error)" in RUNTIME_DECLARATIONS
+    assert set(RUNTIME_ALIASES) == {
+        "type ToolMatch = gocodert.ToolMatch",
+        "var searchTools = gocodert.SearchTools",
+        "var callTool = gocodert.CallTool",
+    }
