@@ -374,6 +374,10 @@ class Workspace:
                 {"op": "check", "src": main_src, "importcfg": str(direct.importcfg), "lang": direct.lang}
             )
             errors = Prepared.from_answer(checked).errors
+            if not code.source.strip():
+                # The empty program is the warm-up build: load what most programs import too.
+                common = sorted(path for path, _ in STDLIB.values())
+                await self.gofix.call({"op": "preload", "predeclared": common, "importcfg": str(direct.importcfg)})
             if any(e.message.startswith("could not import ") for e in errors):
                 # Export data listed for this tool set is gone (a trimmed build cache): not the model's error.
                 self.forget_direct(pkg)

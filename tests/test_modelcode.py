@@ -157,8 +157,9 @@ def test_a_second_event_loop_and_threads_share_the_helper(workspace):
 def test_a_helper_that_does_not_answer_in_time_is_replaced(workspace, monkeypatch):
     from gocode.program import gofix
 
-    monkeypatch.setattr(gofix, "CALL_TIMEOUT", 1e-6)
-    build = asyncio.run(workspace.build(EMPTY, split_code("x := 1\n_ = x\n")))
+    monkeypatch.setattr(gofix, "CALL_TIMEOUT", 0.0)
+    slow = "x := 1\n" + "_ = x\n" * 200_000  # milliseconds of parsing: never answered at once
+    build = asyncio.run(workspace.build(EMPTY, split_code(slow)))
     assert not build.ok and "took longer than" in build.output
     monkeypatch.undo()
     assert not prepare(workspace, "x := 1\n_ = x\n").errors  # a fresh helper answers

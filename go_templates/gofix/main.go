@@ -6,6 +6,7 @@
 //
 //	{"op":"prepare","code":"…","filename":"model.go","predeclared":["getWeather",…],"importcfg":"/…/std.importcfg"}
 //	{"op":"check","src":"…main.go…","importcfg":"/…/importcfg","lang":"go1.25"}
+//	{"op":"preload","predeclared":["fmt",…],"importcfg":"/…/importcfg"}
 //
 // prepare splits the code into imports, top-level declarations (hoisted out of Run) and Run's
 // statements, adds the standard-library imports the code uses (by symbol, as goimports does)
@@ -72,6 +73,14 @@ func handle(req *request) (answer any) {
 		return prepare(req.Code, req.Filename, req.Predeclared, loadImportcfg(req.Importcfg))
 	case "check":
 		return check(req.Src, loadImportcfg(req.Importcfg), req.Lang)
+	case "preload": // export data of packages most programs use, so the first real check is fast
+		loadImportcfg(req.Importcfg)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range req.Predeclared {
+			load(p)
+		}
+		return map[string]bool{"ok": true}
 	case "ping":
 		return map[string]bool{"ok": true}
 	}
