@@ -7,8 +7,10 @@ servers exit on; a server that refuses it is modern-only, and is reached through
 ``server/discover`` (2026-07-28) instead.
 
 Servers are discovered concurrently, each within its own connect timeout; transient network
-failures are retried (tenacity). A server that fails is reported with its command (or URL)
-and the tail of its stderr, never with a traceback. Owns no state between calls.
+failures are retried (tenacity). Each tool of a listing is vetted on its own
+(:mod:`gocode.mcp.listing`), and stdio servers run under :mod:`gocode.mcp.stdio`, which skips
+non-JSON lines on their stdout. A server that fails is reported with its command (or URL), how
+its process ended and the tail of its stderr, never with a traceback. Owns no state between calls.
 """
 
 from __future__ import annotations
