@@ -33,7 +33,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 HAPROXY_CFG = HERE / "haproxy" / "haproxy.cfg"
+# The gocode beside this Python (a venv), else the one on PATH.
 GOCODE = str(Path(sys.executable).parent / "gocode")
+if not Path(GOCODE).is_file():
+    GOCODE = shutil.which("gocode") or "gocode"
 
 # A program warms the cache for a config: its bindings and their direct-build config.
 WARM_PROGRAM = 'fmt.Println("warm")\n'

@@ -101,6 +101,19 @@ async def _fresh(cluster: Cluster, n: int) -> tuple[list[types.CallToolResult], 
     return fresh, await call(cluster.url, "unused := 1")
 
 
+def test_a_handshake_era_session_stays_on_its_replica(cluster):
+    """A 2025-protocol client's session lives on one replica: HAProxy pins it by Mcp-Session-Id."""
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+
+    async def go() -> list[str]:
+        async with Client(streamable_http_client(cluster.url, http_client=http), mode="legacy") as c:
+            return [output(await c.call_tool("execute_go_code", {"code": DEMO_CODE})) for _ in range(4)]
+
+    before = [cluster.calls(i) for i in range(3)]
+    assert anyio.run(go) == [WEATHER_OUT] * 4
+    assert sorted(cluster.calls(i) - b for i, b in enumerate(before)) == [0, 0, 4]
+
+
 def test_the_cluster_runs_the_shipped_haproxy_config(cluster):
     text = (cluster.work / "haproxy.cfg").read_text()
     assert "option httpchk" in text and "uri /readyz" in text and "balance roundrobin" in text
