@@ -284,7 +284,7 @@ def test_exec_and_generate_with_a_dead_server(tmp_path):
     assert r.returncode == 0 and r.stdout == "4\n", r.stderr
     r = gocode("generate", "-c", cfg)
     assert r.returncode == 0, r.stderr
-    assert "var getWeather func(" in r.stdout
+    assert "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in r.stdout
     assert "gocode: warning: MCP server 'dead' (command: sh -c" in r.stderr
 
 
@@ -341,7 +341,7 @@ def test_a_server_that_comes_back_is_announced_to_serve_clients(tmp_path):
             with anyio.fail_after(20):
                 await changed.wait()
             (tool,) = (await c.list_tools()).tools
-            assert "var ping func(ctx context.Context) (string, error)" in (tool.description or "")
+            assert "func ping(context.Context) (string, error)" in (tool.description or "")
             assert "unavailable" not in (tool.description or "")
             r = await c.call_tool(TOOL_NAME, {"code": PING})
             assert "".join(p.text for p in r.content if isinstance(p, types.TextContent)) == "ping {}\n"

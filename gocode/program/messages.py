@@ -8,14 +8,13 @@ teaches: ``did you mean getCurrentTime?`` and the declaration the model needs.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import re
 from collections.abc import Sequence
 
 from gocode.gotypes import EnumDecl, Package, ToolFunc
-from gocode.render import render_declarations
 from gocode.runner import Diagnostic
+from gocode.view.modelview import render_funcs
 
 _SCRUB = [
     (re.compile(r"gocodews/tools/t[0-9a-f]+\."), ""),
@@ -90,7 +89,8 @@ def _enum_for(name: str, pkg: Package) -> tuple[EnumDecl, ToolFunc] | None:
 
 
 def _declaration(pkg: Package, f: ToolFunc) -> str:
-    return render_declarations(dataclasses.replace(pkg, funcs=(f,))).strip()
+    # The model view, with every type the tool needs (shared types live with other tools).
+    return render_funcs(pkg, [f]).strip()
 
 
 def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
