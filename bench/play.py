@@ -1,0 +1,484 @@
+"""Play-through benchmark: everyday tasks played by a model, classic tool calling against code mode.
+
+    make bench-play                   # or: .venv/bin/python bench/play.py [--markdown] [--tasks a,b]
+    .venv/bin/python bench/play.py show ARM TASK       # replay one transcript, print what the model saw
+    .venv/bin/python bench/play.py add ARM TASK ...    # replay, then play one more turn (recording)
+    .venv/bin/python bench/play.py definitions ARM     # the tool definitions the model is given
+
+Four real servers run offline over data the bench creates in a temporary directory
+(``bench/play/fixture.json``): mcp-server-filesystem over ~30 small text and JSON files and
+the git repository, mcp-server-git over a repository with 20 commits by four authors and
+uncommitted changes, mcp-server-memory with an empty graph, mcp-server-time in UTC.
+
+Eight tasks (``bench/play/tasks.json``: two single calls, three chains, three data-heavy) were
+played by a model seeing the tools for the first time, once per arm:
+
+- ``classic``: the servers' own tools (code mode off), called one by one (several per turn
+  where a model would), every result read by the model;
+- ``code``: what :meth:`gocode.Toolbox.definitions` offers with default settings
+  (``execute_go_code``, plus ``search_go_tools`` when the description does not show every
+  declaration); the model writes Go, and a failed build and its retry are part of the play.
+
+The turns are recorded in ``bench/play/<arm>/<task>.json``. The bench replays them against the
+live servers (tool results are real and current) and counts, with o200k_base, what an
+OpenAI-style chat API is sent: every request's input is the system line, the tool definitions
+(re-sent every time) and the whole conversation so far; its output is the assistant turn (call
+names and argument JSON, or the answer). Every recorded call states what its result must
+contain (``expect``) and whether it fails (``error``); a replay whose results no longer match
+is reported as a mismatch and the run exits 1. Paths of the temporary directory are counted
+as ``/srv/play`` so the figures do not depend on where it was created.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gocode.config import Config  # noqa: E402
+from gocode.toolbox import SyncToolbox, ToolResult  # noqa: E402
+from gocode.view.tokens import count, count_json  # noqa: E402
+
+DATA = ROOT / "bench" / "play"
+NPM_BIN = ROOT / ".cache" / "npm" / "node_modules" / ".bin"
+VENV_BIN = Path(sys.executable).parent
+ARMS = ("classic", "code")
+SYSTEM = "You are a helpful assistant. Use the tools to do the user's task, then answer briefly."
+CANONICAL_ROOT = "/srv/play"  # the temporary directory, as counted
+KINDS = ("single", "chain", "data")
+TOTAL_TARGET = 0.7  # total input tokens, code mode / classic
+SINGLE_TARGET = 1.1  # every single-call task
+
+
+# --- the world the servers see ----------------------------------------------------------------
+
+
+class Fixture:
+    """A temporary directory with the workspace files, the git repository and the memory file.
+
+    :meth:`reset` puts it back to the recorded state in place (the servers keep their paths), so
+    one set of server sessions serves every task.
+    """
+
+    def __init__(self) -> None:
+        self.data = json.loads((DATA / "fixture.json").read_text())
+        self.root = Path(os.path.realpath(tempfile.mkdtemp(prefix="gocode-play-")))
+        self.workspace = self.root / "workspace"
+        self.repo = self.root / "repo"
+        self.memory = self.root / "memory.jsonl"
+        self.workspace.mkdir()
+        self.repo.mkdir()
+
+    def reset(self) -> None:
+        for d in (self.workspace, self.repo):
+            for child in d.iterdir():
+                shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        self.memory.unlink(missing_ok=True)
+        _write(self.workspace, self.data["workspace"])
+        self._make_repo()
+
+    def _make_repo(self) -> None:
+        repo = self.data["repo"]
+        git = ["git", "-C", str(self.repo), "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]
+        subprocess.run([*git, "init", "-q"], check=True)
+        for c in repo["commits"]:
+            _write(self.repo, c["files"])
+            subprocess.run([*git, "add", "-A"], check=True)
+            env = {
+                **os.environ,
+                "GIT_AUTHOR_NAME": c["author"],
+                "GIT_AUTHOR_EMAIL": c["email"],
+                "GIT_AUTHOR_DATE": c["date"],
+                "GIT_COMMITTER_NAME": c["author"],
+                "GIT_COMMITTER_EMAIL": c["email"],
+                "GIT_COMMITTER_DATE": c["date"],
+            }
+            subprocess.run([*git, "commit", "-q", "-m", c["message"]], check=True, env=env)
+        _write(self.repo, repo["uncommitted"]["modified"])
+        _write(self.repo, repo["uncommitted"]["untracked"])
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def expand(self, value: Any) -> Any:
+        """``{root}`` in recorded strings (prompts, arguments, code, expectations) → the real path."""
+        if isinstance(value, str):
+            return value.replace("{root}", str(self.root))
+        if isinstance(value, list):
+            return [self.expand(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.expand(v) for k, v in value.items()}
+        return value
+
+    def canonical(self, text: str) -> str:
+        return text.replace(str(self.root), CANONICAL_ROOT)
+
+
+def _write(base: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = base / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def config(fixture: Fixture, arm: str) -> Config:
+    """The four servers; code mode off for the classic arm, defaults for the code arm."""
+    for exe in ("mcp-server-filesystem", "mcp-server-memory"):
+        if not (NPM_BIN / exe).exists():
+            raise SystemExit(f"{NPM_BIN / exe} is missing: run `make setup`")
+    servers = {
+        "filesystem": {"command": str(NPM_BIN / "mcp-server-filesystem"), "args": [str(fixture.root)]},
+        "git": {"command": str(VENV_BIN / "mcp-server-git"), "args": ["--repository", str(fixture.repo)]},
+        "memory": {"command": str(NPM_BIN / "mcp-server-memory"), "env": {"MEMORY_FILE_PATH": str(fixture.memory)}},
+        "time": {"command": str(VENV_BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+    }
+    defaults: dict[str, Any] = {"codeMode": {"enabled": False}} if arm == "classic" else {}
+    return Config.model_validate({"mcpServers": servers, "defaults": defaults})
+
+
+@contextlib.contextmanager
+def session(arm: str) -> Iterator[tuple[Fixture, SyncToolbox]]:
+    fixture = Fixture()
+    try:
+        fixture.reset()
+        with SyncToolbox(config(fixture, arm)) as box:
+            box.wait_warm()  # build the bindings once, before any task is timed or played
+            yield fixture, box
+    finally:
+        fixture.close()
+
+
+# --- transcripts --------------------------------------------------------------------------------
+
+
+def tasks() -> list[dict[str, str]]:
+    return json.loads((DATA / "tasks.json").read_text())
+
+
+def transcript_path(arm: str, task: str) -> Path:
+    return DATA / arm / f"{task}.json"
+
+
+def load_turns(arm: str, task: str) -> list[dict[str, Any]]:
+    path = transcript_path(arm, task)
+    return json.loads(path.read_text())["turns"] if path.exists() else []
+
+
+def save_turns(arm: str, task: str, turns: list[dict[str, Any]]) -> None:
+    path = transcript_path(arm, task)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"turns": turns}, indent=1, ensure_ascii=False) + "\n")
+
+
+@dataclass
+class Play:
+    """One task replayed in one arm, and what each request cost."""
+
+    task: str
+    arm: str
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    # Where the input went: definitions and system line, the user's task, assistant turns, tool results.
+    parts: dict[str, int] = field(default_factory=lambda: {"definitions": 0, "task": 0, "assistant": 0, "results": 0})
+    mismatches: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)  # the conversation as the model saw it
+    finished: bool = False
+
+
+def replay(
+    fixture: Fixture,
+    box: SyncToolbox,
+    task: dict[str, str],
+    arm: str,
+    turns: list[dict[str, Any]],
+    partial: bool = False,
+) -> Play:
+    """Send the recorded turns through the live toolbox and count every request's tokens.
+
+    ``partial``: the transcript is still being played, so it need not end with an answer."""
+    fixture.reset()
+    play = Play(task["id"], arm)
+    definitions = count_json(box.definitions("openai")) + count_json({"role": "system", "content": SYSTEM})
+    user = fixture.expand(task["prompt"])
+    history = {"task": count_json({"role": "user", "content": fixture.canonical(user)}), "assistant": 0, "results": 0}
+    play.log.append(f"USER: {user}")
+    calls_made = 0
+    for n, turn in enumerate(turns, 1):
+        play.requests += 1
+        play.input_tokens += definitions + sum(history.values())
+        play.parts["definitions"] += definitions
+        for k, v in history.items():
+            play.parts[k] += v
+        if "answer" in turn:
+            text = fixture.canonical(fixture.expand(turn["answer"]))
+            play.output_tokens += count(text)
+            play.log.append(f"ASSISTANT: {text}")
+            play.finished = n == len(turns)
+            if not play.finished:
+                play.mismatches.append(f"turn {n}: an answer before the last turn")
+            break
+        tool_calls, messages = [], []
+        for call in turn["calls"]:
+            calls_made += 1
+            call_id = f"call_{calls_made}"
+            args = fixture.expand(call["arguments"])
+            arg_text = fixture.canonical(json.dumps(args, ensure_ascii=False))
+            play.output_tokens += count(call["name"]) + count(arg_text)
+            tool_calls.append(
+                {"id": call_id, "type": "function", "function": {"name": call["name"], "arguments": arg_text}}
+            )
+            result = box.call(call["name"], args)
+            play.log.append(f"CALL {call['name']} {_shown_args(args)}")
+            play.log.append(("ERROR: " if result.is_error else "RESULT: ") + result.text)
+            play.mismatches += _check(n, call, result, fixture)
+            message = result.openai(call_id)
+            message["content"] = _canonical_content(message["content"], fixture)
+            messages.append(message)
+        history["assistant"] += count_json({"role": "assistant", "content": None, "tool_calls": tool_calls})
+        history["results"] += sum(count_json(m) for m in messages)
+    if not play.finished and not partial:
+        play.mismatches.append("the transcript has no final answer")
+    return play
+
+
+def _shown_args(args: dict[str, Any]) -> str:
+    if set(args) == {"code"}:
+        return "\n" + args["code"]
+    return json.dumps(args, ensure_ascii=False)
+
+
+def _canonical_content(content: Any, fixture: Fixture) -> Any:
+    if isinstance(content, str):
+        return fixture.canonical(content)
+    return json.loads(fixture.canonical(json.dumps(content, ensure_ascii=False)))
+
+
+def _check(n: int, call: dict[str, Any], result: ToolResult, fixture: Fixture) -> list[str]:
+    """What the recorded turn assumed about this result and no longer holds."""
+    out = []
+    if bool(call.get("error", False)) != result.is_error:
+        state = "failed" if result.is_error else "succeeded"
+        out.append(f"turn {n} {call['name']}: {state}, the recording assumed the opposite: {result.text[:300]!r}")
+    for want in fixture.expand(call.get("expect", [])):
+        if want not in result.text:
+            out.append(f"turn {n} {call['name']}: result lacks {want!r}: {result.text[:300]!r}")
+    return out
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+def ratio(a: int, b: int) -> str:
+    return f"{a / b:.2f}" if b else "-"
+
+
+def report(rows: list[tuple[dict[str, str], Play, Play]], markdown: bool) -> tuple[str, bool]:
+    head = [
+        "task",
+        "kind",
+        "classic req",
+        "classic in",
+        "classic out",
+        "code req",
+        "code in",
+        "code out",
+        "in ratio",
+        "out ratio",
+    ]
+    lines = []
+    for task, c, g in rows:
+        lines.append([
+            task["id"], task["kind"],
+            str(c.requests), str(c.input_tokens), str(c.output_tokens),
+            str(g.requests), str(g.input_tokens), str(g.output_tokens),
+            ratio(g.input_tokens, c.input_tokens), ratio(g.output_tokens, c.output_tokens),
+        ])  # fmt: skip
+    tc = sum(c.input_tokens for _, c, _ in rows)
+    tg = sum(g.input_tokens for _, _, g in rows)
+    oc = sum(c.output_tokens for _, c, _ in rows)
+    og = sum(g.output_tokens for _, _, g in rows)
+    rc = sum(c.requests for _, c, _ in rows)
+    rg = sum(g.requests for _, _, g in rows)
+    lines.append(["total", "", str(rc), str(tc), str(oc), str(rg), str(tg), str(og), ratio(tg, tc), ratio(og, oc)])
+    out = [_table(head, lines, markdown), ""]
+    out.append("where the input tokens go (definitions + system line / user task / assistant turns / tool results):")
+    for arm, idx in (("classic", 1), ("code", 2)):
+        parts = {k: sum(r[idx].parts[k] for r in rows) for k in ("definitions", "task", "assistant", "results")}
+        total = sum(parts.values()) or 1
+        shown = ", ".join(f"{k} {v} ({100 * v / total:.0f}%)" for k, v in parts.items())
+        out.append(f"  {arm}: {shown}")
+    out.append("")
+    out.append("targets:")
+    met_total = bool(tc) and tg <= TOTAL_TARGET * tc
+    out.append(
+        f"  total input <= {TOTAL_TARGET}x classic: {tg}/{tc} = {ratio(tg, tc)}x  {'MET' if met_total else 'NOT MET'}"
+    )
+    singles = [(t, c, g) for t, c, g in rows if t["kind"] == "single"]
+    if singles:
+        worst = max(singles, key=lambda r: r[2].input_tokens / max(r[1].input_tokens, 1))
+        met_single = all(g.input_tokens <= SINGLE_TARGET * c.input_tokens for _, c, g in singles)
+        out.append(
+            f"  every single-call task <= {SINGLE_TARGET}x classic: worst {worst[0]['id']} "
+            f"{ratio(worst[2].input_tokens, worst[1].input_tokens)}x  {'MET' if met_single else 'NOT MET'}"
+        )
+    else:
+        met_single = True
+        out.append("  every single-call task <= 1.1x classic: no single-call task in this run")
+    return "\n".join(out), met_total and met_single
+
+
+def _table(head: list[str], lines: list[list[str]], markdown: bool) -> str:
+    if markdown:
+        md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        return "\n".join(md + ["| " + " | ".join(c) + " |" for c in lines])
+    widths = [max(len(h), *(len(c[i]) for c in lines)) for i, h in enumerate(head)]
+    fmt = "  ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths))
+    return "\n".join([fmt.format(*head), *(fmt.format(*c) for c in lines)])
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+
+def bench(args: argparse.Namespace) -> int:
+    chosen = tasks()
+    if args.tasks:
+        wanted = args.tasks.split(",")
+        unknown = set(wanted) - {t["id"] for t in chosen}
+        if unknown:
+            raise SystemExit(f"unknown task(s): {', '.join(sorted(unknown))}")
+        chosen = [t for t in chosen if t["id"] in wanted]
+    plays: dict[str, dict[str, Play]] = {}
+    for arm in ARMS:
+        with session(arm) as (fixture, box):
+            plays[arm] = {}
+            for task in chosen:
+                turns = load_turns(arm, task["id"])
+                if not turns:
+                    raise SystemExit(f"{transcript_path(arm, task['id'])} is missing")
+                plays[arm][task["id"]] = replay(fixture, box, task, arm, turns)
+    rows = [(t, plays["classic"][t["id"]], plays["code"][t["id"]]) for t in chosen]
+    text, _ = report(rows, args.markdown)
+    print(text)
+    bad = [(arm, p) for arm in ARMS for p in plays[arm].values() if p.mismatches]
+    if bad:
+        print("\nreplay mismatches (these tasks' figures are not what was played):", file=sys.stderr)
+        for arm, p in bad:
+            for m in p.mismatches:
+                print(f"  {arm}/{p.task}: {m}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _task(task_id: str) -> dict[str, str]:
+    for t in tasks():
+        if t["id"] == task_id:
+            return t
+    raise SystemExit(f"unknown task {task_id!r}")
+
+
+def show(args: argparse.Namespace) -> int:
+    task = _task(args.task)
+    turns = load_turns(args.arm, args.task)
+    with session(args.arm) as (fixture, box):
+        play = replay(fixture, box, task, args.arm, turns)
+    print("\n".join(play.log))
+    print(f"\n[{play.requests} requests, {play.input_tokens} input tokens, {play.output_tokens} output tokens]")
+    for m in play.mismatches:
+        print("MISMATCH:", m)
+    return 1 if play.mismatches else 0
+
+
+def add(args: argparse.Namespace) -> int:
+    """Record one more turn: replay the turns so far, then play the new one and print its result."""
+    task = _task(args.task)
+    turns = load_turns(args.arm, args.task)
+    if turns and "answer" in turns[-1]:
+        raise SystemExit("the transcript already ends with an answer")
+    if args.answer is not None:
+        turn: dict[str, Any] = {"answer": args.answer}
+    else:
+        calls = []
+        for spec in args.call or []:
+            calls.append({"name": spec[0], "arguments": json.loads(spec[1])})
+        for path in args.code or []:
+            calls.append({"name": "execute_go_code", "arguments": {"code": Path(path).read_text()}})
+        if not calls:
+            raise SystemExit("give --call NAME JSON, --code FILE or --answer TEXT")
+        turn = {"calls": calls}
+    with session(args.arm) as (fixture, box):
+        before = replay(fixture, box, task, args.arm, turns, partial=True)
+        print("\n".join(before.log))
+        if before.mismatches:
+            print("earlier turns no longer replay:", *before.mismatches, sep="\n  ")
+            return 1
+        if "calls" in turn:
+            for call in turn["calls"]:
+                result = box.call(call["name"], fixture.expand(call["arguments"]))
+                print(("ERROR: " if result.is_error else "RESULT: ") + result.text)
+                call["error"] = result.is_error
+                call["expect"] = []
+    turns.append(turn)
+    save_turns(args.arm, args.task, turns)
+    print(f"recorded turn {len(turns)} in {transcript_path(args.arm, args.task)}")
+    return 0
+
+
+def expect(args: argparse.Namespace) -> int:
+    """Record what a call's result must contain (checked on every replay)."""
+    turns = load_turns(args.arm, args.task)
+    call = turns[args.turn - 1]["calls"][args.call - 1]
+    call["expect"] = [*call.get("expect", []), *args.text]
+    save_turns(args.arm, args.task, turns)
+    return 0
+
+
+def definitions(args: argparse.Namespace) -> int:
+    with session(args.arm) as (fixture, box):
+        defs = box.definitions("openai")
+        print(fixture.canonical(json.dumps(defs, indent=1, ensure_ascii=False)))
+        print(f"[{len(defs)} tools, {count_json(defs)} tokens]", file=sys.stderr)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--tasks", help="comma-separated task ids (default: all)")
+    sub = parser.add_subparsers(dest="command")
+    p = sub.add_parser("show", help="replay one transcript and print the conversation")
+    p.add_argument("arm", choices=ARMS)
+    p.add_argument("task")
+    p = sub.add_parser("add", help="play one more turn of a transcript")
+    p.add_argument("arm", choices=ARMS)
+    p.add_argument("task")
+    p.add_argument("--call", nargs=2, action="append", metavar=("NAME", "JSON"), help="a tool call")
+    p.add_argument("--code", action="append", metavar="FILE", help="an execute_go_code call with this Go")
+    p.add_argument("--answer", help="the final answer")
+    p = sub.add_parser("expect", help="state what a recorded call's result must contain")
+    p.add_argument("arm", choices=ARMS)
+    p.add_argument("task")
+    p.add_argument("turn", type=int, help="turn number (from 1)")
+    p.add_argument("call", type=int, help="call number in the turn (from 1)")
+    p.add_argument("text", nargs="+", help="strings the result must contain ({root}: the directory)")
+    p = sub.add_parser("definitions", help="print the tool definitions of an arm (OpenAI format)")
+    p.add_argument("arm", choices=ARMS)
+    args = parser.parse_args()
+    command = {"show": show, "add": add, "expect": expect, "definitions": definitions}.get(args.command, bench)
+    return command(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
