@@ -4,9 +4,10 @@
 
 The queries (tests/corpus/search_queries.json) are task phrasings written as a user would,
 without reading the tools' descriptions, each naming its intended tool (several only where
-tools are equivalent). The "tune" half was used to choose the index's fields and weights; the
-"heldout" half was written afterwards and not tuned on. Reports top-1 and top-3 per half and
-overall, against the targets (top-3 ≥ 90%, top-1 ≥ 70%), plus the index build and query times.
+tools are equivalent), in four rounds: "tune" chose the index's fields and weights, "dev" and
+"dev2" were held out when first measured and then used to change the method (the coverage
+factor, more related words), "heldout" was written last and never tuned on. Reports top-1 and top-3 per set and overall, against the targets (top-3 ≥
+90%, top-1 ≥ 70%, judged on "heldout"), plus the index build and query times.
 """
 
 from __future__ import annotations
@@ -44,11 +45,17 @@ class Outcome:
         return next((i + 1 for i, name in enumerate(self.got) if name in self.wanted), None)
 
 
-def corpus_index() -> SearchIndex:
+def corpus_index(timings: dict[str, float] | None = None) -> SearchIndex:
     """The index over every real corpus server, each under its own name."""
     servers = tuple(s for p in sorted(CORPUS.glob("real/*.json")) for s in load(p).servers)
     toolset = ToolSet(servers)
-    return SearchIndex.build(toolset, build_package(toolset))
+    start = time.perf_counter()
+    package = build_package(toolset)
+    middle = time.perf_counter()
+    index = SearchIndex.build(toolset, package)
+    if timings is not None:
+        timings.update(goIRMs=(middle - start) * 1000, indexBuildMs=(time.perf_counter() - middle) * 1000)
+    return index
 
 
 def queries() -> list[dict]:
@@ -75,9 +82,8 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="list queries whose tool is not first")
     args = parser.parse_args()
 
-    start = time.perf_counter()
-    index = corpus_index()
-    build_ms = (time.perf_counter() - start) * 1000
+    built: dict[str, float] = {}
+    index = corpus_index(built)
     items = queries()
     timings = []
     for q in items[:50]:
@@ -88,19 +94,23 @@ def main() -> int:
     doc = {
         "tools": len(index.entries),
         "servers": len({e.server for e in index.entries}),
-        "indexBuildMs": round(build_ms, 1),
+        "goIRMs": round(built["goIRMs"], 1),
+        "indexBuildMs": round(built["indexBuildMs"], 1),
         "queryMsMedian": round(statistics.median(timings), 3),
         "sets": {
             name: rates([o for o in outcomes if name == "all" or o.split == name])
-            for name in ("tune", "heldout", "all")
+            for name in ("tune", "dev", "dev2", "heldout", "all")
         },
     }
     if args.json:
-        click_free = {**doc, "misses": [o.__dict__ | {"rank": o.rank} for o in outcomes if o.rank != 1]}
-        print(json.dumps(click_free if args.misses else doc))
+        with_misses = {**doc, "misses": [o.__dict__ | {"rank": o.rank} for o in outcomes if o.rank != 1]}
+        print(json.dumps(with_misses if args.misses else doc))
         return 0
     print(f"search over {doc['tools']} tools of {doc['servers']} servers (tests/corpus/real, all at once)")
-    print(f"index build {doc['indexBuildMs']:.0f} ms (includes the Go IR), query median {doc['queryMsMedian']} ms\n")
+    print(
+        f"index build {doc['indexBuildMs']:.0f} ms (after {doc['goIRMs']:.0f} ms for the Go IR), "
+        f"query median {doc['queryMsMedian']} ms\n"
+    )
     print(f"{'set':<10} {'queries':>7} {'top-1':>7} {'top-3':>7}")
     for name, r in doc["sets"].items():
         print(f"{name:<10} {r['queries']:>7} {r['top1']:>7.1%} {r['top3']:>7.1%}")

@@ -244,7 +244,7 @@ class CodeMode:
     def search_answer(self, arguments: dict[str, Any] | None) -> tuple[str, bool]:
         """``search_go_tools``' answer to a request: (text, is_error); never raises for bad input."""
         try:
-            got = search_answer(self.search_index(), arguments)
+            got = search_answer(self.search_index(), arguments, self.view.excluded)
         except SearchRequestError as exc:
             return f"{SEARCH_TOOL_NAME}: {exc}", True
         return answer_text(self.package, got), False

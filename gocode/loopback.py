@@ -225,7 +225,7 @@ class Loopback:
             return types.CallToolResult(content=[types.TextContent(type="text", text=error)], is_error=True)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             limit = SEARCH_LIMIT
-        matches = self.search(query, min(limit, SEARCH_LIMIT))
+        matches = self.search(query[:1000], min(limit, SEARCH_LIMIT))
         run.calls.append(ToolCall(SEARCH_SERVER, SEARCH_TOOL, (time.monotonic() - start) * 1000, None))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps({"matches": matches}))],

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 import yaml
@@ -19,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode.codemode import CodeMode
 from gocode.toolbox import Toolbox
-from tests.conftest import TIME_SERVER, config_from, demo_stdio, need
+from tests.conftest import EVERYTHING, TIME_SERVER, config_from, demo_stdio, need
 
 pytestmark = pytest.mark.go
 
@@ -178,3 +179,85 @@ def test_cli_search_and_describe(tmp_path):
     p = gocode("describe", "get_wether", "--json")
     assert p.returncode == 1 and json.loads(p.stdout) == []
     assert "no tool named 'get_wether'; did you mean getWeather" in p.stderr
+
+
+def test_the_loopback_search_server_only_searches_and_only_for_a_live_run():
+    """The @gocode pseudo-server answers search_tools and nothing else, only with a run's token."""
+
+    def rpc(method: str, params: dict) -> dict:
+        return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+    async def post(url: str, headers: dict, body: dict) -> httpx2.Response:
+        headers = {**headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient(timeout=30) as http:
+            return await http.post(url, headers=headers, json=body)
+
+    async def go() -> None:
+        async with Toolbox(config_from(servers()), prewarm=False) as box:
+            loopback = box._loopback
+            assert loopback is not None
+            run = loopback.open_run()
+            spec = loopback.specs(run, box.code_mode.code_servers())["@gocode"]
+            search = rpc("tools/call", {"name": "search_tools", "arguments": {"query": "city"}})
+            r = await post(spec["url"], spec["headers"], search)
+            matches = r.json()["result"]["structuredContent"]["matches"]
+            assert matches[0]["function"] == "getCity" and set(matches[0]) == {
+                "name", "server", "function", "description", "signature"
+            }  # fmt: skip
+            other = rpc("tools/call", {"name": "get_weather", "arguments": {"city": "Paris"}})
+            r = await post(spec["url"], spec["headers"], other)
+            assert r.json()["error"]["message"] == "unknown tool 'get_weather'"
+            loopback.close_run(run)
+            r = await post(spec["url"], spec["headers"], search)
+            assert r.status_code == 401
+
+    anyio.run(go)
+
+
+NPM_BIN = Path(__file__).resolve().parent.parent / ".cache" / "npm" / "node_modules" / ".bin"
+
+
+@pytest.mark.net
+def test_a_new_user_with_many_servers_finds_and_uses_tools_through_search(tmp_path):
+    """Seven real servers at once: the default budget shows less than every declaration, so
+    search_go_tools is offered; the model finds a tool by describing the task, and a program
+    finds and calls one at run time."""
+    many = {
+        **servers(),
+        "everything": {"command": need(EVERYTHING)},
+        "memory": {
+            "command": need(NPM_BIN / "mcp-server-memory"),
+            "env": {"MEMORY_FILE_PATH": str(tmp_path / "m.json")},
+        },
+        "filesystem": {"command": need(NPM_BIN / "mcp-server-filesystem"), "args": [str(tmp_path)]},
+        "thinking": {"command": need(NPM_BIN / "mcp-server-sequential-thinking")},
+        "git": {"command": need(Path(sys.executable).parent / "mcp-server-git")},
+    }
+    (tmp_path / "notes.txt").write_text("remember the milk\n")
+    code = f"""\
+found, err := searchTools(ctx, "read the contents of a text file")
+if err != nil {{
+	return err
+}}
+m := found[0]
+fmt.Println(m.Server, m.Name)
+text, err := callTool(ctx, m.Server+"."+m.Name, map[string]any{{"path": {json.dumps(str(tmp_path / "notes.txt"))}}})
+if err != nil {{
+	return err
+}}
+fmt.Print(text.(map[string]any)["content"]) // the server's structured result
+"""
+
+    async def go() -> None:
+        async with Toolbox(config_from(many), prewarm=False) as box:
+            assert not box.code_mode.complete()
+            assert [t.name for t in box.tools()] == ["execute_go_code", "search_go_tools"]
+            r = await box.call("search_go_tools", {"query": "read the contents of a text file", "limit": 3})
+            assert not r.is_error and "func readTextFile(" in r.text, r.text
+            r = await box.call("search_go_tools", {"names": ["git_status", "createEntities"]})
+            assert "func gitStatus(" in r.text and "func createEntities(" in r.text
+            result = await box.execute(code)
+            assert result.ok, result.error_text()
+            assert result.output == "filesystem read_text_file\nremember the milk\n"
+
+    anyio.run(go)

@@ -12,8 +12,10 @@ Python dependencies, ~3 ms to import, so the CLI stays quick) over four fields p
 
 Text is split on case changes as well as punctuation, stop words are dropped, words are stemmed
 (English Snowball), and a few abbreviations every developer writes are spelled out on both sides
-(``pr`` → pull request). Queries are built from analysed terms, never parsed, so no text a model
-sends can be query syntax.
+(``pr`` → pull request). A query also matches its words run together (``on call`` → oncall) and,
+at a lower weight, related words (``show`` → get, list). Queries are built from analysed terms,
+never parsed, so no text a model sends can be query syntax. Scores are weighted by how much of
+the query a tool covers. Fields, weights and figures: docs/search.md.
 
 :meth:`SearchIndex.lookup` accepts MCP tool names, Go function names in any case, and
 ``server.tool``; :meth:`SearchIndex.suggest` names the closest tools for a name that matches none.
@@ -39,8 +41,9 @@ from gocode.view.rules import SEARCH_TOOL_NAME
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 25
-# What searchTools returns to a program at most (it prints them; the model reads them).
-RUNTIME_LIMIT = 10
+# Bounds on what one request may ask for (a model's request is untrusted input).
+MAX_NAMES = 50
+MAX_QUERY_CHARS = 1000
 
 # The run-time helpers a program may use to find and call tools it did not know when written
 # (go_templates/rt/search.go); shown to the model with the tool declarations.
@@ -100,7 +103,8 @@ _ABBREVIATIONS = {
     "img": "image",
     "pic": "picture",
 }
-# How people ask for an action, against the verbs tool names use. Query side only, weighted
+# How people ask for things, against the words tool names use (general vocabulary, chosen on the
+# tuning sets of tests/corpus/search_queries.json, never per query). Query side only, weighted
 # below the words the query really has (_RELATED_BOOST), so an exact word still wins.
 _RELATED_GROUPS = (
     ("show", "display", "view", "see", "print", "get", "list"),
@@ -122,11 +126,27 @@ _RELATED_GROUPS = (
     ("save", "store", "remember", "write"),
     ("type", "enter", "fill"),
     ("user", "me", "whoami", "profile", "account"),
+    ("restart", "start", "rerun"),
+    ("folder", "directory"),
+    ("image", "picture", "photo", "screenshot"),
+    ("repository", "project"),
+    ("organization", "org", "group"),
+    ("spreadsheet", "workbook", "worksheet", "sheet"),
+    ("presentation", "slides", "deck"),
+    ("website", "site", "page", "web"),
+    ("message", "comment", "note"),
+    ("details", "info", "information", "metadata"),
+    ("count", "number", "total"),
 )
 _RELATED_BOOST = 0.4
+_RERANK_DEPTH = 50
+_COVERAGE_POWER = 0.5
 _TOKENIZER = "gocode_en"
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PLURAL_INITIALISM = re.compile(r"[A-Z]{2,}s")
+# Words of an ASCII identifier at case changes, as names.words splits them (getHTTPResponse →
+# get HTTP Response), by one regex: indexing a thousand tools calls it a hundred thousand times.
+_CASE_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])|[A-Z0-9]+")
 
 
 @cache
@@ -146,7 +166,7 @@ def prepare(text: str) -> str:
     out: list[str] = []
     for token in _WORD.findall(text):
         # "PRs", "URLs": a plural initialism is one word, not "P" + "Rs".
-        for w in [token] if _PLURAL_INITIALISM.fullmatch(token) else words(token):
+        for w in [token] if _PLURAL_INITIALISM.fullmatch(token) else _CASE_WORD.findall(token):
             low = w.lower()
             out.append(low)
             if low in _ABBREVIATIONS:
@@ -256,17 +276,24 @@ class SearchIndex:
         self._index = tantivy.Index(self._schema)
         self._index.register_tokenizer(_TOKENIZER, _analyzer())
         writer = self._index.writer(15_000_000, 1)
+        self._terms: list[frozenset[str]] = []
         for i, e in enumerate(self.entries):
             desc = e.description
             head = first_sentence(desc)[:_DESC_HEAD_CHARS]
+            body = " ".join([desc[len(head) : len(head) + _BODY_CHARS], *_param_text(e.info.input_schema)])
+            fields = {
+                "name": prepare(f"{e.tool} {e.function} {e.info.title or ''}"),
+                "server": prepare(e.server),
+                "desc": prepare(head),
+                "body": prepare(body),
+            }
             doc = tantivy.Document()
             doc.add_unsigned("id", i)
-            doc.add_text("name", prepare(f"{e.tool} {e.function} {e.info.title or ''}"))
-            doc.add_text("server", prepare(e.server))
-            doc.add_text("desc", prepare(head))
-            body = [desc[len(head) : len(head) + _BODY_CHARS], *_param_text(e.info.input_schema)]
-            doc.add_text("body", prepare(" ".join(body)))
+            for field, text in fields.items():
+                doc.add_text(field, text)
             writer.add_document(doc)
+            # Which words a tool mentions at all, for the coverage factor in search().
+            self._terms.append(frozenset(_analyzer().analyze(" ".join(fields.values()))))
         writer.commit()
         writer.wait_merging_threads()
         self._index.reload()
@@ -293,8 +320,19 @@ class SearchIndex:
             for t, w in weighted
         ]
         query_obj = tantivy.Query.boolean_query(clauses)
-        hits = self._searcher.search(query_obj, max(1, min(limit, MAX_LIMIT))).hits
-        return [self.entries[self._searcher.doc(addr)["id"][0]] for _, addr in hits]
+        limit = max(1, min(limit, MAX_LIMIT))
+        hits = self._searcher.search(query_obj, max(limit, _RERANK_DEPTH)).hits
+        ids = [self._searcher.doc(addr)["id"][0] for _, addr in hits]
+        # BM25 sums per-term scores, so one rare word in a short name can outweigh a tool that
+        # matches most of the request; weight each score by the share of the query's words the
+        # tool mentions anywhere (Lucene's classic "coord" factor).
+        base = set(_analyzer().analyze(prepare(query))) or set(own)
+        scored = [
+            (score * (len(base & self._terms[i]) / len(base)) ** _COVERAGE_POWER, -rank, i)
+            for rank, ((score, _), i) in enumerate(zip(hits, ids, strict=True))
+        ]
+        scored.sort(reverse=True)
+        return [self.entries[i] for _, _, i in scored[:limit]]
 
     def lookup(self, name: str) -> list[ToolEntry]:
         """The tools a name means: an MCP tool name, a Go function name (any case), or
@@ -374,9 +412,11 @@ def missing_note(index: SearchIndex, name: str) -> str:
     return f"no tool named {name!r}{hint}"
 
 
-def answer(index: SearchIndex, arguments: dict[str, Any] | None) -> SearchAnswer:
+def answer(index: SearchIndex, arguments: dict[str, Any] | None, regular: Iterable[ToolInfo] = ()) -> SearchAnswer:
     """Resolve a search_go_tools request: ``names`` first (in the order given), then the
-    query's matches; raises SearchRequestError when there is nothing to answer."""
+    query's matches; raises SearchRequestError when there is nothing to answer. ``regular``
+    are the tools offered as regular tools, not in Go, so a name of one is told so."""
+    offered = {fold(t.name): t for t in regular} | {fold(t.server) + "." + fold(t.name): t for t in regular}
     args = arguments or {}
     unknown = sorted(set(args) - set(SEARCH_INPUT_SCHEMA["properties"]))
     if unknown:
@@ -386,9 +426,11 @@ def answer(index: SearchIndex, arguments: dict[str, Any] | None) -> SearchAnswer
         raise SearchRequestError("`query` must be a string")
     if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
         raise SearchRequestError("`names` must be a list of strings")
+    if names is not None and len(names) > MAX_NAMES:
+        raise SearchRequestError(f"at most {MAX_NAMES} `names` at once")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise SearchRequestError(f"`limit` must be a positive integer (at most {MAX_LIMIT})")
-    query, names = (query or "").strip(), [n for n in names or [] if n.strip()]
+    query, names = (query or "").strip()[:MAX_QUERY_CHARS], [n[:200] for n in names or [] if n.strip()]
     if not query and not names:
         raise SearchRequestError(
             'give a `query` (what you want to do, e.g. "list open pull requests") or `names` of tools'
@@ -398,7 +440,12 @@ def answer(index: SearchIndex, arguments: dict[str, Any] | None) -> SearchAnswer
     for name in names:
         hits = index.lookup(name)
         if not hits:
-            notes.append(missing_note(index, name))
+            server, _, tool = name.rpartition(".")
+            plain = offered.get(fold(name)) or offered.get(fold(server) + "." + fold(tool))
+            if plain is not None:
+                notes.append(f"{name!r} is not a Go function: call it as a regular tool, not from execute_go_code")
+            else:
+                notes.append(missing_note(index, name))
         for e in hits:
             found.setdefault(e.qualified, e)
     if query:

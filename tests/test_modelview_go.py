@@ -1,0 +1,58 @@
+"""The program compiled for a call accepts exactly what the model view shows (needs Go).
+
+From the full view of the whole corpus, a model program is generated that names every type,
+sets every struct field with the type the view gives it, uses every enum constant as its type,
+and assigns every tool function to a variable of the signature the view declares. It is built
+and run through CodeMode.execute (no tool is called, so no server is needed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from gocode.codemode import CodeMode
+from gocode.config import Config
+from gocode.view.modelview import render_full
+from tests.corpus_data import load_all
+
+pytestmark = pytest.mark.go
+
+
+def program_from_view(view: str) -> str:
+    lines: list[str] = []
+    struct: str | None = None
+    for line in view.splitlines():
+        if line == "}":
+            struct = None
+        elif m := re.match(r"^type (\w+)", line):
+            lines.append(f"var _ {m.group(1)}")
+            struct = m.group(1) if line.endswith("struct {") else None
+        elif struct and (m := re.match(r"^\t(\w+) +([^/]+?)\s*(//.*)?$", line)):
+            lines.append(f"_ = {struct}{{{m.group(1)}: *new({m.group(2)})}}")
+        elif m := re.match(r"^\t(\w+) +(\w+) = ", line):  # an enum constant
+            lines.append(f"var _ {m.group(2)} = {m.group(1)}")
+        elif (m := re.match(r"^func (\w+)\((.*)\) \((.*)\)$", line)) and m.group(1) != "ptr":
+            lines.append(f"var _ func({m.group(2)}) ({m.group(3)}) = {m.group(1)}")
+    return "\n".join(lines) + '\nfmt.Println("ok")\n'
+
+
+def test_a_program_written_from_the_view_compiles(workspace):
+    cm = CodeMode(Config.model_validate({"mcpServers": {}}), workspace=workspace)
+    cm.use(list(load_all().servers))
+    code = program_from_view(render_full(cm.package))
+    assert code.count("var _ func(") == len(cm.package.funcs)
+    assert code.count(": *new(") > 1000 and re.search(r"^var _ \w+ = \w+$", code, re.M)
+    result = asyncio.run(cm.execute(code, specs={}))  # no server is called
+    assert result.ok, result.error_text()[-3000:]
+    assert result.output == "ok\n"
+
+
+def test_a_name_the_view_does_not_show_does_not_compile(workspace):
+    cm = CodeMode(Config.model_validate({"mcpServers": {}}), workspace=workspace)
+    cm.use(list(load_all().servers))
+    # Deduplicated away: the view shows PathInput for these tools, and so does the program.
+    result = asyncio.run(cm.execute("var _ GetFileInfoInput\n", specs={}))
+    assert not result.ok and "undefined: GetFileInfoInput" in result.error_text()
