@@ -51,7 +51,7 @@ from gocode.config import Config  # noqa: E402
 from gocode.toolbox import SyncToolbox, ToolResult  # noqa: E402
 from gocode.view.tokens import count, count_json  # noqa: E402
 
-DATA = ROOT / "bench" / "play"
+DATA = ROOT / "bench" / "play"  # the recorded play
 NPM_BIN = ROOT / ".cache" / "npm" / "node_modules" / ".bin"
 VENV_BIN = Path(sys.executable).parent
 ARMS = ("classic", "code")
@@ -60,6 +60,10 @@ CANONICAL_ROOT = "/srv/play"  # the temporary directory, as counted
 KINDS = ("single", "chain", "data")
 TOTAL_TARGET = 0.7  # total input tokens, code mode / classic
 SINGLE_TARGET = 1.1  # every single-call task
+
+
+class Unusable(Exception):
+    """The bench cannot run as asked (a missing server or transcript, an unknown task): exit 2."""
 
 
 # --- the world the servers see ----------------------------------------------------------------
@@ -72,8 +76,8 @@ class Fixture:
     one set of server sessions serves every task.
     """
 
-    def __init__(self) -> None:
-        self.data = json.loads((DATA / "fixture.json").read_text())
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
         self.root = Path(os.path.realpath(tempfile.mkdtemp(prefix="gocode-play-")))
         self.workspace = self.root / "workspace"
         self.repo = self.root / "repo"
@@ -137,7 +141,7 @@ def config(fixture: Fixture, arm: str) -> Config:
     """The four servers; code mode off for the classic arm, defaults for the code arm."""
     for exe in ("mcp-server-filesystem", "mcp-server-memory"):
         if not (NPM_BIN / exe).exists():
-            raise SystemExit(f"{NPM_BIN / exe} is missing: run `make setup`")
+            raise Unusable(f"{NPM_BIN / exe} is missing: run `make setup`")
     servers = {
         "filesystem": {"command": str(NPM_BIN / "mcp-server-filesystem"), "args": [str(fixture.root)]},
         "git": {"command": str(VENV_BIN / "mcp-server-git"), "args": ["--repository", str(fixture.repo)]},
@@ -149,8 +153,8 @@ def config(fixture: Fixture, arm: str) -> Config:
 
 
 @contextlib.contextmanager
-def session(arm: str) -> Iterator[tuple[Fixture, SyncToolbox]]:
-    fixture = Fixture()
+def session(rec: Recordings, arm: str) -> Iterator[tuple[Fixture, SyncToolbox]]:
+    fixture = Fixture(rec.fixture())
     try:
         fixture.reset()
         with SyncToolbox(config(fixture, arm)) as box:
@@ -163,23 +167,35 @@ def session(arm: str) -> Iterator[tuple[Fixture, SyncToolbox]]:
 # --- transcripts --------------------------------------------------------------------------------
 
 
-def tasks() -> list[dict[str, str]]:
-    return json.loads((DATA / "tasks.json").read_text())
+@dataclass(frozen=True)
+class Recordings:
+    """A directory of play data: ``fixture.json``, ``tasks.json`` and ``<arm>/<task>.json``."""
 
+    root: Path
 
-def transcript_path(arm: str, task: str) -> Path:
-    return DATA / arm / f"{task}.json"
+    def fixture(self) -> dict[str, Any]:
+        return json.loads((self.root / "fixture.json").read_text())
 
+    def tasks(self) -> list[dict[str, str]]:
+        return json.loads((self.root / "tasks.json").read_text())
 
-def load_turns(arm: str, task: str) -> list[dict[str, Any]]:
-    path = transcript_path(arm, task)
-    return json.loads(path.read_text())["turns"] if path.exists() else []
+    def task(self, task_id: str) -> dict[str, str]:
+        for t in self.tasks():
+            if t["id"] == task_id:
+                return t
+        raise Unusable(f"unknown task {task_id!r}")
 
+    def path(self, arm: str, task: str) -> Path:
+        return self.root / arm / f"{task}.json"
 
-def save_turns(arm: str, task: str, turns: list[dict[str, Any]]) -> None:
-    path = transcript_path(arm, task)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"turns": turns}, indent=1, ensure_ascii=False) + "\n")
+    def load(self, arm: str, task: str) -> list[dict[str, Any]]:
+        path = self.path(arm, task)
+        return json.loads(path.read_text())["turns"] if path.exists() else []
+
+    def save(self, arm: str, task: str, turns: list[dict[str, Any]]) -> None:
+        path = self.path(arm, task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"turns": turns}, indent=1, ensure_ascii=False) + "\n")
 
 
 @dataclass
@@ -280,12 +296,53 @@ def _check(n: int, call: dict[str, Any], result: ToolResult, fixture: Fixture) -
 
 # --- the report ---------------------------------------------------------------------------------
 
-
-def ratio(a: int, b: int) -> str:
-    return f"{a / b:.2f}" if b else "-"
+PARTS = ("definitions", "task", "assistant", "results")
 
 
-def report(rows: list[tuple[dict[str, str], Play, Play]], markdown: bool) -> tuple[str, bool]:
+def ratio(a: int, b: int) -> float | None:
+    return round(a / b, 2) if b else None
+
+
+def summary(rows: list[tuple[dict[str, str], Play, Play]]) -> dict[str, Any]:
+    """The figures of a run (pure): per task and arm, totals, where the input went, the targets."""
+
+    def arm_figures(p: Play) -> dict[str, Any]:
+        return {"requests": p.requests, "input": p.input_tokens, "output": p.output_tokens, "parts": dict(p.parts)}
+
+    out: dict[str, Any] = {"tasks": [], "total": {}, "targets": {}}
+    for task, c, g in rows:
+        out["tasks"].append({
+            "task": task["id"], "kind": task["kind"], "classic": arm_figures(c), "code": arm_figures(g),
+            "input_ratio": ratio(g.input_tokens, c.input_tokens), "output_ratio": ratio(g.output_tokens, c.output_tokens),
+        })  # fmt: skip
+    for arm, idx in (("classic", 1), ("code", 2)):
+        plays: list[Play] = [r[idx] for r in rows]  # type: ignore[misc]
+        out["total"][arm] = {
+            "requests": sum(p.requests for p in plays),
+            "input": sum(p.input_tokens for p in plays),
+            "output": sum(p.output_tokens for p in plays),
+            "parts": {k: sum(p.parts[k] for p in plays) for k in PARTS},
+        }
+    tc, tg = out["total"]["classic"]["input"], out["total"]["code"]["input"]
+    out["total"]["input_ratio"] = ratio(tg, tc)
+    out["total"]["output_ratio"] = ratio(out["total"]["code"]["output"], out["total"]["classic"]["output"])
+    out["targets"]["total_input"] = {
+        "limit": TOTAL_TARGET,
+        "ratio": ratio(tg, tc),
+        "met": bool(tc) and tg <= TOTAL_TARGET * tc,
+    }
+    singles = [t for t in out["tasks"] if t["kind"] == "single"]
+    worst = max(singles, key=lambda t: t["input_ratio"] or 0.0, default=None)
+    out["targets"]["single_call"] = {
+        "limit": SINGLE_TARGET,
+        "worst": worst and worst["task"],
+        "ratio": worst and worst["input_ratio"],
+        "met": all(t["code"]["input"] <= SINGLE_TARGET * t["classic"]["input"] for t in singles),
+    }
+    return out
+
+
+def render(s: dict[str, Any], markdown: bool) -> str:
     head = [
         "task",
         "kind",
@@ -298,46 +355,42 @@ def report(rows: list[tuple[dict[str, str], Play, Play]], markdown: bool) -> tup
         "in ratio",
         "out ratio",
     ]
-    lines = []
-    for task, c, g in rows:
-        lines.append([
-            task["id"], task["kind"],
-            str(c.requests), str(c.input_tokens), str(c.output_tokens),
-            str(g.requests), str(g.input_tokens), str(g.output_tokens),
-            ratio(g.input_tokens, c.input_tokens), ratio(g.output_tokens, c.output_tokens),
-        ])  # fmt: skip
-    tc = sum(c.input_tokens for _, c, _ in rows)
-    tg = sum(g.input_tokens for _, _, g in rows)
-    oc = sum(c.output_tokens for _, c, _ in rows)
-    og = sum(g.output_tokens for _, _, g in rows)
-    rc = sum(c.requests for _, c, _ in rows)
-    rg = sum(g.requests for _, _, g in rows)
-    lines.append(["total", "", str(rc), str(tc), str(oc), str(rg), str(tg), str(og), ratio(tg, tc), ratio(og, oc)])
+
+    def cells(name: str, kind: str, c: dict[str, Any], g: dict[str, Any], ri: Any, ro: Any) -> list[str]:
+        figures = [c["requests"], c["input"], c["output"], g["requests"], g["input"], g["output"]]
+        return [
+            name,
+            kind,
+            *map(str, figures),
+            f"{ri:.2f}" if ri is not None else "-",
+            f"{ro:.2f}" if ro is not None else "-",
+        ]
+
+    lines = [
+        cells(t["task"], t["kind"], t["classic"], t["code"], t["input_ratio"], t["output_ratio"]) for t in s["tasks"]
+    ]
+    tot = s["total"]
+    lines.append(cells("total", "", tot["classic"], tot["code"], tot["input_ratio"], tot["output_ratio"]))
     out = [_table(head, lines, markdown), ""]
-    out.append("where the input tokens go (definitions + system line / user task / assistant turns / tool results):")
-    for arm, idx in (("classic", 1), ("code", 2)):
-        parts = {k: sum(r[idx].parts[k] for r in rows) for k in ("definitions", "task", "assistant", "results")}
-        total = sum(parts.values()) or 1
-        shown = ", ".join(f"{k} {v} ({100 * v / total:.0f}%)" for k, v in parts.items())
-        out.append(f"  {arm}: {shown}")
-    out.append("")
-    out.append("targets:")
-    met_total = bool(tc) and tg <= TOTAL_TARGET * tc
+    out.append("where the input tokens go (definitions and system line / user task / assistant turns / tool results):")
+    for arm in ARMS:
+        parts = tot[arm]["parts"]
+        whole = sum(parts.values()) or 1
+        out.append(f"  {arm}: " + ", ".join(f"{k} {v} ({100 * v / whole:.0f}%)" for k, v in parts.items()))
+    t, one = s["targets"]["total_input"], s["targets"]["single_call"]
+    out += ["", "targets:"]
     out.append(
-        f"  total input <= {TOTAL_TARGET}x classic: {tg}/{tc} = {ratio(tg, tc)}x  {'MET' if met_total else 'NOT MET'}"
+        f"  total input <= {t['limit']}x classic: {tot['code']['input']}/{tot['classic']['input']} = "
+        f"{t['ratio']}x  {'MET' if t['met'] else 'NOT MET'}"
     )
-    singles = [(t, c, g) for t, c, g in rows if t["kind"] == "single"]
-    if singles:
-        worst = max(singles, key=lambda r: r[2].input_tokens / max(r[1].input_tokens, 1))
-        met_single = all(g.input_tokens <= SINGLE_TARGET * c.input_tokens for _, c, g in singles)
-        out.append(
-            f"  every single-call task <= {SINGLE_TARGET}x classic: worst {worst[0]['id']} "
-            f"{ratio(worst[2].input_tokens, worst[1].input_tokens)}x  {'MET' if met_single else 'NOT MET'}"
-        )
+    if one["worst"] is None:
+        out.append(f"  every single-call task <= {one['limit']}x classic: no single-call task in this run")
     else:
-        met_single = True
-        out.append("  every single-call task <= 1.1x classic: no single-call task in this run")
-    return "\n".join(out), met_total and met_single
+        out.append(
+            f"  every single-call task <= {one['limit']}x classic: worst {one['worst']} {one['ratio']}x  "
+            f"{'MET' if one['met'] else 'NOT MET'}"
+        )
+    return "\n".join(out)
 
 
 def _table(head: list[str], lines: list[list[str]], markdown: bool) -> str:
@@ -352,48 +405,37 @@ def _table(head: list[str], lines: list[list[str]], markdown: bool) -> str:
 # --- commands -----------------------------------------------------------------------------------
 
 
-def bench(args: argparse.Namespace) -> int:
-    chosen = tasks()
+def bench(rec: Recordings, args: argparse.Namespace) -> int:
+    chosen = rec.tasks()
     if args.tasks:
         wanted = args.tasks.split(",")
         unknown = set(wanted) - {t["id"] for t in chosen}
         if unknown:
-            raise SystemExit(f"unknown task(s): {', '.join(sorted(unknown))}")
+            raise Unusable(f"unknown task(s): {', '.join(sorted(unknown))}")
         chosen = [t for t in chosen if t["id"] in wanted]
     plays: dict[str, dict[str, Play]] = {}
     for arm in ARMS:
-        with session(arm) as (fixture, box):
-            plays[arm] = {}
+        plays[arm] = {}
+        with session(rec, arm) as (fixture, box):
             for task in chosen:
-                turns = load_turns(arm, task["id"])
+                turns = rec.load(arm, task["id"])
                 if not turns:
-                    raise SystemExit(f"{transcript_path(arm, task['id'])} is missing")
+                    raise Unusable(f"{rec.path(arm, task['id'])} is missing")
                 plays[arm][task["id"]] = replay(fixture, box, task, arm, turns)
-    rows = [(t, plays["classic"][t["id"]], plays["code"][t["id"]]) for t in chosen]
-    text, _ = report(rows, args.markdown)
-    print(text)
-    bad = [(arm, p) for arm in ARMS for p in plays[arm].values() if p.mismatches]
-    if bad:
+    figures = summary([(t, plays["classic"][t["id"]], plays["code"][t["id"]]) for t in chosen])
+    mismatches = [f"{arm}/{p.task}: {m}" for arm in ARMS for p in plays[arm].values() for m in p.mismatches]
+    figures["mismatches"] = mismatches
+    print(json.dumps(figures, indent=1) if args.json else render(figures, args.markdown))
+    if mismatches:
         print("\nreplay mismatches (these tasks' figures are not what was played):", file=sys.stderr)
-        for arm, p in bad:
-            for m in p.mismatches:
-                print(f"  {arm}/{p.task}: {m}", file=sys.stderr)
+        print("\n".join("  " + m for m in mismatches), file=sys.stderr)
         return 1
     return 0
 
 
-def _task(task_id: str) -> dict[str, str]:
-    for t in tasks():
-        if t["id"] == task_id:
-            return t
-    raise SystemExit(f"unknown task {task_id!r}")
-
-
-def show(args: argparse.Namespace) -> int:
-    task = _task(args.task)
-    turns = load_turns(args.arm, args.task)
-    with session(args.arm) as (fixture, box):
-        play = replay(fixture, box, task, args.arm, turns)
+def show(rec: Recordings, args: argparse.Namespace) -> int:
+    with session(rec, args.arm) as (fixture, box):
+        play = replay(fixture, box, rec.task(args.task), args.arm, rec.load(args.arm, args.task))
     print("\n".join(play.log))
     print(f"\n[{play.requests} requests, {play.input_tokens} input tokens, {play.output_tokens} output tokens]")
     for m in play.mismatches:
@@ -401,52 +443,48 @@ def show(args: argparse.Namespace) -> int:
     return 1 if play.mismatches else 0
 
 
-def add(args: argparse.Namespace) -> int:
+def add(rec: Recordings, args: argparse.Namespace) -> int:
     """Record one more turn: replay the turns so far, then play the new one and print its result."""
-    task = _task(args.task)
-    turns = load_turns(args.arm, args.task)
+    task = rec.task(args.task)
+    turns = rec.load(args.arm, args.task)
     if turns and "answer" in turns[-1]:
-        raise SystemExit("the transcript already ends with an answer")
+        raise Unusable("the transcript already ends with an answer")
     if args.answer is not None:
         turn: dict[str, Any] = {"answer": args.answer}
     else:
-        calls = []
-        for spec in args.call or []:
-            calls.append({"name": spec[0], "arguments": json.loads(spec[1])})
-        for path in args.code or []:
-            calls.append({"name": "execute_go_code", "arguments": {"code": Path(path).read_text()}})
+        calls = [{"name": name, "arguments": json.loads(text)} for name, text in args.call or []]
+        calls += [{"name": "execute_go_code", "arguments": {"code": Path(f).read_text()}} for f in args.code or []]
         if not calls:
-            raise SystemExit("give --call NAME JSON, --code FILE or --answer TEXT")
+            raise Unusable("give --call NAME JSON, --code FILE or --answer TEXT")
         turn = {"calls": calls}
-    with session(args.arm) as (fixture, box):
+    with session(rec, args.arm) as (fixture, box):
         before = replay(fixture, box, task, args.arm, turns, partial=True)
         print("\n".join(before.log))
         if before.mismatches:
             print("earlier turns no longer replay:", *before.mismatches, sep="\n  ")
             return 1
-        if "calls" in turn:
-            for call in turn["calls"]:
-                result = box.call(call["name"], fixture.expand(call["arguments"]))
-                print(("ERROR: " if result.is_error else "RESULT: ") + result.text)
-                call["error"] = result.is_error
-                call["expect"] = []
+        for call in turn.get("calls", []):
+            result = box.call(call["name"], fixture.expand(call["arguments"]))
+            print(("ERROR: " if result.is_error else "RESULT: ") + result.text)
+            call["error"] = result.is_error
+            call["expect"] = []
     turns.append(turn)
-    save_turns(args.arm, args.task, turns)
-    print(f"recorded turn {len(turns)} in {transcript_path(args.arm, args.task)}")
+    rec.save(args.arm, args.task, turns)
+    print(f"recorded turn {len(turns)} in {rec.path(args.arm, args.task)}")
     return 0
 
 
-def expect(args: argparse.Namespace) -> int:
+def expect(rec: Recordings, args: argparse.Namespace) -> int:
     """Record what a call's result must contain (checked on every replay)."""
-    turns = load_turns(args.arm, args.task)
+    turns = rec.load(args.arm, args.task)
     call = turns[args.turn - 1]["calls"][args.call - 1]
     call["expect"] = [*call.get("expect", []), *args.text]
-    save_turns(args.arm, args.task, turns)
+    rec.save(args.arm, args.task, turns)
     return 0
 
 
-def definitions(args: argparse.Namespace) -> int:
-    with session(args.arm) as (fixture, box):
+def definitions(rec: Recordings, args: argparse.Namespace) -> int:
+    with session(rec, args.arm) as (fixture, box):
         defs = box.definitions("openai")
         print(fixture.canonical(json.dumps(defs, indent=1, ensure_ascii=False)))
         print(f"[{len(defs)} tools, {count_json(defs)} tokens]", file=sys.stderr)
@@ -455,8 +493,10 @@ def definitions(args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--data", type=Path, default=DATA, help="the play data directory (default bench/play)")
     parser.add_argument("--tasks", help="comma-separated task ids (default: all)")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("show", help="replay one transcript and print the conversation")
     p.add_argument("arm", choices=ARMS)
@@ -477,7 +517,11 @@ def main() -> int:
     p.add_argument("arm", choices=ARMS)
     args = parser.parse_args()
     command = {"show": show, "add": add, "expect": expect, "definitions": definitions}.get(args.command, bench)
-    return command(args)
+    try:
+        return command(Recordings(args.data), args)
+    except Unusable as exc:
+        print(f"play: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
