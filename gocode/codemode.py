@@ -26,11 +26,11 @@ from gocode.discovery import DiscoveryResult, discover
 from gocode.errors import CodeError, GocodeError
 from gocode.gotypes import Package, build_package
 from gocode.modelcode import split_code
-from gocode.render import render_declarations
 from gocode.runner import RunResult, parse_diagnostics, run_program
 from gocode.sandbox import Confinement, SandboxError, confine
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.disclosure import Disclosure, Tier, choose
+from gocode.view.modelview import render_full
 from gocode.view.rules import rules as rules_text
 from gocode.view.rules import search_hint
 from gocode.view.search import SEARCH_TOOL_NAME, SearchIndex, SearchRequestError, answer_text
@@ -194,7 +194,8 @@ class CodeMode:
         return self._package
 
     def declarations(self) -> str:
-        return render_declarations(self.package)
+        """The model view of every tool (what the model reads at the full tier)."""
+        return render_full(self.package)
 
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""

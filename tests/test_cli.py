@@ -124,11 +124,11 @@ def test_generate_prints_declarations_and_writes_bindings(config_file, tmp_path)
     out = tmp_path / "out"
     r = gocode("generate", "-c", str(config_file), "--model", "no-city", "--out", str(out))
     assert r.returncode == 0, r.stderr
-    assert "var getWeather func(ctx context.Context, input GetWeatherInput) (GetWeatherOutput, error)" in r.stdout
+    assert "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in r.stdout
     assert "getCity" not in r.stdout  # excluded for this model
     assert (out / "go.mod").is_file() and (out / "rt" / "rt.go").is_file()
     assert list(out.glob("tools/t*/tools.go"))
-    assert (out / "description.md").read_text().startswith("Run Go code that calls the available tools")
+    assert (out / "description.md").read_text().startswith("Run Go 1.")
     assert json.loads((out / "servers.json").read_text())["weather"]["transport"] == "stdio"
 
 
@@ -179,5 +179,5 @@ def test_warmup_and_demo():
     assert r.returncode == 0 and "workspace ready" in r.stderr, r.stderr
     r = gocode("demo")
     assert r.returncode == 0, r.stderr
-    assert "var getWeather func(ctx context.Context, input GetWeatherInput) (GetWeatherOutput, error)" in r.stdout
+    assert "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in r.stdout
     assert "City: Paris\nWeather: 65.3°F, sunny" in r.stdout

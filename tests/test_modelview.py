@@ -214,3 +214,13 @@ def test_golden_corpus_is_the_model_view():
     text = (CORPUS / "golden" / "real-filesystem.go.golden").read_text()
     assert "func readTextFile(context.Context, ReadFileInput) (ContentOutput, error)" in text
     assert Path(CORPUS / "golden").is_dir()
+
+
+def test_the_mcp_server_instructions_carry_the_rules():
+    from gocode.server import ToolServer
+    from gocode.toolbox import Toolbox
+
+    box = Toolbox(Config.model_validate({"mcpServers": {}}))
+    instructions = ToolServer(box).server.instructions or ""
+    assert "execute_go_code" in instructions and "golang.org/x/sync/errgroup" in instructions
+    assert "must(" in instructions and "output capped at 65536 bytes" in instructions

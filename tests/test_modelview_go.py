@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
 
 import pytest
 
 from gocode.codemode import CodeMode
 from gocode.config import Config
+from gocode.gotypes import build_package
 from gocode.view.modelview import render_full
 from tests.corpus_data import load_all
 
@@ -56,3 +58,10 @@ def test_a_name_the_view_does_not_show_does_not_compile(workspace):
     # Deduplicated away: the view shows PathInput for these tools, and so does the program.
     result = asyncio.run(cm.execute("var _ GetFileInfoInput\n", specs={}))
     assert not result.ok and "undefined: GetFileInfoInput" in result.error_text()
+
+
+def test_the_full_view_is_gofmt_clean(tmp_path):
+    view = tmp_path / "view.go"
+    view.write_text('package x\n\nimport "context"\n\n' + render_full(build_package(load_all())))
+    fmt = subprocess.run(["gofmt", "-l", str(view)], capture_output=True, text=True)
+    assert fmt.returncode == 0 and fmt.stdout == "", fmt.stdout + fmt.stderr

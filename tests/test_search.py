@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 
@@ -186,3 +187,29 @@ def test_the_bench_script_prints_its_figures():
     doc = json.loads(proc.stdout)
     assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", "all"}
     assert doc["sets"]["all"]["queries"] >= 150 and doc["tools"] > 1000 and doc["servers"] == 47
+
+
+def test_runtime_declarations_match_the_runtime():
+    """What the model is shown of searchTools/callTool is what rt declares and main aliases."""
+    from gocode.render import RUNTIME_ALIASES
+    from gocode.resources import rt_sources
+    from gocode.view.search import RUNTIME_DECLARATIONS
+
+    rt = rt_sources()["search.go"]
+    shown = re.search(r"type ToolMatch struct \{(.*?)\n\}", RUNTIME_DECLARATIONS, re.S)
+    real = re.search(r"type ToolMatch struct \{(.*?)\n\}", rt, re.S)
+    assert shown and real
+    shown_fields = {
+        f for line in shown.group(1).splitlines() for f in re.findall(r"\b([A-Z]\w*)\b(?=,|\s+string)", line)
+    }
+    real_fields = set(re.findall(r"^\t([A-Z]\w*)\s", real.group(1), re.M))
+    assert shown_fields == real_fields == {"Name", "Server", "Function", "Description", "Signature"}
+    assert "func SearchTools(ctx context.Context, query string) ([]ToolMatch, error)" in rt
+    assert "func CallTool(ctx context.Context, name string, args map[string]any) (any, error)" in rt
+    assert "func searchTools(ctx context.Context, query string) ([]ToolMatch, error)" in RUNTIME_DECLARATIONS
+    assert "func callTool(ctx context.Context, name string, args map[string]any) (any, error)" in RUNTIME_DECLARATIONS
+    assert set(RUNTIME_ALIASES) == {
+        "type ToolMatch = gocodert.ToolMatch",
+        "var searchTools = gocodert.SearchTools",
+        "var callTool = gocodert.CallTool",
+    }

@@ -261,3 +261,26 @@ fmt.Print(text.(map[string]any)["content"]) // the server's structured result
             assert result.output == "filesystem read_text_file\nremember the milk\n"
 
     anyio.run(go)
+
+
+def test_search_and_call_tool_work_inside_the_sandbox():
+    code = """\
+found, err := searchTools(ctx, "weather in a city")
+if err != nil {
+	return err
+}
+r, err := callTool(ctx, found[0].Server+"."+found[0].Name, map[string]any{"city": "Paris"})
+if err != nil {
+	return err
+}
+fmt.Println(found[0].Function, r.(map[string]any)["conditions"])
+"""
+
+    async def go() -> None:
+        async with Toolbox(config_from(servers(), **code_mode(sandbox="on")), prewarm=False) as box:
+            result = await box.execute(code)
+            assert result.ok, result.error_text()
+            assert result.sandbox is not None and result.sandbox["tier"] in ("netns", "landlock")
+            assert result.output == "getWeather sunny\n"
+
+    anyio.run(go)

@@ -93,7 +93,7 @@ def test_stdio_vision_model(config_file, mode):
             execute = listed[0]
             assert execute.input_schema["required"] == ["code"]
             assert execute.output_schema is not None and "output" in execute.output_schema["properties"]
-            assert "var getWeather func(ctx context.Context, input GetWeatherInput) (GetWeatherOutput, error)" in (
+            assert "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in (
                 execute.description or ""
             )
             assert "getTinyImage" not in (execute.description or "")
@@ -118,7 +118,7 @@ def test_stdio_text_model_has_the_image_tool_in_go(config_file):
         async with Client(stdio_client(stdio_params(config_file, "--model", "text")), mode="legacy") as c:
             listed = (await c.list_tools()).tools
             assert [t.name for t in listed] == ["execute_go_code", "echo"]
-            assert "var getTinyImage func(ctx context.Context) (string, error)" in (listed[0].description or "")
+            assert "func getTinyImage(context.Context) (Content, error)" in (listed[0].description or "")
             r = await c.call_tool("execute_go_code", {"code": WEATHER})
             assert text_of(r) == WEATHER_OUT, text_of(r)
             r = await c.call_tool("echo", {"message": "hi there"})
@@ -361,7 +361,7 @@ def test_upstream_tool_list_change_reaches_the_client(tmp_path):
             with anyio.fail_after(20):
                 await changed.wait()
             after = (await c.list_tools()).tools
-            assert "var wave func(ctx context.Context) (WaveOutput, error)" in (after[0].description or "")
+            assert "func wave(context.Context) (WaveOutput, error)" in (after[0].description or "")
             r = await c.call_tool(
                 "execute_go_code",
                 {"code": "s, err := wave(ctx)\nif err != nil {\n\treturn err\n}\nfmt.Println(s.Result)"},
@@ -383,7 +383,7 @@ def test_tool_list_change_reaches_a_2026_client(tmp_path):
                     async for _event in sub:
                         break
             desc = (await c.list_tools(cache_mode="refresh")).tools[0].description or ""
-            assert "var beam func(ctx context.Context) (BeamOutput, error)" in desc
+            assert "func beam(context.Context) (BeamOutput, error)" in desc
 
     anyio.run(go)
 

@@ -259,7 +259,10 @@ def test_example_agent_loop_with_a_scripted_model(workspace):
 
     async def model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         assert [t["function"]["name"] for t in tools] == [TOOL_NAME, "get-tiny-image"]
-        assert "var getWeather func(ctx context.Context, input GetWeatherInput)" in tools[0]["function"]["description"]
+        assert (
+            "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)"
+            in tools[0]["function"]["description"]
+        )
         seen.append(list(messages))
         return script[len(seen) - 1]
 

@@ -83,17 +83,29 @@ def _field_comment(f: Field, enums: dict[str, str]) -> str:
 
 
 def _columns(rows: list[tuple[str, str, str]]) -> list[str]:
-    """``name type // comment`` rows aligned as gofmt aligns a struct's fields."""
+    """``name type // comment`` rows aligned as gofmt aligns a struct's fields: names across
+    all rows; types across each run of consecutive rows that carry a comment."""
     wn = max(len(n) for n, _, _ in rows)
-    wt = max((len(t) for _, t, c in rows if c), default=0)
-    out = []
-    for n, t, c in rows:
-        line = f"\t{n.ljust(wn)} {t.ljust(wt) if c else t}"
-        out.append(f"{line} // {c}" if c else line)
-    return out
+    widths = [0] * len(rows)
+    i = 0
+    while i < len(rows):
+        j = i
+        while j < len(rows) and rows[j][2]:
+            j += 1
+        for k in range(i, j):
+            widths[k] = max(len(t) for _, t, _ in rows[i:j])
+        i = max(j, i + 1)
+    return [
+        f"\t{n.ljust(wn)} {t.ljust(wt)} // {c}" if c else f"\t{n.ljust(wn)} {t}"
+        for (n, t, c), wt in zip(rows, widths, strict=True)
+    ]
 
 
-def _struct(name: str, doc: str, rows: list[tuple[str, str, str]], optional: list[tuple[str, str, str]] = ()) -> str:
+Row = tuple[str, str, str]  # field name, type, comment
+
+
+def _struct(name: str, doc: str, rows: list[Row], optional: list[Row] | None = None) -> str:
+    """A struct; ``optional`` rows, if any, follow an ``// optional:`` line."""
     if not rows and not optional:
         return f"{_comment(doc)}type {name} struct{{}}\n"
     lines = _columns(rows) if rows else []

@@ -24,10 +24,10 @@ def rules(settings: CodeModeConfig, go_version: str) -> str:
     if sandbox:
         limits += f"; {sandbox}, {settings.limits.memory_mb} MB memory"
     return f"""\
-Run Go {go_version} code that calls the tools below as typed functions; you get back what it prints.
+Run Go {go_version} code that calls the tools as typed functions; you get back what it prints.
 Your code is the body of `func Run(ctx context.Context) error`; import lines and top-level funcs/types may come first.
-Only the standard library and golang.org/x/sync/errgroup exist; standard-library imports are added automatically from the names you use.
-Every tool is `func(ctx, Input) (Output, error)`; set fields marked required. `must(v, err)` returns v or ends the run with err:
+Only the standard library and golang.org/x/sync/errgroup exist (tools are safe to call concurrently); standard-library imports are added automatically from the names you use.
+Every tool is `func(ctx, Input) (Output, error)`; input fields above `// optional:` are required. `must(v, err)` returns v or ends the run with err:
   r := must(someTool(ctx, SomeToolInput{{Name: "x"}}))
   fmt.Printf("%+v\\n", r)
 Each call is a fresh program: {limits}. Print summaries, not dumps.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from typing import Any
 
 ENCODING = "o200k_base"
@@ -15,9 +16,11 @@ ENCODING = "o200k_base"
 
 @functools.cache
 def _tokenizer() -> Any:
-    from bpe_openai import _bindings  # the public get_encoding API refuses texts over 1 MB
+    with warnings.catch_warnings():  # bpe-openai 0.1.4 loads its data with a deprecated importlib call
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from bpe_openai import _bindings  # the public get_encoding API refuses texts over 1 MB
 
-    return _bindings.tokenizer_for_encoding(ENCODING)
+        return _bindings.tokenizer_for_encoding(ENCODING)
 
 
 def count(text: str) -> int:
