@@ -7,6 +7,7 @@ what a recorded turn assumed is reported and fails the run instead of being coun
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -17,7 +18,17 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = [pytest.mark.go, pytest.mark.net]
+
+def _load_bench():
+    spec = importlib.util.spec_from_file_location("bench_play", ROOT / "bench" / "play.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+bench_play = _load_bench()
 
 PLAY_DATA = ROOT / "bench" / "play"
 
@@ -28,6 +39,8 @@ def play(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.go
+@pytest.mark.net
 def test_one_task_replays_in_both_arms_and_is_counted():
     proc = play("--json", "--tasks", "time-tokyo")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -45,6 +58,8 @@ def test_one_task_replays_in_both_arms_and_is_counted():
     assert set(figures["targets"]) == {"total_input", "single_call"}
 
 
+@pytest.mark.go
+@pytest.mark.net
 def test_a_result_that_no_longer_matches_the_recording_is_reported(tmp_path: Path):
     data = tmp_path / "play"
     shutil.copytree(PLAY_DATA, data)
@@ -56,3 +71,25 @@ def test_a_result_that_no_longer_matches_the_recording_is_reported(tmp_path: Pat
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     assert "classic/git-status: turn 1 git_status: result lacks 'modified:   shop/orders.py'" in proc.stderr
     assert "code/git-status" not in proc.stderr  # the untouched arm replays as played
+
+
+def _play(task: str, arm: str, requests: int, tokens: int) -> bench_play.Play:
+    parts = {"definitions": tokens - 100, "task": 20, "assistant": 30, "results": 50}
+    return bench_play.Play(task, arm, requests, tokens, 10, parts)
+
+
+def test_the_targets_are_judged_on_the_totals_and_on_every_single_call_task():
+    single = {"id": "one", "kind": "single", "prompt": ""}
+    chain = {"id": "two", "kind": "chain", "prompt": ""}
+    rows = [
+        (single, _play("one", "classic", 2, 1000), _play("one", "code", 3, 1150)),
+        (chain, _play("two", "classic", 5, 9000), _play("two", "code", 3, 3050)),
+    ]
+    figures = bench_play.summary(rows)
+    assert figures["total"]["input_ratio"] == 0.42  # 4200 / 10000
+    assert figures["targets"]["total_input"]["met"] is True
+    assert figures["targets"]["single_call"] == {"limit": 1.1, "worst": "one", "ratio": 1.15, "met": False}
+    assert figures["total"]["code"]["parts"] == {"definitions": 4000, "task": 40, "assistant": 60, "results": 100}
+    text = bench_play.render(figures, markdown=False)
+    assert "total input <= 0.7x classic: 4200/10000 = 0.42x  MET" in text
+    assert "every single-call task <= 1.1x classic: worst one 1.15x  NOT MET" in text
