@@ -57,7 +57,6 @@ VENV_BIN = Path(sys.executable).parent
 ARMS = ("classic", "code")
 SYSTEM = "You are a helpful assistant. Use the tools to do the user's task, then answer briefly."
 CANONICAL_ROOT = "/srv/play"  # the temporary directory, as counted
-KINDS = ("single", "chain", "data")
 TOTAL_TARGET = 0.7  # total input tokens, code mode / classic
 SINGLE_TARGET = 1.1  # every single-call task
 
@@ -128,6 +127,10 @@ class Fixture:
 
     def canonical(self, text: str) -> str:
         return text.replace(str(self.root), CANONICAL_ROOT)
+
+    def tokens(self, value: Any) -> int:
+        """Tokens of ``value`` as sent (compact JSON), with the directory counted as CANONICAL_ROOT."""
+        return count(self.canonical(json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
 
 
 def _write(base: Path, files: dict[str, str]) -> None:
@@ -227,9 +230,9 @@ def replay(
     ``partial``: the transcript is still being played, so it need not end with an answer."""
     fixture.reset()
     play = Play(task["id"], arm)
-    definitions = count_json(box.definitions("openai")) + count_json({"role": "system", "content": SYSTEM})
+    definitions = fixture.tokens(box.definitions("openai")) + fixture.tokens({"role": "system", "content": SYSTEM})
     user = fixture.expand(task["prompt"])
-    history = {"task": count_json({"role": "user", "content": fixture.canonical(user)}), "assistant": 0, "results": 0}
+    history = {"task": fixture.tokens({"role": "user", "content": user}), "assistant": 0, "results": 0}
     play.log.append(f"USER: {user}")
     calls_made = 0
     for n, turn in enumerate(turns, 1):
@@ -260,11 +263,9 @@ def replay(
             play.log.append(f"CALL {call['name']} {_shown_args(args)}")
             play.log.append(("ERROR: " if result.is_error else "RESULT: ") + result.text)
             play.mismatches += _check(n, call, result, fixture)
-            message = result.openai(call_id)
-            message["content"] = _canonical_content(message["content"], fixture)
-            messages.append(message)
-        history["assistant"] += count_json({"role": "assistant", "content": None, "tool_calls": tool_calls})
-        history["results"] += sum(count_json(m) for m in messages)
+            messages.append(result.openai(call_id))
+        history["assistant"] += fixture.tokens({"role": "assistant", "content": None, "tool_calls": tool_calls})
+        history["results"] += sum(fixture.tokens(m) for m in messages)
     if not play.finished and not partial:
         play.mismatches.append("the transcript has no final answer")
     return play
@@ -274,12 +275,6 @@ def _shown_args(args: dict[str, Any]) -> str:
     if set(args) == {"code"}:
         return "\n" + args["code"]
     return json.dumps(args, ensure_ascii=False)
-
-
-def _canonical_content(content: Any, fixture: Fixture) -> Any:
-    if isinstance(content, str):
-        return fixture.canonical(content)
-    return json.loads(fixture.canonical(json.dumps(content, ensure_ascii=False)))
 
 
 def _check(n: int, call: dict[str, Any], result: ToolResult, fixture: Fixture) -> list[str]:
