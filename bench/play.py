@@ -3,6 +3,8 @@
     make bench-play                   # or: .venv/bin/python bench/play.py [--markdown] [--tasks a,b]
     .venv/bin/python bench/play.py show ARM TASK       # replay one transcript, print what the model saw
     .venv/bin/python bench/play.py add ARM TASK ...    # replay, then play one more turn (recording)
+    .venv/bin/python bench/play.py expect ARM TASK N M TEXT   # what call M of turn N must return
+    .venv/bin/python bench/play.py cut ARM TASK N      # drop turns N…, to play them again
     .venv/bin/python bench/play.py definitions ARM     # the tool definitions the model is given
 
 Four real servers run offline over data the bench creates in a temporary directory
@@ -478,6 +480,14 @@ def expect(rec: Recordings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cut(rec: Recordings, args: argparse.Namespace) -> int:
+    """Drop a transcript's turns from ``turn`` on, to play them again (after a change to gocode)."""
+    turns = rec.load(args.arm, args.task)
+    rec.save(args.arm, args.task, turns[: args.turn - 1])
+    print(f"kept {min(len(turns), args.turn - 1)} of {len(turns)} turns")
+    return 0
+
+
 def definitions(rec: Recordings, args: argparse.Namespace) -> int:
     with session(rec, args.arm) as (fixture, box):
         defs = box.definitions("openai")
@@ -508,10 +518,16 @@ def main() -> int:
     p.add_argument("turn", type=int, help="turn number (from 1)")
     p.add_argument("call", type=int, help="call number in the turn (from 1)")
     p.add_argument("text", nargs="+", help="strings the result must contain ({root}: the directory)")
+    p = sub.add_parser("cut", help="drop a transcript's turns from TURN on, to play them again")
+    p.add_argument("arm", choices=ARMS)
+    p.add_argument("task")
+    p.add_argument("turn", type=int, help="the first turn to drop (from 1)")
     p = sub.add_parser("definitions", help="print the tool definitions of an arm (OpenAI format)")
     p.add_argument("arm", choices=ARMS)
     args = parser.parse_args()
-    command = {"show": show, "add": add, "expect": expect, "definitions": definitions}.get(args.command, bench)
+    command = {"show": show, "add": add, "expect": expect, "cut": cut, "definitions": definitions}.get(
+        args.command, bench
+    )
     try:
         return command(Recordings(args.data), args)
     except Unusable as exc:
