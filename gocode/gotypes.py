@@ -139,6 +139,9 @@ class TypeDecl:
     doc: tuple[str, ...]
     type: str
     source: Source
+    # Declared for the program only, not shown to the model: a tool's own Input/Output name
+    # kept as an alias of the shared type that replaced it.
+    hidden: bool = False
 
     @property
     def alias(self) -> bool:
@@ -652,7 +655,8 @@ def build_package(toolset: ToolSet) -> Package:
     if any(not isinstance(t.output_schema, dict) and returns_media(t) for t in tools):
         b.media_names = (b.types.claim("Content"), b.types.claim("Media"))
     funcs = [b.tool(t, name, export(name)) for t, name in plan]
-    return Package(tuple(_name_shared(_dedupe(funcs), b.types)), tuple(b.warnings), toolset.digest())
+    shared = _name_shared(_dedupe(funcs), b.types)
+    return Package(tuple(_keep_tool_type_names(funcs, shared)), tuple(b.warnings), toolset.digest())
 
 
 # --- one declaration per shape ------------------------------------------------------------------
@@ -758,6 +762,22 @@ def _name_shared(funcs: list[ToolFunc], types: Registry) -> list[ToolFunc]:
         )
         for f in funcs
     ]
+
+
+def _keep_tool_type_names(before: list[ToolFunc], after: list[ToolFunc]) -> list[ToolFunc]:
+    """A tool whose input or output type was merged into a shared one keeps its own name as a
+    hidden alias (``type ReadTextFileInput = ReadFileInput``): the view shows only the shared
+    type, but a program that guesses the name from the tool's still compiles."""
+    declared = {d.name for f in after for d in f.decls}
+    out = []
+    for old, new in zip(before, after, strict=True):
+        aliases = []
+        for was, now in ((old.input_type, new.input_type), (old.output_type, new.output_type)):
+            if was and now and was != now and was not in declared and now in declared:
+                declared.add(was)
+                aliases.append(TypeDecl(was, (), now, Source(new.server, new.tool), hidden=True))
+        out.append(replace(new, decls=new.decls + tuple(aliases)) if aliases else new)
+    return out
 
 
 # --- results with non-text parts ----------------------------------------------------------------

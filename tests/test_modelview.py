@@ -56,14 +56,17 @@ def test_identical_shapes_are_declared_once_across_tools_and_servers():
     assert {(f.input_type, f.output_type) for f in pkg.funcs} == {("PathInput", "ContentOutput")}
     # The bindings declare the same single type, so the program accepts what the view shows.
     bindings = render_bindings(pkg)
-    assert bindings.count("type PathInput struct") == 1 and "ReadFileInput" not in bindings
+    assert bindings.count("type PathInput struct") == 1 and "ReadFileInput struct" not in bindings
+    # Each tool's own type name stays usable in the program, as an alias the view does not show.
+    assert "type ReadFileInput = PathInput" in bindings and "ReadFileInput" not in view
 
 
 def test_nested_shapes_merge_once_their_elements_have():
     item = {"type": "object", "properties": {"id": {"type": "string"}}}
     a = {"type": "object", "properties": {"items": {"type": "array", "items": item}}}
     ts = toolset(tool("s", "list_a", a), tool("s", "list_b", a))
-    assert len(build_package(ts).decls) == 2  # one element struct, one input struct
+    shown = [d for d in build_package(ts).decls if not getattr(d, "hidden", False)]
+    assert len(shown) == 2  # one element struct, one input struct
 
 
 def test_different_field_descriptions_keep_separate_types():
@@ -143,7 +146,8 @@ def test_every_name_the_view_shows_is_declared_by_the_program():
     main = render_main(pkg, split_code(""), "model.go")
     program = set(re.findall(r"^(?:type|const|var) (\w+) =", main, re.M))
     assert shown <= program
-    assert {d.name for d in pkg.decls} | {f.name for f in pkg.funcs} <= shown
+    visible = {d.name for d in pkg.decls if not getattr(d, "hidden", False)}
+    assert visible | {f.name for f in pkg.funcs} <= shown
 
 
 def test_render_funcs_includes_every_type_a_tool_needs():

@@ -18,7 +18,7 @@ from gocode.codemode import CodeMode
 from gocode.config import Config
 from gocode.gotypes import build_package
 from gocode.view.modelview import render_full
-from tests.corpus_data import load_all
+from tests.corpus_data import CORPUS, load, load_all
 
 pytestmark = pytest.mark.go
 
@@ -52,12 +52,15 @@ def test_a_program_written_from_the_view_compiles(workspace):
     assert result.output == "ok\n"
 
 
-def test_a_name_the_view_does_not_show_does_not_compile(workspace):
+def test_a_tool_own_type_name_still_compiles_after_dedup(workspace):
     cm = CodeMode(Config.model_validate({"mcpServers": {}}), workspace=workspace)
-    cm.use(list(load_all().servers))
-    # Deduplicated away: the view shows PathInput for these tools, and so does the program.
-    result = asyncio.run(cm.execute("var _ GetFileInfoInput\n", specs={}))
-    assert not result.ok and "undefined: GetFileInfoInput" in result.error_text()
+    cm.use(list(load(CORPUS / "real" / "filesystem.json").servers))
+    view = cm.declarations()
+    assert "GetFileInfoInput" not in view and "func getFileInfo(context.Context, PathInput)" in view
+    code = 'var a GetFileInfoInput = PathInput{Path: "x"}\nvar b ReadTextFileInput = ReadFileInput{Path: "y"}\nfmt.Println(a.Path, b.Path)\n'
+    result = asyncio.run(cm.execute(code, specs={}))
+    assert result.ok, result.error_text()
+    assert result.output == "x y\n"
 
 
 def test_the_full_view_is_gofmt_clean(tmp_path):

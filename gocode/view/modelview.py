@@ -205,7 +205,7 @@ def render_funcs(pkg: Package, funcs: Iterable[ToolFunc]) -> str:
     """Full declarations of ``funcs`` (tools of ``pkg``), each type they need declared once,
     grouped by server: what a search answer or the full view shows."""
     chosen = list(funcs)
-    decls = {d.name: d for d in pkg.decls}
+    decls = {d.name: d for d in pkg.decls if not (isinstance(d, TypeDecl) and d.hidden)}
     roots = [t for f in chosen for t in (f.input_type, f.output_type) if t]
     needed = _closure(decls, [n for r in roots for n in _refs(r)])
     inputs = _inputs(pkg, decls)
