@@ -62,6 +62,7 @@ bench-load: setup
 
 bench-tokens: setup
 	$(BIN)/python bench/tokens.py
+bench-play: setup ; $(BIN)/python bench/play.py
 
 smoke: setup
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml
