@@ -92,10 +92,12 @@ def test_toolbox_offers_search_only_when_the_description_is_not_complete():
         async with Toolbox(config_from(servers()), prewarm=False) as box:
             assert box.code_mode.complete()
             assert [t.name for t in box.tools()] == ["execute_go_code"]
+            assert "searchTools" not in (box.tools()[0].description or "")
             r = await box.call("search_go_tools", {"query": "time"})
             assert r.is_error and "unknown tool 'search_go_tools'" in r.text
         async with Toolbox(config_from(servers(), **code_mode(disclosure="index")), prewarm=False) as box:
             assert [t.name for t in box.tools()] == ["execute_go_code", "search_go_tools"]
+            assert "searchTools(ctx, query) ([]ToolMatch, error)" in (box.tools()[0].description or "")
             r = await box.call("search_go_tools", '{"query": "weather forecast for a city", "limit": 1}')
             assert not r.is_error and "func getWeather(" in r.text and "getCurrentTime" not in r.text
 

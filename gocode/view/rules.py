@@ -51,4 +51,8 @@ def search_hint(tier: str) -> str:
     return (
         f"Only {shown} is shown here: call {SEARCH_TOOL_NAME} with a query or names to get the full Go "
         "declarations before using a tool.\n"
+        # The run-time twins of search_go_tools (go_templates/rt/search.go; docs/search.md).
+        "Programs can also find and call tools at run time: searchTools(ctx, query) ([]ToolMatch, error) with "
+        'ToolMatch{Name, Server, Function, Description, Signature}, and callTool(ctx, "server.tool", '
+        "map[string]any{…}) (any, error).\n"
     )
