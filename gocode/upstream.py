@@ -115,15 +115,20 @@ class Upstream:
 
     @property
     def connected(self) -> bool:
-        """Whether the session is open now (a closed one reconnects on the next call)."""
+        """Whether the session is open now (a closed one is reopened in the background)."""
         return self._client is not None
 
-    async def start(self) -> None:
-        """Connect and list tools; raises :class:`DiscoveryError` when the server fails."""
+    async def start(self, *, retrying: bool = False) -> None:
+        """Connect and list tools; raises :class:`DiscoveryError` when the server fails.
+
+        ``retrying``: the server keeps failing, so its last error stands (calls fail at once)
+        until this attempt succeeds; otherwise calls wait for the attempt.
+        """
         async with self._lock:
             if self._client is not None:
                 return
-            self._error = None
+            if not retrying:
+                self._error = None
             self._stop = anyio.Event()
             self._ended = ended = anyio.Event()
             ready = anyio.Event()
@@ -143,6 +148,7 @@ class Upstream:
                 ) as (c, version):
                     self._tools = await self._list(c, version)
                     self._client = client = c
+                    self._error = None
                     ready.set()
                     async with anyio.create_task_group() as tg:
                         if version == MODERN_PROTOCOL:
@@ -318,7 +324,7 @@ class Upstream:
                 before = self.known_tools
                 first = not self.attempted.is_set()
                 try:
-                    await self.start()
+                    await self.start(retrying=backoff)
                 except DiscoveryError as exc:
                     self.attempted.set()
                     if exc.summary != reported:  # once per reason, not once per retry
