@@ -58,8 +58,8 @@ class ToolServer:
         self.toolbox = toolbox
         self.bus = InMemorySubscriptionBus()
         # Handshake-era sessions, one per connection (keyed by its client params, which are
-        # per-connection), to notify when the tool list changes. Bounded, most recent kept: the
-        # SDK gives no close event, and memory must stay flat over many connections.
+        # per-connection), to notify when the tool list changes. An entry goes when its
+        # connection closes (memory stays flat over many connections); the bound is a backstop.
         self._sessions: OrderedDict[int, ServerSession] = OrderedDict()
         self.server: Server[Any] = Server(
             "gocode",
@@ -82,7 +82,14 @@ class ToolServer:
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params is not None:
             key = id(ctx.session.client_params)
-            self._sessions.setdefault(key, ctx.session)
+            if key not in self._sessions:
+                self._sessions[key] = ctx.session
+                # The connection's teardown stack is unwound by the SDK when it closes (stdio EOF,
+                # HTTP DELETE or idle timeout); the request context does not expose it publicly.
+                connection = getattr(ctx.session, "_connection", None)
+                stack = getattr(connection, "exit_stack", None)
+                if stack is not None:
+                    stack.callback(self._sessions.pop, key, None)
             self._sessions.move_to_end(key)
             while len(self._sessions) > MAX_NOTIFIED_SESSIONS:
                 self._sessions.popitem(last=False)
