@@ -692,6 +692,7 @@ def serve(
     elif token and os.environ.get("GOCODE_TOKEN") != token:
         _err("gocode: warning: --token only applies to --transport http")
     options = server_mod.HttpOptions(tuple(allowed_hosts), max_body_bytes, metrics_token)
+    server_mod.limit_malloc_arenas()  # a long-running server: resident memory stays flat
     try:
         asyncio.run(_serve(config, model, sock, host, token, not no_prewarm, options))
     finally:
