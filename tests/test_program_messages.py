@@ -37,7 +37,10 @@ def test_a_name_close_to_a_tool_says_did_you_mean_and_shows_it(source, column, n
     text = explain([Diagnostic("model.go", 1, column, f"undefined: {name}")], PKG, source)
     first = text.split("\n")[0]
     assert first == f"model.go:1:{column}: undefined: {name} (did you mean getWeather?)"
-    assert "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in text and "type GetWeatherInput struct" in text
+    assert (
+        "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in text
+        and "type GetWeatherInput struct" in text
+    )
 
 
 def test_a_name_far_from_every_tool_gets_no_suggestion():
