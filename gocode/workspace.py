@@ -466,22 +466,25 @@ class Workspace:
         lock = self._direct_locks.setdefault(asyncio.get_running_loop(), {}).setdefault(path, asyncio.Lock())
         async with lock:
             if path not in self._direct:
-                self._direct[path] = await self._compute_direct(path)
+                _, bindings_hash = self.ensure_bindings(pkg)
+                self._direct[path] = await self._compute_direct(path, bindings_hash)
         return self._direct[path]
 
-    async def _compute_direct(self, tools_path: str) -> golink.DirectConfig | None:
-        # Kept on disk next to the bindings, so one-shot processes (gocode exec) reuse it too.
+    async def _compute_direct(self, tools_path: str, bindings_hash: str) -> golink.DirectConfig | None:
+        # Kept on disk next to the bindings, so one-shot processes (gocode exec) reuse it too; only
+        # for the same bindings source: another gocode version renders the same tool set differently,
+        # and export data of the old source would make the type check answer for the wrong package.
         saved = self._homes.get(tools_path, self.dir / tools_path.removeprefix("gocodews/")) / "direct.json"
         with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
             doc = json.loads(saved.read_text())
             cfg = golink.DirectConfig(
                 Path(doc["compile"]), Path(doc["link"]), Path(doc["importcfg"]), doc["lang"], doc["godebug"]
             )
-            if cfg.importcfg.is_file():
+            if doc.get("bindings") == bindings_hash and cfg.importcfg.is_file():
                 return cfg
         cfg = await self._list_direct(tools_path)
         if cfg is not None:
-            doc = {k: str(v) for k, v in dataclasses.asdict(cfg).items()}
+            doc = {k: str(v) for k, v in dataclasses.asdict(cfg).items()} | {"bindings": bindings_hash}
             with contextlib.suppress(OSError):  # only a shortcut for the next process
                 write_file(saved, json.dumps(doc))
         return cfg

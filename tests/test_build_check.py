@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +54,23 @@ def test_export_data_gone_falls_back_to_go_build_once_and_counts_it(workspace, t
     assert (r.ok, r.mode, ws.fallbacks) == (True, "go build (fallback)", 1), r.output
     r = asyncio.run(ws.build(pkg, split_code(f'// {uuid.uuid4().hex}\nfmt.Println("y")\n')))
     assert (r.ok, r.mode, ws.fallbacks) == (True, "direct", 1), r.output
+
+
+def test_a_saved_importcfg_of_other_bindings_is_not_reused(workspace, tmp_path):
+    # Another gocode version rendered the same tool set (same import path) differently and saved
+    # its importcfg: the export data listed for that source must not answer for this one.
+    pkg = _fresh_package()
+    ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
+    assert asyncio.run(ws.direct_config(pkg)) is not None
+    saved = ws.dir / tools_import_path(pkg).removeprefix("gocodews/") / "direct.json"
+    doc = json.loads(saved.read_text())
+    assert "bindings" in doc
+    old_cfg = tmp_path / "importcfg"
+    old_cfg.write_text(
+        "".join(line + "\n" for line in Path(doc["importcfg"]).read_text().splitlines() if "/tools/" not in line)
+    )
+    del doc["bindings"]
+    saved.write_text(json.dumps(doc | {"importcfg": str(old_cfg)}))
+    later = Workspace(workspace.toolchain, workspace.cache, direct=True)  # the next process
+    r = asyncio.run(later.build(pkg, split_code(f"// {uuid.uuid4().hex}\nfmt.Println(1)\n")))
+    assert (r.ok, r.mode, later.fallbacks) == (True, "direct", 0), r.output

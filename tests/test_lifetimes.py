@@ -101,7 +101,7 @@ def test_the_sandbox_launcher_serves_two_event_loops(tmp_path, monkeypatch):
 
 
 def test_direct_build_configs_serve_two_event_loops(tmp_path, monkeypatch):
-    async def slow_compute(self: Workspace, path: str) -> None:
+    async def slow_compute(self: Workspace, path: str, bindings_hash: str) -> None:
         await asyncio.sleep(0.5)
 
     monkeypatch.setattr(Workspace, "_compute_direct", slow_compute)
