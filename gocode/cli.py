@@ -451,7 +451,8 @@ def sandbox_doctor(as_json: bool) -> None:
     from gocode import sandbox as sandbox_mod
 
     ws = Workspace()
-    ws.ensure(_progress)
+    if not ws.ready:  # the launcher is built in the module workspace; the Go parser helper is not needed
+        ws.warmup(_progress)
     host = asyncio.run(sandbox_mod.launcher_for(ws).probe())
     rows = sandbox_mod.describe(host)
     if as_json:

@@ -12,7 +12,7 @@ import pytest
 from gocode.codemode import CodeMode, pays_off
 from gocode.config import Config
 from gocode.gotypes import build_package
-from gocode.modelcode import split_code
+from gocode.program.code import Prepared
 from gocode.render import render_bindings, render_main
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view import tokens
@@ -143,7 +143,7 @@ def test_every_name_the_view_shows_is_declared_by_the_program():
     shown = set(re.findall(r"^type (\w+)", view, re.M))
     shown |= set(re.findall(r"^\t(\w+) +\w+ = ", view, re.M))  # enum constants
     shown |= set(re.findall(r"^func (\w+)\(", view, re.M)) - {"ptr"}
-    main = render_main(pkg, split_code(""), "model.go")
+    main = render_main(pkg, Prepared(), "model.go")
     program = set(re.findall(r"^(?:type|const|var) (\w+) =", main, re.M))
     assert shown <= program
     visible = {d.name for d in pkg.decls if not getattr(d, "hidden", False)}
@@ -193,7 +193,7 @@ def test_description_states_the_rules_and_points_to_search_when_incomplete():
     desc = cm.description()
     for part in ("Go 1.26", "golang.org/x/sync/errgroup", "imports are added automatically", "must(", "60 s"):
         assert part in desc
-    assert "sandboxed (strict)" in desc and "search_go_tools" in desc
+    assert "sandboxed: files only in its working directory" in desc and "search_go_tools" in desc
     assert tokens.count_json(cm.tool_definition()) <= 2500
     small = CodeMode(Config.model_validate({"mcpServers": {}}))
     small.go_version = lambda: "1.26"  # type: ignore[method-assign]

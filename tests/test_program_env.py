@@ -101,7 +101,7 @@ def test_auto_picks_this_hosts_strongest_tier_and_says_so(workspace, monkeypatch
             return description, await tools.call(TOOL_NAME, {"code": PRINT_ENV})
 
     description, r = anyio.run(go)
-    assert f"it runs in a sandbox ({strongest} tier)" in description
+    assert f"sandboxed ({strongest} tier)" in description
     assert not r.is_error, r.text
     sandbox = r.result.meta["io.gocode/run"]["sandbox"]
     assert sandbox["setting"] == "auto" and sandbox["tier"] == strongest

@@ -427,7 +427,9 @@ def test_policy_in_every_result_and_the_model_is_told(world):
     result = world["box"].call("execute_go_code", {"code": 'fmt.Println("hi")'})
     meta = result.result.meta["io.gocode/run"]["sandbox"]
     assert meta["tier"] == world["tier"] and meta["limits"]["dataBytes"] == 256 << 20
-    assert "runs in a sandbox" in world["box"].tools()[0].description
+    assert (
+        f"sandboxed ({world['tier']} tier): files only in its working directory" in world["box"].tools()[0].description
+    )
 
 
 def test_unsupported_host_refuses_and_best_effort_says_so(workspace, tmp_path, monkeypatch):
