@@ -44,6 +44,7 @@ def declared(view: str) -> list[str]:
     return re.findall(r"^type (\w+)", view, re.M)
 
 
+@pytest.mark.fast
 def test_identical_shapes_are_declared_once_across_tools_and_servers():
     ts = toolset(
         tool("fs", "read_file", PATH_SCHEMA, CONTENT_OUT),
@@ -61,6 +62,7 @@ def test_identical_shapes_are_declared_once_across_tools_and_servers():
     assert "type ReadFileInput = PathInput" in bindings and "ReadFileInput" not in view
 
 
+@pytest.mark.fast
 def test_nested_shapes_merge_once_their_elements_have():
     item = {"type": "object", "properties": {"id": {"type": "string"}}}
     a = {"type": "object", "properties": {"items": {"type": "array", "items": item}}}
@@ -69,12 +71,14 @@ def test_nested_shapes_merge_once_their_elements_have():
     assert len(shown) == 2  # one element struct, one input struct
 
 
+@pytest.mark.fast
 def test_different_field_descriptions_keep_separate_types():
     other = {**PATH_SCHEMA, "properties": {"path": {"type": "string", "description": "Where to write"}}}
     ts = toolset(tool("fs", "read_file", PATH_SCHEMA), tool("fs", "write_file", other))
     assert declared(render_full(build_package(ts))) == ["ReadFileInput", "WriteFileInput"]
 
 
+@pytest.mark.fast
 def test_enum_is_one_const_block_and_its_description_is_not_repeated():
     ts = toolset(tool("w", "get_weather", {"type": "object", "properties": {"unit": UNIT}}))
     view = render_full(build_package(ts))
@@ -84,6 +88,7 @@ def test_enum_is_one_const_block_and_its_description_is_not_repeated():
     assert not re.search(r"^const \w+ ", view, re.M)
 
 
+@pytest.mark.fast
 def test_no_tags_no_restating_comments_and_required_fields_first():
     schema = {
         "type": "object",
@@ -103,6 +108,7 @@ def test_no_tags_no_restating_comments_and_required_fields_first():
     assert "Limit    *int // default 10\n" in view
 
 
+@pytest.mark.fast
 def test_declarations_are_grouped_under_one_header_per_server():
     ts = toolset(tool("alpha", "a_one", PATH_SCHEMA), tool("alpha", "a_two", {}), tool("beta", "b_one", {}))
     view = render_full(build_package(ts))
@@ -111,6 +117,7 @@ def test_declarations_are_grouped_under_one_header_per_server():
     assert view.index("server alpha") < view.index("func aOne") < view.index("server beta") < view.index("func bOne")
 
 
+@pytest.mark.fast
 def test_media_tools_are_typed_as_content():
     ts = toolset(tool("e", "get_tiny_image", {}, desc="Returns a tiny image."), tool("e", "echo", {}))
     pkg = build_package(ts)
@@ -126,6 +133,7 @@ def test_media_tools_are_typed_as_content():
     "evil",
     ["x */ func evil() {} /*", "line\nfunc evil() {}", "a\u2028func evil() {}", "`raw` and ``", "\r\n// x\x00"],
 )
+@pytest.mark.fast
 def test_untrusted_names_and_descriptions_cannot_break_the_view(evil):
     schema = {"type": "object", "properties": {evil: {"type": "string", "description": evil, "enum": [evil]}}}
     ts = toolset(tool(evil, evil, schema, desc=evil))
@@ -137,6 +145,7 @@ def test_untrusted_names_and_descriptions_cannot_break_the_view(evil):
             assert not line.startswith("func evil")
 
 
+@pytest.mark.fast
 def test_every_name_the_view_shows_is_declared_by_the_program():
     pkg = build_package(load_all())
     view = render_full(pkg)
@@ -150,6 +159,7 @@ def test_every_name_the_view_shows_is_declared_by_the_program():
     assert visible | {f.name for f in pkg.funcs} <= shown
 
 
+@pytest.mark.fast
 def test_render_funcs_includes_every_type_a_tool_needs():
     pkg = build_package(load(CORPUS / "real" / "time.json"))
     convert = next(f for f in pkg.funcs if f.name == "convertTime")
@@ -162,6 +172,7 @@ def budget_choice(pkg, mode, budget):
     return choose(pkg, mode, budget, lambda text, tier: "RULES\n" + text)
 
 
+@pytest.mark.fast
 def test_disclosure_tiers_follow_the_budget():
     pkg = build_package(load(CORPUS / "real" / "filesystem.json"))
     assert budget_choice(pkg, "auto", 100_000).tier == "full"
@@ -172,6 +183,7 @@ def test_disclosure_tiers_follow_the_budget():
     assert names.tier == "names" and names.tokens <= 120 and "filesystem (14 tools)" in names.text
 
 
+@pytest.mark.fast
 def test_last_tier_scales_with_servers_not_tools():
     big = load_all()
     copies = tuple(
@@ -185,6 +197,7 @@ def test_last_tier_scales_with_servers_not_tools():
     assert got.tier == "names" and got.tokens <= 2000
 
 
+@pytest.mark.fast
 def test_description_states_the_rules_and_points_to_search_when_incomplete():
     cfg = Config.model_validate({"mcpServers": {}, "defaults": {"codeMode": {"sandbox": "strict"}}})
     cm = CodeMode(cfg)
@@ -201,6 +214,7 @@ def test_description_states_the_rules_and_points_to_search_when_incomplete():
     assert small.complete() and "search_go_tools" not in small.description()
 
 
+@pytest.mark.fast
 def test_enabled_auto_keeps_small_tool_sets_classic():
     assert not pays_off(list(load(CORPUS / "real" / "time.json").servers), set())
     assert pays_off(list(load(CORPUS / "real" / "github.json").servers), set())
@@ -209,11 +223,13 @@ def test_enabled_auto_keeps_small_tool_sets_classic():
     assert not cm.active and len(cm.view.excluded) == 2
 
 
+@pytest.mark.fast
 def test_token_counts_are_o200k():
     assert tokens.count("hello world") == 2
     assert tokens.count("") == 0
 
 
+@pytest.mark.fast
 def test_golden_corpus_is_the_model_view():
     text = (CORPUS / "golden" / "real-filesystem.go.golden").read_text()
     assert "func readTextFile(context.Context, ReadFileInput) (ContentOutput, error)" in text
