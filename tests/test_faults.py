@@ -387,7 +387,8 @@ def test_a_restarted_serve_takes_tool_lists_from_the_cache_as_long_as_ttl_allows
 
     first = anyio.run(start_once)
     second = anyio.run(start_once)
-    assert first == second and "\nping() string" in second and "\ngetCity() GetCityOutput" in second
+    assert first == second, (first, second)
+    assert "// kept (2 tools): die, ping" in second and "// no_ttl (2 tools): getCity, getWeather" in second
     assert logs["kept"].read_text() == "list\n"  # listed once: the second serve used the cache
     assert logs["no_ttl"].read_text() == "list\nlist\n"  # no ttlMs: nothing kept
     assert logs["expired"].read_text() == "list\nlist\n"  # ttlMs 1: stale at once
