@@ -50,14 +50,14 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from gocode import golink
+from gocode.build import golink
+from gocode.build.workspace import Workspace
 from gocode.cli import DEMO_CODE
 from gocode.config import parse_config
-from gocode.modelcode import split_code
-from gocode.render import render_bindings, render_main, tools_import_path
+from gocode.program.modelcode import split_code
+from gocode.program.render import render_bindings, render_main, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.toolbox import Toolbox
-from gocode.workspace import Workspace
 
 WEATHER = DEMO_CODE  # CPE's weather example: getCity, then getWeather
 FANOUT = """\

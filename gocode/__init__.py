@@ -17,7 +17,7 @@ Every tool of the configured MCP servers becomes a typed Go function; an agent g
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import CodeModeConfig, Config, ServerConfig, load_config, parse_config
 from gocode.errors import CodeError, ConfigError, DiscoveryError, GocodeError, SchemaError, ToolchainError
-from gocode.runner import Diagnostic, RunResult
+from gocode.run.runner import Diagnostic, RunResult
 from gocode.toolbox import SyncToolbox, Toolbox, ToolResult, UnknownToolError
 
 __all__ = [

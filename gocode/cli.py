@@ -24,20 +24,20 @@ import anyio
 import click
 
 from gocode import junit
-from gocode import server as server_mod
 from gocode import smoke as smoke_mod
+from gocode.build.workspace import Workspace
 from gocode.codemode import CodeMode, split_tools
 from gocode.config import Config, load_config, parse_config
-from gocode.discovery import discover
 from gocode.errors import GocodeError
 from gocode.mcp import logs
+from gocode.mcp import server as server_mod
+from gocode.mcp.discovery import discover
 from gocode.mcp.guard import is_loopback
-from gocode.render import render_bindings, tools_import_path
+from gocode.program.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.toolbox import Toolbox
 from gocode.view import search as search_mod
 from gocode.view.modelview import render_funcs
-from gocode.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -448,7 +448,7 @@ def sandbox() -> None:
 @handle_errors
 def sandbox_doctor(as_json: bool) -> None:
     """Show what this host supports and which tier each codeMode.sandbox setting would get."""
-    from gocode import sandbox as sandbox_mod
+    from gocode.run import sandbox as sandbox_mod
 
     ws = Workspace()
     if not ws.ready:  # the launcher is built in the module workspace; the Go parser helper is not needed
@@ -511,7 +511,7 @@ def _current_workspace() -> tuple[Path | None, Path | None]:
 def cache_info(as_json: bool) -> None:
     """Show what the cache holds and what housekeeping may remove."""
     from gocode.build import housekeeping
-    from gocode.workspace import cache_dir
+    from gocode.build.workspace import cache_dir
 
     current, state = _current_workspace()
     try:
@@ -553,7 +553,7 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
     current workspace. Exit 1 when something could not be removed.
     """
     from gocode.build import housekeeping
-    from gocode.workspace import cache_dir
+    from gocode.build.workspace import cache_dir
 
     try:
         base = housekeeping.Policy.from_env()

@@ -3,7 +3,7 @@
 A :class:`CodeMode` is built from a config and a model ref. :meth:`CodeMode.refresh`
 discovers the servers; tools named in the model's ``excludedTools`` (bare name or
 ``server.tool``) stay regular tools, everything else goes into Go. :meth:`CodeMode.execute`
-runs one piece of model code and always returns a :class:`~gocode.runner.RunResult`
+runs one piece of model code and always returns a :class:`~gocode.run.runner.RunResult`
 (failures of the code are answers, not exceptions).
 
 One instance may serve many calls, concurrently: the tool set is fixed between refreshes
@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gocode.build.workspace import Progress, Workspace
 from gocode.config import Config, ServerConfig
-from gocode.discovery import DiscoveryResult, discover
 from gocode.errors import GocodeError
-from gocode.gotypes import Package, build_package
-from gocode.modelcode import split_code
+from gocode.mcp.discovery import DiscoveryResult, discover
+from gocode.program.modelcode import split_code
 from gocode.run.env import unsandboxed_env
-from gocode.runner import RunResult, parse_diagnostics, run_program
-from gocode.sandbox import Confinement, SandboxError, confine, decide, launcher_for
+from gocode.run.runner import RunResult, parse_diagnostics, run_program
+from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
+from gocode.schema.gotypes import Package, build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full
@@ -36,7 +37,6 @@ from gocode.view.rules import rules as rules_text
 from gocode.view.rules import search_hint
 from gocode.view.search import SEARCH_TOOL_NAME, SearchIndex, SearchRequestError, answer_text
 from gocode.view.search import answer as search_answer
-from gocode.workspace import Progress, Workspace
 
 TOOL_NAME = "execute_go_code"
 

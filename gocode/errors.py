@@ -10,7 +10,7 @@
                                 declares ``func main``) — a message for the model, like a compile error
 
 Failures of the model's program itself (compile errors, runtime errors, timeouts) are not
-exceptions: they are answers, returned as a :class:`gocode.runner.RunResult` with ``ok=False``.
+exceptions: they are answers, returned as a :class:`gocode.run.runner.RunResult` with ``ok=False``.
 """
 
 from __future__ import annotations

@@ -26,16 +26,16 @@ from typing import Any, Literal
 
 import anyio
 
+from gocode.build.workspace import Workspace
 from gocode.codemode import CodeMode
 from gocode.config import Config, ServerConfig
-from gocode.discovery import connect, describe_server, failure, list_all_tools, server_tools
 from gocode.errors import DiscoveryError, GocodeError
-from gocode.gotypes import build_package
-from gocode.modelcode import split_code
-from gocode.runner import RunResult
+from gocode.mcp.discovery import connect, describe_server, failure, list_all_tools, server_tools
+from gocode.program.modelcode import split_code
+from gocode.run.runner import RunResult
+from gocode.schema.gotypes import build_package
 from gocode.toolbox import Toolbox
 from gocode.toolset import ServerTools, ToolSet
-from gocode.workspace import Workspace
 
 Status = Literal["passed", "failed", "skipped"]
 PHASES = ("code", "compile", "runtime", "timeout")

@@ -7,7 +7,7 @@ A :class:`Toolbox` is what ``gocode serve`` serves and what Python agent loops u
         result = await tools.call(name, arguments)          # a tool call the model made
         reply = result.anthropic(tool_use_id)               # or .openai(id), .text, …
 
-It keeps one long-lived session per configured server (:mod:`gocode.upstream`), offers
+It keeps one long-lived session per configured server (:mod:`gocode.mcp.upstream`), offers
 ``execute_go_code`` (unless code mode is off for the model) plus every excluded tool as a
 regular tool, and dispatches calls by name: Go code is built and run; a regular tool is
 passed through to its server and its result comes back unchanged. When a server's tool list
@@ -43,21 +43,21 @@ from mcp.shared.exceptions import MCPError
 
 from gocode import tool_formats
 from gocode.build import housekeeping
+from gocode.build.workspace import Progress, Workspace
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
-from gocode.discovery import describe_server
 from gocode.errors import GocodeError
-from gocode.loopback import Loopback
 from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
+from gocode.mcp.discovery import describe_server
+from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
-from gocode.render import tools_import_path
+from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
+from gocode.program.render import tools_import_path
 from gocode.run.limiter import Busy, RunLimiter, default_limit
-from gocode.runner import RunResult
+from gocode.run.runner import RunResult
 from gocode.toolset import ToolInfo
-from gocode.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
-from gocode.workspace import Progress, Workspace
 
 log = logging.getLogger("gocode.toolbox")
 
@@ -91,7 +91,7 @@ class ToolResult:
     """The answer to one tool call, with converters for the common model APIs.
 
     ``result`` is the MCP ``CallToolResult`` (for a passed-through tool, the server's own);
-    ``run`` is the program's :class:`~gocode.runner.RunResult` for ``execute_go_code``.
+    ``run`` is the program's :class:`~gocode.run.runner.RunResult` for ``execute_go_code``.
     """
 
     name: str

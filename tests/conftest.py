@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from gocode.build.workspace import Workspace
 from gocode.codemode import CodeMode
 from gocode.config import Config, parse_config
-from gocode.gotypes import Package
-from gocode.modelcode import split_code
-from gocode.render import render_declarations, tools_import_path
-from gocode.workspace import Workspace
+from gocode.program.modelcode import split_code
+from gocode.program.render import render_declarations, tools_import_path
+from gocode.schema.gotypes import Package
 
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / ".cache" / "npm" / "node_modules" / ".bin" / "mcp-server-everything"

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from gocode.gotypes import build_package
-from gocode.modelcode import split_code
-from gocode.render import tools_import_path
+from gocode.build.workspace import Workspace
+from gocode.program.modelcode import split_code
+from gocode.program.render import tools_import_path
+from gocode.schema.gotypes import build_package
 from gocode.toolset import ToolInfo
-from gocode.workspace import Workspace
 from tests.schemas import CPE_WEATHER, toolset
 
 pytestmark = pytest.mark.go

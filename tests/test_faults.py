@@ -23,8 +23,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode import Toolbox
 from gocode.codemode import TOOL_NAME, CodeMode
-from gocode.discovery import discover
 from gocode.mcp.cache import ListingCache
+from gocode.mcp.discovery import discover
 from gocode.mcp.listing import FALLBACK_INPUT, Listing, vet_tools
 from tests.conftest import ROOT, config_from, demo_stdio
 

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from gocode.gotypes import build_package
-from gocode.modelcode import STDLIB, split_code
-from gocode.render import render_declarations
-from gocode.runner import run_program
+from gocode.program.modelcode import STDLIB, split_code
+from gocode.program.render import render_declarations
+from gocode.run.runner import run_program
+from gocode.schema.gotypes import build_package
 from tests.conftest import assert_go_package_clean
 from tests.schemas import CPE_WEATHER, HOSTILE, LISTS, toolset
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gocode.gotypes import build_package
+from gocode.schema.gotypes import build_package
 from gocode.view.modelview import render_full
 from tests.corpus_data import GOLDEN, corpus_files, corpus_id, load
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from gocode.gotypes import EnumDecl, StructDecl, build_package
-from gocode.render import render_bindings, render_declarations
+from gocode.program.render import render_bindings, render_declarations
+from gocode.schema.gotypes import EnumDecl, StructDecl, build_package
 from gocode.toolset import ToolInfo, ToolSet
 from tests.schemas import CPE_WEATHER, HOSTILE, toolset
 

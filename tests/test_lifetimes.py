@@ -17,10 +17,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gocode.gotypes import Package
-from gocode.sandbox import Launcher
-from gocode.upstream import Upstream, UpstreamError
-from gocode.workspace import Workspace
+from gocode.build.workspace import Workspace
+from gocode.mcp.upstream import Upstream, UpstreamError
+from gocode.run.sandbox import Launcher
+from gocode.schema.gotypes import Package
 from tests.conftest import ROOT, config_from, demo_stdio
 
 SESSION_SERVER = str(ROOT / "tests" / "servers" / "session_server.py")
@@ -115,7 +115,7 @@ def test_the_http_server_forgets_client_sessions_that_ended():
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from gocode.server import ToolServer, bind, serve_http
+    from gocode.mcp.server import ToolServer, bind, serve_http
     from gocode.toolbox import Toolbox
 
     async def go() -> list[int]:
@@ -173,7 +173,7 @@ def test_a_refused_listen_subscription_is_logged_and_reopened(tmp_path, caplog):
             tg.cancel_scope.cancel()
             return names
 
-    with caplog.at_level("WARNING", logger="gocode.upstream"):
+    with caplog.at_level("WARNING", logger="gocode.mcp.upstream"):
         assert anyio.run(go) == ["add", "wave"]
     (line,) = [r.getMessage() for r in caplog.records if "subscription" in r.getMessage()]
     assert "listen refused once" in line and "\n" not in line, line

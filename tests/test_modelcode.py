@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from gocode.gotypes import Package
-from gocode.modelcode import split_code
 from gocode.program.code import Prepared
+from gocode.program.modelcode import split_code
+from gocode.schema.gotypes import Package
 
 pytestmark = pytest.mark.go
 

@@ -11,9 +11,9 @@ import pytest
 
 from gocode.codemode import CodeMode, pays_off
 from gocode.config import Config
-from gocode.gotypes import build_package
 from gocode.program.code import Prepared
-from gocode.render import render_bindings, render_main
+from gocode.program.render import render_bindings, render_main
+from gocode.schema.gotypes import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view import tokens
 from gocode.view.disclosure import choose
@@ -237,7 +237,7 @@ def test_golden_corpus_is_the_model_view():
 
 
 def test_the_mcp_server_instructions_carry_the_rules():
-    from gocode.server import ToolServer
+    from gocode.mcp.server import ToolServer
     from gocode.toolbox import Toolbox
 
     box = Toolbox(Config.model_validate({"mcpServers": {}}))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gocode.names import Registry, camel, clean_text, go_string, pascal
+from gocode.schema.names import Registry, camel, clean_text, go_string, pascal
 
 pytestmark = pytest.mark.fast
 

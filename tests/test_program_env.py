@@ -11,7 +11,7 @@ import pytest
 
 from gocode.codemode import CodeMode
 from gocode.run.env import unsandboxed_env
-from gocode.sandbox import HostSupport, decide, launcher_for
+from gocode.run.sandbox import HostSupport, decide, launcher_for
 from gocode.toolbox import TOOL_NAME, Toolbox
 from tests.conftest import config_from, demo_stdio
 

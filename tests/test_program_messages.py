@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gocode.gotypes import build_package
 from gocode.program.messages import explain, scrub
-from gocode.runner import Diagnostic
+from gocode.run.runner import Diagnostic
+from gocode.schema.gotypes import build_package
 from tests.schemas import CPE_WEATHER, toolset
 
 pytestmark = pytest.mark.fast

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from gocode.gotypes import _valid_tag_name, build_package
-from gocode.modelcode import split_code
+from gocode.program.modelcode import split_code
+from gocode.schema.gotypes import _valid_tag_name, build_package
 from tests.corpus_data import corpus_files, corpus_id, load_all, schemas
 
 pytestmark = pytest.mark.go

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from gocode import SyncToolbox
-from gocode.sandbox import FAKE_ABI_ENV, FAKE_NO_USERNS_ENV
+from gocode.run.sandbox import FAKE_ABI_ENV, FAKE_NO_USERNS_ENV
 from tests.conftest import config_from, demo_stdio
 
 pytestmark = pytest.mark.go
@@ -35,7 +35,7 @@ SHM_KEY = 0x5EC0 + os.getpid() % 1000
 def host_supports_sandbox(workspace) -> str:
     import anyio
 
-    from gocode.sandbox import decide, launcher_for
+    from gocode.run.sandbox import decide, launcher_for
 
     host = anyio.run(launcher_for(workspace).probe)
     return decide("on", host).error
@@ -578,7 +578,7 @@ def test_an_unprivileged_controller_gets_the_netns_tier(workspace):
 
     import anyio
 
-    from gocode.sandbox import launcher_for
+    from gocode.run.sandbox import launcher_for
     from tests.conftest import ROOT
 
     env = {k: v for k, v in os.environ.items() if k not in (FAKE_ABI_ENV, FAKE_NO_USERNS_ENV)}

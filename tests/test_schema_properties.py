@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gocode.gotypes import build_package
-from gocode.render import render_bindings, render_declarations
+from gocode.program.render import render_bindings, render_declarations
+from gocode.schema.gotypes import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from tests.conftest import assert_go_package_clean
 

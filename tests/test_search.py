@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from gocode.gotypes import build_package
+from gocode.schema.gotypes import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.search import (
     SearchIndex,
@@ -191,7 +191,7 @@ def test_the_bench_script_prints_its_figures():
 
 def test_runtime_declarations_match_the_runtime():
     """What the model is shown of searchTools/callTool is what rt declares and main aliases."""
-    from gocode.render import RUNTIME_ALIASES
+    from gocode.program.render import RUNTIME_ALIASES
     from gocode.resources import rt_sources
     from gocode.view.search import RUNTIME_DECLARATIONS
 

@@ -14,7 +14,7 @@ import yaml
 from junitparser import Failure, JUnitXml, Skipped
 
 from gocode.junit import to_xml
-from gocode.runner import RunResult
+from gocode.run.runner import RunResult
 from gocode.smoke import Check, Report, ScriptError, judge, parse_script
 from tests.conftest import ROOT, demo_stdio
 

@@ -14,7 +14,7 @@ import pytest
 
 from gocode import SyncToolbox, Toolbox
 from gocode.cli import DEMO_CODE
-from gocode.runner import RunResult
+from gocode.run.runner import RunResult
 from gocode.tool_formats import (
     anthropic_tool_result,
     convert,

@@ -1,1 +1,1 @@
-"""Building programs: the cached workspace's housekeeping (and, later, the workspace itself)."""
+"""Building programs: the cached module workspace, direct compile and link, and the cache's housekeeping."""

@@ -1,6 +1,6 @@
 """Keeping the cache directory bounded: what is in it, what may go, and removing it.
 
-What gocode leaves in its cache (``gocode.workspace.cache_dir()``) and temp directory, and what
+What gocode leaves in its cache (``gocode.build.workspace.cache_dir()``) and temp directory, and what
 housekeeping does with each:
 
 - ``ws-<key>/bin/<hash>``: built programs, reused when the same code meets the same tool set.

@@ -1,1 +1,2 @@
-"""The MCP side of gocode: transports, tool listings and their caches, and serving (HTTP guards, health, metrics, logs)."""
+"""The MCP side of gocode: discovery, upstream sessions and their transports, tool listings and
+their caches, the loopback endpoint programs call, and ``serve`` (HTTP guards, health, metrics, logs)."""

@@ -12,8 +12,8 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from gocode.gotypes import EnumDecl, Package, ToolFunc
-from gocode.runner import Diagnostic
+from gocode.run.runner import Diagnostic
+from gocode.schema.gotypes import EnumDecl, Package, ToolFunc
 from gocode.view.modelview import render_funcs
 
 _SCRUB = [

@@ -1,1 +1,1 @@
-"""Running built programs: the concurrency bound, the program's environment (and, later, the runner and sandbox)."""
+"""Running built programs: the runner, the sandbox launcher, the program's environment and the concurrency bound."""

@@ -1,12 +1,12 @@
 """The model view: the Go declarations a model reads, separate from the compiled bindings.
 
-The bindings (:mod:`gocode.render`) carry JSON tags, methods and fallbacks; the view carries
+The bindings (:mod:`gocode.program.render`) carry JSON tags, methods and fallbacks; the view carries
 only what a programmer needs to call the tools, in the fewest tokens: no struct tags, a
 field's description as a trailing comment (dropped when it only restates the name), one
 ``const ( … )`` block per enum, each tool under a one-line header naming its server, and the
 tools as ``func`` declarations. Every name in the view is a name the program compiled for a
 call declares (``main.go`` aliases each type, constant and function of the bindings), and
-each structurally identical type is declared once (:func:`gocode.gotypes.build_package`).
+each structurally identical type is declared once (:func:`gocode.schema.gotypes.build_package`).
 
 Three tiers, from most to least detailed: :func:`render_full` (every declaration),
 :func:`render_index` (per server one line per tool: compact signature and first sentence)
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from gocode.gotypes import (
+from gocode.schema.gotypes import (
     PTR_HELPER,
     RT_CONTENT,
     RT_MEDIA,

@@ -33,8 +33,8 @@ from typing import Any
 
 import tantivy
 
-from gocode.gotypes import Package, ToolFunc
-from gocode.names import words
+from gocode.schema.gotypes import Package, ToolFunc
+from gocode.schema.names import words
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view.modelview import render_funcs, signature
 from gocode.view.rules import SEARCH_TOOL_NAME

@@ -45,16 +45,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gocode import golink
+from gocode.build import golink
 from gocode.errors import ToolchainError
-from gocode.gotypes import Package
-from gocode.modelcode import STDLIB
 from gocode.program.code import ModelCode, Prepared
 from gocode.program.gofix import CheckTimeout, GoFix
 from gocode.program.messages import explain, scrub
-from gocode.render import main_names, render_bindings, render_main, tools_import_path, write_file
+from gocode.program.modelcode import STDLIB
+from gocode.program.render import main_names, render_bindings, render_main, tools_import_path, write_file
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
-from gocode.runner import Diagnostic, parse_diagnostics
+from gocode.run.runner import Diagnostic, parse_diagnostics
+from gocode.schema.gotypes import Package
 
 MIN_GO = (1, 25)
 # Part of the workspace key: bump it when warm-up must do more (2: the whole std for direct builds).
@@ -341,7 +341,7 @@ class Workspace:
         The model's code is parsed and type-checked first (by the Go helper), so code that
         cannot compile is answered after one check, without the compiler. What type-checks is
         compiled and linked directly when the tool set's importcfg is ready (see
-        :mod:`gocode.golink`); only a failure that is not the model's (a trimmed build cache)
+        :mod:`gocode.build.golink`); only a failure that is not the model's (a trimmed build cache)
         falls back to ``go build``, counted in :attr:`fallbacks` and shown as the build mode.
         """
         start = time.monotonic()

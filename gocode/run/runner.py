@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from gocode.sandbox import Confinement
+    from gocode.run.sandbox import Confinement
 
 Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy"]
 STDERR_LIMIT = 16 * 1024

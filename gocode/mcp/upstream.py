@@ -28,7 +28,9 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode.config import ServerConfig
-from gocode.discovery import (
+from gocode.errors import DiscoveryError
+from gocode.mcp.cache import ListingCache
+from gocode.mcp.discovery import (
     ServerExited,
     connect,
     describe_server,
@@ -38,12 +40,10 @@ from gocode.discovery import (
     sent_by_server,
     server_tools,
 )
-from gocode.errors import DiscoveryError
-from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import absorb
 from gocode.toolset import MODERN_PROTOCOL, ServerTools
 
-log = logging.getLogger("gocode.upstream")
+log = logging.getLogger("gocode.mcp.upstream")
 
 ChangeCallback = Callable[[str], Awaitable[None]]
 

@@ -2,7 +2,7 @@
 
 Pure and deterministic: the same :class:`~gocode.toolset.ToolSet` gives the same
 :class:`Package`, whatever order the servers listed their tools in. Imports neither jinja2
-nor mcp; :mod:`gocode.render` turns the IR into source.
+nor mcp; :mod:`gocode.program.render` turns the IR into source.
 
 Every schema maps to something that compiles, as precise as Go allows; docs/go-mapping.md
 has the table. What Go cannot say exactly falls back to the nearest typed form with the
@@ -21,8 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gocode.modelcode import STDLIB
-from gocode.names import (
+from gocode.program.modelcode import STDLIB
+from gocode.schema.names import (
     GO_KEYWORDS,
     GO_PREDECLARED,
     Registry,

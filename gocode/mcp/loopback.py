@@ -1,7 +1,7 @@
 """The pooled-session endpoint: programs reach the controller's server sessions over loopback HTTP.
 
 A controller (``gocode serve``, the Python API, ``gocode exec``) keeps one long-lived session
-per server (:mod:`gocode.upstream`). Instead of starting the servers itself, a program gets,
+per server (:mod:`gocode.mcp.upstream`). Instead of starting the servers itself, a program gets,
 for every server, a streamable-HTTP spec pointing here — ``http://127.0.0.1:PORT/mcp`` with
 two headers: the run's bearer token and the server's name. The program still talks through
 real Go SDK sessions, but connects in milliseconds and never starts a server.
@@ -32,9 +32,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from gocode.runner import ToolCall
+from gocode.mcp.upstream import Upstream, UpstreamError
+from gocode.run.runner import ToolCall
 from gocode.toolset import LEGACY_PROTOCOL
-from gocode.upstream import Upstream, UpstreamError
 
 SERVER_HEADER = "X-Gocode-Server"
 RUN_KEY = "gocode.run"

@@ -1,6 +1,6 @@
 """Go source from the IR, through the jinja2 templates in ``go_templates/``.
 
-Knows the IR (:mod:`gocode.gotypes`) and the prepared model code (:mod:`gocode.program.code`),
+Knows the IR (:mod:`gocode.schema.gotypes`) and the prepared model code (:mod:`gocode.program.code`),
 not JSON Schema. Templates only see values computed here, already valid Go text; the
 environment is built once with ``StrictUndefined``. Output is gofmt-clean (checked by tests).
 """
@@ -14,10 +14,10 @@ from typing import Any
 
 import jinja2
 
-from gocode.gotypes import PTR_HELPER, Decl, EnumDecl, Package, StructDecl, ToolFunc, TupleDecl, UnionDecl
-from gocode.names import comment_literal, go_string
 from gocode.program.code import Prepared
 from gocode.resources import templates_dir
+from gocode.schema.gotypes import PTR_HELPER, Decl, EnumDecl, Package, StructDecl, ToolFunc, TupleDecl, UnionDecl
+from gocode.schema.names import comment_literal, go_string
 
 RT_IMPORT = "gocodews/rt"
 TOOLS_IMPORT_PREFIX = "gocodews/tools/"

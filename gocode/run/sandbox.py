@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gocode import golink
+from gocode.build import golink
+from gocode.build.workspace import Workspace
 from gocode.config import CodeModeConfig
 from gocode.errors import GocodeError
-from gocode.render import write_file
+from gocode.program.render import write_file
 from gocode.resources import templates_dir
 from gocode.run.env import sandboxed_env
-from gocode.workspace import Workspace
 
 MIN_ABI = 4  # TCP port rules
 NOBODY = 65534

@@ -34,13 +34,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from gocode.loopback import bearer_token, send_unauthorized
 from gocode.mcp import ops
 from gocode.mcp.guard import HostPolicy
+from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.toolbox import Toolbox, UnknownToolError
 
-log = logging.getLogger("gocode.server")
+log = logging.getLogger("gocode.mcp.server")
 
 TOKEN_ENV = "GOCODE_TOKEN"
 MCP_PATH = "/mcp"

@@ -64,7 +64,7 @@ STDLIB: dict[str, tuple[str, str]] = {
 
 
 def split_code(code: str) -> ModelCode:
-    """The model's code, to be parsed by the workspace (see :meth:`gocode.workspace.Workspace.build`)."""
+    """The model's code, to be parsed by the workspace (see :meth:`gocode.build.workspace.Workspace.build`)."""
     return ModelCode(code)
 
 
