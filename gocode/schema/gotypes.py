@@ -841,23 +841,30 @@ def _field_doc(fname: str, prop: str, schema: Any, notes: list[str], required: b
             desc = schema["title"]
         if "default" in schema:
             extras.append("default " + _short(schema["default"]))
-        if isinstance(schema.get("format"), str):
-            extras.append("format " + " ".join(clean_text(schema["format"], 60)))
-        for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
-            if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
-                extras.append(f"{op} {_json(schema[key])}")
-        if isinstance(schema.get("pattern"), str) and len(schema["pattern"]) <= 60:
-            extras.append("pattern " + _short(schema["pattern"]))
-        examples = schema.get("examples")
-        if isinstance(examples, list) and examples:
-            extras.append("e.g. " + ", ".join(_short(e, 60) for e in examples[:2]))
-        elif "example" in schema:
-            extras.append("e.g. " + _short(schema["example"], 60))
+        extras.extend(_constraints(schema))
     lines = clean_text(desc, FIELD_DOC_LIMIT) or [f"is the {comment_literal(prop)} property."]
     tail = " ".join([*notes, f"({'; '.join(extras)})" if extras else ""]).strip()
     if tail:
         lines[-1] = f"{lines[-1]} {tail}"
     return _doc(fname, lines)
+
+
+def _constraints(schema: dict[str, Any]) -> list[str]:
+    """A property's format, bounds, pattern and examples, as short notes for its comment."""
+    out: list[str] = []
+    if isinstance(schema.get("format"), str):
+        out.append("format " + " ".join(clean_text(schema["format"], 60)))
+    for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
+        if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
+            out.append(f"{op} {_json(schema[key])}")
+    if isinstance(schema.get("pattern"), str) and len(schema["pattern"]) <= 60:
+        out.append("pattern " + _short(schema["pattern"]))
+    examples = schema.get("examples")
+    if isinstance(examples, list) and examples:
+        out.append("e.g. " + ", ".join(_short(e, 60) for e in examples[:2]))
+    elif "example" in schema:
+        out.append("e.g. " + _short(schema["example"], 60))
+    return out
 
 
 _FILLER_WORDS = frozenset("a an the of is to for this that value property field parameter param".split())
@@ -890,18 +897,7 @@ def _field_view(prop: str, schema: Any, notes: list[str]) -> tuple[str, tuple[st
         # A default equal to Go's zero value is what leaving the field out means anyway.
         if "default" in schema and schema["default"] not in (None, False, 0, "", [], {}):
             extras.append("default " + _short(schema["default"]))
-        if isinstance(schema.get("format"), str):
-            extras.append("format " + " ".join(clean_text(schema["format"], 60)))
-        for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
-            if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
-                extras.append(f"{op} {_json(schema[key])}")
-        if isinstance(schema.get("pattern"), str) and len(schema["pattern"]) <= 60:
-            extras.append("pattern " + _short(schema["pattern"]))
-        examples = schema.get("examples")
-        if isinstance(examples, list) and examples:
-            extras.append("e.g. " + ", ".join(_short(e, 60) for e in examples[:2]))
-        elif "example" in schema:
-            extras.append("e.g. " + _short(schema["example"], 60))
+        extras.extend(_constraints(schema))
     return desc, tuple(one_line(e) for e in extras)
 
 
