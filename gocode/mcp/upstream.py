@@ -270,7 +270,7 @@ class Upstream:
             self.stop(client)  # the server went away: the next call starts a new session
             raise UpstreamError(
                 f"{describe_server(self.name, self.server)}: the connection closed during {tool!r} "
-                "(the server exited?); it is reconnected on the next call"
+                "(the server exited?); a new session is opened, so the call may be retried"
             ) from None
         except TimeoutError:
             raise UpstreamError(
