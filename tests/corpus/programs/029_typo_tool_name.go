@@ -1,6 +1,6 @@
 // expect: compile
 // error: ^model\.go:1:11: undefined: getWether \(did you mean getWeather\?\)
-// error: var getWeather func\(ctx context\.Context
+// error: func getWeather\(context\.Context, GetWeatherInput\) \(GetWeatherOutput, error\)
 w, err := getWether(ctx, GetWeatherInput{City: "Paris"})
 if err != nil {
 	return err

@@ -1,6 +1,6 @@
 // expect: compile
 // error: undefined: GetCity \(did you mean getCity\?\)
-// error: var getCity func\(ctx context\.Context\)
+// error: func getCity\(context\.Context\) \(GetCityOutput, error\)
 c, err := GetCity(ctx)
 if err != nil {
 	return err
