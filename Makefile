@@ -42,8 +42,8 @@ demo: $(BIN)/gocode
 	$(BIN)/gocode demo
 
 lint: $(BIN)/gocode
-	$(BIN)/ruff check gocode tests examples bench
-	$(BIN)/ruff format --check gocode tests examples bench
+	$(BIN)/ruff check gocode tests examples bench deploy
+	$(BIN)/ruff format --check gocode tests examples bench deploy
 
 test: setup lint
 	$(BIN)/pytest -q -p no:cacheprovider

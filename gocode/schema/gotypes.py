@@ -867,6 +867,14 @@ def _constraints(schema: dict[str, Any]) -> list[str]:
     return out
 
 
+def _says_default(desc: str, note: str) -> bool:
+    """Whether a description already states the default a note would add (``default 20``,
+    ``Default: 20``, ``defaults to "x"``), so the view does not say it twice."""
+    value = note.removeprefix("default ").strip('"').lower()
+    text = desc.lower().replace('"', "").replace("'", "").replace("`", "")
+    return bool(re.search(rf"\bdefault(?:s to|:| is| =)?\s*{re.escape(value)}\b", text))
+
+
 _FILLER_WORDS = frozenset("a an the of is to for this that value property field parameter param".split())
 
 
@@ -896,7 +904,9 @@ def _field_view(prop: str, schema: Any, notes: list[str]) -> tuple[str, tuple[st
                 break
         # A default equal to Go's zero value is what leaving the field out means anyway.
         if "default" in schema and schema["default"] not in (None, False, 0, "", [], {}):
-            extras.append("default " + _short(schema["default"]))
+            note = "default " + _short(schema["default"])
+            if not _says_default(desc, note):  # "(default 20)" already in the description
+                extras.append(note)
         extras.extend(_constraints(schema))
     return desc, tuple(one_line(e) for e in extras)
 
