@@ -7,7 +7,6 @@ what a recorded turn assumed is reported and fails the run instead of being coun
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -16,19 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_script
 
-
-def _load_bench():
-    spec = importlib.util.spec_from_file_location("bench_play", ROOT / "bench" / "play.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-bench_play = _load_bench()
+bench_play = load_script("bench/play.py", "bench_play")
 
 PLAY_DATA = ROOT / "bench" / "play"
 

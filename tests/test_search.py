@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import re
 import subprocess
@@ -23,16 +22,11 @@ from gocode.view.search import (
     prepare,
     query_terms,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_script
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_search", ROOT / "bench" / "search.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/search.py", "bench_search")
 
 
 @functools.cache

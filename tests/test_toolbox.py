@@ -4,7 +4,6 @@ of the model APIs, and examples/agent_loop.py driven by a scripted model."""
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 from typing import Any
 
@@ -24,18 +23,14 @@ from gocode.tool_formats import (
 )
 from gocode.toolbox import TOOL_NAME, exposed_names, run_to_result
 from gocode.toolset import ToolInfo
-from tests.conftest import EVERYTHING, ROOT, config_from, demo_stdio, need
+from tests.conftest import EVERYTHING, ROOT, config_from, demo_stdio, load_script, need
 
 WEATHER = DEMO_CODE  # CPE's weather example
 WEATHER_OUT = "City: Paris\nWeather: 65.3°F, sunny\n"
 
 
 def load_example(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(f"examples/{name}.py", f"example_{name}")
 
 
 # --- pure ---------------------------------------------------------------------------------------
