@@ -74,3 +74,36 @@ def test_a_saved_importcfg_of_other_bindings_is_not_reused(workspace, tmp_path):
     later = Workspace(workspace.toolchain, workspace.cache, direct=True)  # the next process
     r = asyncio.run(later.build(pkg, split_code(f"// {uuid.uuid4().hex}\nfmt.Println(1)\n")))
     assert (r.ok, r.mode, later.fallbacks) == (True, "direct", 0), r.output
+
+
+def _check(workspace, body: str):
+    ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
+    pkg = build_package(toolset(CPE_WEATHER))
+    return asyncio.run(ws.build(pkg, split_code(f"// {uuid.uuid4().hex}\n{body}")))
+
+
+def test_a_made_up_enum_literal_is_a_compile_error_naming_the_values(workspace):
+    r = _check(workspace, 'in := GetWeatherInput{Unit: "kelvin"}\nfmt.Println(in)\n')
+    assert (r.ok, r.mode) == (False, "checked")
+    first, rest = r.output.split("\n", 1)
+    assert first == 'model.go:2:29: "kelvin" is not a GetWeatherInputUnit value: use one of "celsius", "fahrenheit"'
+    assert 'type GetWeatherInputUnit string // "celsius", "fahrenheit"' in rest  # the declaration involved
+    for body in (
+        'var u GetWeatherInputUnit\nu = "kelvn"\nfmt.Println(u)\n',
+        'fmt.Println(GetWeatherInputUnit("kelvin"))\n',
+        'us := []GetWeatherInputUnit{"celsius", "rankine"}\nfmt.Println(us)\n',
+    ):
+        r = _check(workspace, body)
+        assert not r.ok and "is not a GetWeatherInputUnit value" in r.output, (body, r.output)
+
+
+def test_enum_values_the_zero_value_comparisons_and_other_types_compile(workspace):
+    body = (
+        'a := GetWeatherInput{Unit: "celsius"}\n'
+        "b := GetWeatherInput{Unit: GetWeatherInputUnitFahrenheit}\n"
+        'c := GetWeatherInput{Unit: ""}\n'
+        'if a.Unit == "kelvin" || b.Unit != "" {\n\tfmt.Println("cmp")\n}\n'
+        "fmt.Println(a, b, c, time.Month(13))\n"
+    )
+    r = _check(workspace, body)
+    assert (r.ok, r.mode) == (True, "direct"), r.output

@@ -79,13 +79,31 @@ def test_different_field_descriptions_keep_separate_types():
 
 
 @pytest.mark.fast
-def test_enum_is_one_const_block_and_its_description_is_not_repeated():
+def test_enum_lists_its_values_on_its_type_and_its_description_is_not_repeated():
     ts = toolset(tool("w", "get_weather", {"type": "object", "properties": {"unit": UNIT}}))
-    view = render_full(build_package(ts))
-    assert view.count("const (") == 1
-    assert '\tGetWeatherInputUnitCelsius    GetWeatherInputUnit = "celsius"\n' in view
+    pkg = build_package(ts)
+    view = render_full(pkg)
+    assert '// Temperature unit\ntype GetWeatherInputUnit string // "celsius", "fahrenheit"\n' in view
     assert view.count("Temperature unit") == 1
-    assert not re.search(r"^const \w+ ", view, re.M)
+    assert "const" not in view
+    # The named constants stay declared for code that guesses them.
+    assert "const GetWeatherInputUnitCelsius = gocodetools.GetWeatherInputUnitCelsius" in render_main(
+        pkg, Prepared(), "model.go"
+    )
+
+
+@pytest.mark.fast
+def test_a_field_explained_once_per_server_is_not_explained_again():
+    path = {"type": "string", "description": "Path of the file"}
+    a = {"type": "object", "properties": {"path": path, "n": {"type": "integer"}}}
+    b = {"type": "object", "properties": {"path": path, "m": {"type": "integer"}}}
+    c = {"type": "object", "properties": {"path": path, "k": {"type": "integer"}}}
+    view = render_full(build_package(toolset(tool("fs", "one", a), tool("fs", "two", b), tool("other", "three", c))))
+    assert view.count("// Path of the file") == 2  # once for fs, once for the other server
+    assert "\tPath string\n" in view
+    # A search answer explains it for the first tool it shows.
+    pkg = build_package(toolset(tool("fs", "one", a), tool("fs", "two", b)))
+    assert render_funcs(pkg, [pkg.funcs[1]]).count("// Path of the file") == 1
 
 
 @pytest.mark.fast
@@ -150,7 +168,6 @@ def test_every_name_the_view_shows_is_declared_by_the_program():
     pkg = build_package(load_all())
     view = render_full(pkg)
     shown = set(re.findall(r"^type (\w+)", view, re.M))
-    shown |= set(re.findall(r"^\t(\w+) +\w+ = ", view, re.M))  # enum constants
     shown |= set(re.findall(r"^func (\w+)\(", view, re.M)) - {"ptr"}
     main = render_main(pkg, Prepared(), "model.go")
     program = set(re.findall(r"^(?:type|const|var) (\w+) =", main, re.M))

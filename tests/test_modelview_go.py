@@ -1,7 +1,7 @@
 """The program compiled for a call accepts exactly what the model view shows (needs Go).
 
 From the full view of the whole corpus, a model program is generated that names every type,
-sets every struct field with the type the view gives it, uses every enum constant as its type,
+sets every struct field with the type the view gives it, gives every enum type each value it lists,
 and assigns every tool function to a variable of the signature the view declares. It is built
 and run through CodeMode.execute (no tool is called, so no server is needed).
 """
@@ -29,13 +29,13 @@ def program_from_view(view: str) -> str:
     for line in view.splitlines():
         if line == "}":
             struct = None
+        elif m := re.match(r"^type (\w+) \w+ // (.*)$", line):  # an enum and its values
+            lines += [f"var _ {m.group(1)} = {v}" for v in re.findall(r'"(?:[^"\\]|\\.)*"|[-+.\w]+', m.group(2))]
         elif m := re.match(r"^type (\w+)", line):
             lines.append(f"var _ {m.group(1)}")
             struct = m.group(1) if line.endswith("struct {") else None
         elif struct and (m := re.match(r"^\t(\w+) +([^/]+?)\s*(//.*)?$", line)):
             lines.append(f"_ = {struct}{{{m.group(1)}: *new({m.group(2)})}}")
-        elif m := re.match(r"^\t(\w+) +(\w+) = ", line):  # an enum constant
-            lines.append(f"var _ {m.group(2)} = {m.group(1)}")
         elif (m := re.match(r"^func (\w+)\((.*)\) \((.*)\)$", line)) and m.group(1) != "ptr":
             lines.append(f"var _ func({m.group(2)}) ({m.group(3)}) = {m.group(1)}")
     return "\n".join(lines) + '\nfmt.Println("ok")\n'
@@ -46,7 +46,7 @@ def test_a_program_written_from_the_view_compiles(workspace):
     cm.use(list(load_all().servers))
     code = program_from_view(render_full(cm.package))
     assert code.count("var _ func(") == len(cm.package.funcs)
-    assert code.count(": *new(") > 1000 and re.search(r"^var _ \w+ = \w+$", code, re.M)
+    assert code.count(": *new(") > 1000 and len(re.findall(r'^var _ \w+ = "', code, re.M)) > 1000
     result = asyncio.run(cm.execute(code, specs={}))  # no server is called
     assert result.ok, result.error_text()[-3000:]
     assert result.output == "ok\n"

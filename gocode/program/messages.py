@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from gocode.run.runner import Diagnostic
 from gocode.schema.gotypes import EnumDecl, Package, ToolFunc
-from gocode.view.modelview import render_funcs
+from gocode.view.modelview import enum_values, render_funcs
 
 _SCRUB = [
     (re.compile(r"gocodews/tools/t[0-9a-f]+\."), ""),
@@ -125,8 +125,7 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
                 enum = _enum_for(cand, pkg)
                 if enum is not None:
                     d_enum, f = enum
-                    values = ", ".join(v.name for v in d_enum.values)
-                    hint = f" ({d_enum.name} is one of {values})"
+                    hint = f" ({d_enum.name} is one of {enum_values(d_enum)})"
                     want(f)
                     break
                 close = difflib.get_close_matches(cand, list(owners), n=1, cutoff=0.75)
