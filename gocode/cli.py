@@ -26,7 +26,7 @@ import click
 from gocode import junit
 from gocode import smoke as smoke_mod
 from gocode.build.workspace import Workspace
-from gocode.codemode import CodeMode, split_tools
+from gocode.codemode import CodeMode, pays_off, split_tools
 from gocode.config import Config, load_config, parse_config
 from gocode.errors import GocodeError
 from gocode.mcp import logs
@@ -145,15 +145,17 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
     settings = config.code_mode_for(model)
     result = asyncio.run(discover(config))
     excluded = set(settings.excluded_tools)
-    for w in split_tools(result.servers, excluded, settings.enabled).warnings:
+    # enabled: auto is decided for the tool set as serve would decide it.
+    enabled = pays_off(result.servers, excluded) if settings.enabled == "auto" else bool(settings.enabled)
+    for w in split_tools(result.servers, excluded, enabled).warnings:
         _err(f"gocode: warning: {w}")
-    doc: dict[str, Any] = {"model": model, "codeMode": settings.enabled, "servers": []}
+    doc: dict[str, Any] = {"model": model, "codeMode": enabled, "codeModeSetting": settings.enabled, "servers": []}
     for s in result.servers:
         tools = [
             {
                 "name": t.name,
                 "description": t.description,
-                "codeMode": settings.enabled and t.name not in excluded and f"{s.server}.{t.name}" not in excluded,
+                "codeMode": enabled and t.name not in excluded and f"{s.server}.{t.name}" not in excluded,
                 "hasOutputSchema": t.output_schema is not None,
             }
             for t in s.tools

@@ -117,7 +117,9 @@ def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled
 
 def _describe(head: str, text: str, tier: str) -> str:
     hint = "" if tier == "full" else search_hint(tier)
-    return f"{head}{hint}\n```go\n{text or _NO_TOOLS}```\n"
+    # Only full declarations are Go; the index's one-line signatures and the names are not.
+    fence = "```go" if tier == "full" else "```"
+    return f"{head}{hint}\n{fence}\n{text or _NO_TOOLS}```\n"
 
 
 # enabled: auto turns code mode on when the tools' classic definitions cost more than this

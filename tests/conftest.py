@@ -27,8 +27,9 @@ from gocode.build.workspace import Workspace
 from gocode.codemode import CodeMode
 from gocode.config import Config, parse_config
 from gocode.program.modelcode import split_code
-from gocode.program.render import render_declarations, tools_import_path
+from gocode.program.render import tools_import_path
 from gocode.schema.gotypes import Package
+from gocode.view.modelview import render_full
 
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / ".cache" / "npm" / "node_modules" / ".bin" / "mcp-server-everything"
@@ -168,7 +169,7 @@ def assert_go_package_clean(workspace: Workspace, pkg: Package, scratch: Path) -
     )  # fmt: skip
     assert vet.returncode == 0, vet.stderr
     decls = scratch / "decls.go"
-    decls.write_text('package x\n\nimport "context"\n\n' + render_declarations(pkg))
+    decls.write_text('package x\n\nimport "context"\n\n' + render_full(pkg))
     fmt = subprocess.run(["gofmt", "-l", str(decls)], capture_output=True, text=True)
     assert fmt.stdout == "" and fmt.returncode == 0, fmt.stdout + fmt.stderr
 

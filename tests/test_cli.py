@@ -48,6 +48,7 @@ def config_file(tmp_path: Path) -> Path:
             {"ref": "plain", "codeMode": {"enabled": True}},
             {"ref": "no-city", "codeMode": {"enabled": True, "excludedTools": ["get_city"]}},
             {"ref": "off", "codeMode": {"enabled": False}},
+            {"ref": "auto", "codeMode": {"enabled": "auto"}},
         ],
     }
     path = tmp_path / "gocode.yaml"
@@ -108,7 +109,7 @@ def test_exec_json(config_file):
 def test_list_json_shows_code_mode_per_model(config_file):
     docs = {
         m: json.loads(gocode("list", "--json", "-c", str(config_file), "--model", m).stdout)
-        for m in ("plain", "no-city", "off")
+        for m in ("plain", "no-city", "off", "auto")
     }
 
     def modes(doc):
@@ -117,6 +118,9 @@ def test_list_json_shows_code_mode_per_model(config_file):
     assert modes(docs["plain"]) == {"get_city": True, "get_weather": True}
     assert modes(docs["no-city"]) == {"get_city": False, "get_weather": True}
     assert modes(docs["off"]) == {"get_city": False, "get_weather": False}
+    # Two small tools cost less as classic tools: enabled: auto leaves them so, as serve does.
+    assert modes(docs["auto"]) == {"get_city": False, "get_weather": False}
+    assert (docs["auto"]["codeMode"], docs["auto"]["codeModeSetting"]) == (False, "auto")
     assert docs["plain"]["servers"][0]["protocolVersion"] == "2025-11-25"
 
 

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from gocode.program.modelcode import STDLIB, split_code
-from gocode.program.render import render_declarations
 from gocode.run.runner import run_program
 from gocode.schema.gotypes import build_package
+from gocode.view.modelview import render_full
 from tests.conftest import assert_go_package_clean
 from tests.schemas import CPE_WEATHER, HOSTILE, LISTS, toolset
 
@@ -49,7 +49,7 @@ def test_nil_required_lists_are_sent_empty(workspace, tmp_path):
     assert build.ok, build.output
     result = asyncio.run(run_program(build.binary, {"GOCODE_SERVERS": "{}"}, tmp_path, timeout=30, max_output=10000))
     assert result.output == '{"items":[{"tags":[],"meta":{}}]}\n', result.stderr
-    assert "MarshalJSON" not in render_declarations(pkg)  # an implementation detail the model need not read
+    assert "MarshalJSON" not in render_full(pkg)  # an implementation detail the model need not read
 
 
 def test_tool_named_like_a_package_coexists_with_its_auto_import(workspace):

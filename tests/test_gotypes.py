@@ -1,4 +1,4 @@
-"""JSON Schema → Go IR → declarations (pure; the Go compile checks are in test_generated_go.py)."""
+"""JSON Schema → Go IR → bindings and model view (pure; the Go compile checks are in test_generated_go.py)."""
 
 from __future__ import annotations
 
@@ -6,48 +6,52 @@ import random
 
 import pytest
 
-from gocode.program.render import render_bindings, render_declarations
+from gocode.program.render import render_bindings
 from gocode.schema.gotypes import EnumDecl, StructDecl, build_package
 from gocode.toolset import ToolInfo, ToolSet
+from gocode.view.modelview import render_full
 from tests.schemas import CPE_WEATHER, HOSTILE, toolset
 
 pytestmark = pytest.mark.fast
 
 CPE_EXPECTED = """\
+// ===== server weather (2 tools) =====
 type GetCityOutput struct {
-	// City is the "city" property.
-	City string `json:"city"`
+	City string
 }
 
-// getCity Get current city location
-var getCity func(ctx context.Context) (GetCityOutput, error)
+// Get current city location
+func getCity(context.Context) (GetCityOutput, error)
 
-// GetWeatherInputUnit Temperature unit for the weather response
-type GetWeatherInputUnit string
-
-const GetWeatherInputUnitCelsius GetWeatherInputUnit = "celsius"
-const GetWeatherInputUnitFahrenheit GetWeatherInputUnit = "fahrenheit"
+// Temperature unit for the weather response
+type GetWeatherInputUnit string // "celsius", "fahrenheit"
 
 type GetWeatherInput struct {
-	// City The name of the city to get weather for (optional)
-	City string `json:"city,omitzero"`
-	// Unit Temperature unit for the weather response
-	Unit GetWeatherInputUnit `json:"unit"`
+	Unit GetWeatherInputUnit
+	// optional:
+	City string // The name of the city to get weather for
 }
 
 type GetWeatherOutput struct {
-	// Temperature Temperature in celsius
-	Temperature float64 `json:"temperature"`
+	Temperature float64 // Temperature in celsius
 }
 
-// getWeather Get current weather data for a location
-var getWeather func(ctx context.Context, input GetWeatherInput) (GetWeatherOutput, error)
+// Get current weather data for a location
+func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)
 """
 
 
 def test_cpe_weather_example():
     pkg = build_package(toolset(CPE_WEATHER))
-    assert render_declarations(pkg) == CPE_EXPECTED
+    assert render_full(pkg) == CPE_EXPECTED
+    bindings = render_bindings(pkg)
+    for line in (
+        'City string `json:"city,omitzero"`',
+        'Unit GetWeatherInputUnit `json:"unit"`',
+        'Temperature float64 `json:"temperature"`',
+        'GetWeatherInputUnitCelsius GetWeatherInputUnit = "celsius"',
+    ):
+        assert line in bindings
     assert any("required names not among the properties are ignored: location" in w for w in pkg.warnings)
 
 

@@ -229,6 +229,9 @@ def test_description_states_the_rules_and_points_to_search_when_incomplete():
     small.go_version = lambda: "1.26"  # type: ignore[method-assign]
     small.use(list(load(CORPUS / "real" / "time.json").servers))
     assert small.complete() and "search_go_tools" not in small.description()
+    # Only full declarations sit in a Go fence: the index and names tiers are not Go.
+    assert "\n```go\n// ===== server time" in small.description()
+    assert "```go" not in desc and "\n```\n//" in desc
 
 
 @pytest.mark.fast

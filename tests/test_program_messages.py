@@ -65,3 +65,15 @@ def test_an_unknown_field_shows_the_type():
 def test_ctx_in_a_helper_is_explained():
     text = explain([Diagnostic("model.go", 2, 21, "undefined: ctx")], PKG, "")
     assert "ctx is Run's parameter" in text
+
+
+def test_an_error_that_only_follows_from_an_undefined_name_is_not_shown():
+    diags = [
+        Diagnostic("model.go", 2, 11, "undefined: getWether"),
+        Diagnostic("model.go", 2, 53, "not enough arguments in call to must\n\thave (unknown type)\n\twant (T, error)"),
+        Diagnostic("model.go", 3, 1, "declared and not used: x"),
+    ]
+    text = explain(diags, PKG, "\nw := must(getWether(ctx, GetWeatherInput{}))\nx := 1")
+    assert text.split("\n\n")[0] == (
+        "model.go:2:11: undefined: getWether (did you mean getWeather?)\nmodel.go:3:1: declared and not used: x"
+    )

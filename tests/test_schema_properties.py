@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gocode.program.render import render_bindings, render_declarations
+from gocode.program.render import render_bindings
 from gocode.schema.gotypes import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from gocode.view.modelview import render_full
 from tests.conftest import assert_go_package_clean
 
 DEF_NAMES = ["Node", "Item", "type", "Run", "A b"]
@@ -100,7 +101,7 @@ def test_random_schemas_render_deterministically(batch: list[ToolInfo]):
     ts = toolset(batch)
     first = build_package(ts)
     assert render_bindings(first) == render_bindings(build_package(toolset(list(reversed(batch)))))
-    decls = render_declarations(first)
+    decls = render_full(first)
     assert "\x00" not in decls and "\u2028" not in decls
 
 

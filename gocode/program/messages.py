@@ -93,6 +93,19 @@ def _declaration(pkg: Package, f: ToolFunc) -> str:
     return render_funcs(pkg, [f]).strip()
 
 
+def _without_cascades(diags: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """Drops errors that only follow from an earlier one on the same line: go/types hides most,
+    but ``must(undefinedName(ctx, in))`` also says "not enough arguments in call to must …
+    have (unknown type)", which sends a model after the wrong fix."""
+    out: list[Diagnostic] = []
+    for d in diags:
+        follows = any(e.file == d.file and e.line == d.line for e in out)
+        if follows and "(unknown type)" in d.message:
+            continue
+        out.append(d)
+    return out
+
+
 def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
     """The answer for compile errors: one line per error, then what the model needs to fix them."""
     lines: list[str] = []
@@ -104,7 +117,7 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
         if f not in blocks:
             blocks.append(f)
 
-    for d in diags:
+    for d in _without_cascades(diags):
         msg = scrub(d.message)
         hint = ""
         m = _UNDEFINED.search(msg)

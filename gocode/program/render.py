@@ -111,12 +111,6 @@ def render_bindings(pkg: Package) -> str:
     )
 
 
-def render_declarations(pkg: Package) -> str:
-    """The Go declarations the model sees: types, constants and one function variable per tool."""
-    funcs = [_func_ctx(f) for f in pkg.funcs]
-    return _tidy(_env().get_template("declarations.go.j2").render(funcs=funcs, ptr=pkg.uses_ptr() and PTR_HELPER))
-
-
 def tools_import_path(pkg: Package) -> str:
     return TOOLS_IMPORT_PREFIX + "t" + pkg.digest[:16]
 
