@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from gocode import SyncToolbox
-from gocode.run.sandbox import FAKE_ABI_ENV, FAKE_NO_USERNS_ENV
+from gocode.run.sandbox import FAKE_ABI_ENV, FAKE_NO_USERNS_ENV, RUN_UIDS
 from tests.conftest import config_from, demo_stdio
 
 pytestmark = pytest.mark.go
@@ -342,6 +342,38 @@ def test_a_thread_bomb_ends_at_a_limit(world):
     assert world["victim"].poll() is None
 
 
+HOLDER = """\
+release := make(chan struct{})
+var wg sync.WaitGroup
+for i := 0; i < 2030; i++ {
+	wg.Add(1)
+	go func() {
+		runtime.LockOSThread()
+		wg.Done()
+		<-release
+	}()
+}
+wg.Wait()
+time.Sleep(8 * time.Second)
+close(release)
+fmt.Println("held 2030 threads")
+"""
+
+
+def test_a_program_near_its_thread_limit_leaves_others_theirs(world):
+    """The thread limit counts a user's threads host-wide: each run has a user of its own, so a
+    program holding almost all of its threads does not stop another from starting."""
+    holder: dict[str, object] = {}
+    t = threading.Thread(target=lambda: holder.update(r=world["box"].execute(HOLDER)))
+    t.start()
+    time.sleep(4)  # the holder has its threads by now (they take well under a second)
+    r = world["box"].execute('fmt.Println("still here")')
+    t.join(60)
+    assert r.ok and r.output == "still here\n", r.error_text()
+    held = holder["r"]
+    assert held.ok and held.output == "held 2030 threads\n", held.error_text()
+
+
 def test_output_flood_is_capped(world):
     r = world["box"].execute('s := strings.Repeat("x", 1<<20)\nfor i := 0; i < 200; i++ {\n\tfmt.Print(s)\n}')
     assert r.truncated and len(r.output) < 100_000
@@ -419,7 +451,10 @@ def test_benign_programs_work_sandboxed(world):
     assert r.ok, r.error_text()
     assert r.output == "Paris 18.5 1 Europe/Paris 32 true\n"
     assert r.sandbox["tier"] == world["tier"] and r.sandbox["landlockAbi"] >= 4
-    assert r.sandbox["uid"] == (65534 if world["user"] == "nobody" and os.geteuid() == 0 else os.geteuid())
+    if world["user"] == "nobody" and os.geteuid() == 0:
+        assert r.sandbox["uid"] in RUN_UIDS  # a user of its own, not nobody shared by every run
+    else:
+        assert r.sandbox["uid"] == os.geteuid()
     assert len(r.tool_calls) == 9
 
 

@@ -258,7 +258,13 @@ async def run_program(
 ) -> RunResult:
     """Run a built program to completion or ``timeout``; never raises for the program's failures."""
     start = time.monotonic()
-    proc, status_fd = await launch(binary, env, cwd, confinement)
+    try:
+        proc, status_fd = await launch(binary, env, cwd, confinement)
+    except BaseException:
+        if confinement is not None:
+            await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
+            confinement.release()
+        raise
     out, err = _Capped(max_output), _Capped(STDERR_LIMIT)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
@@ -282,8 +288,12 @@ async def run_program(
             if confinement.endpoint is not None:
                 confinement.endpoint.cancel()
             await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
+            if not timed_out:  # its user is free once the killed program is gone, just below
+                confinement.release()
     if timed_out:
         await proc.wait()
+        if confinement is not None:
+            confinement.release()
     policy = await status if status is not None else None
     try:
         await asyncio.wait_for(readers, 5)

@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import json
 import os
+import pwd
 import shutil
 import tempfile
 import threading
@@ -43,7 +44,13 @@ from gocode.run.env import sandboxed_env
 
 MIN_ABI = 4  # TCP port rules
 NOBODY = 65534
-NOBODY_THREADS = 2048  # RLIMIT_NPROC for programs run as nobody (all of nobody's threads)
+# RLIMIT_NPROC of a program run as another user. The kernel counts it over all of that user's
+# threads on the host, so each run gets a user of its own (RUN_UIDS); only when none is free,
+# or the range is not mapped here, do runs share nobody, and then this limit.
+RUN_THREADS = 2048
+# Users for runs: no account, nothing owned but a run's scratch, in a range systemd leaves
+# unused (its container ranges end below it). Skipped when an account has one of them.
+RUN_UIDS = range(0x70000000, 0x70000000 + 1024)
 READ_ONLY = ("/usr/share/zoneinfo",)  # time.LoadLocation; nothing else outside scratch is readable
 # Tests of unsupported hosts: make the probe (and the launcher) report less than the kernel has.
 FAKE_ABI_ENV = "GOCODE_SANDBOX_FAKE_ABI"
@@ -217,6 +224,65 @@ class Launcher:
         return self._host
 
 
+class UidPool:
+    """Hands out the run users, one per running program (thread-safe: runs may come from
+    several event loops)."""
+
+    def __init__(self, uids: range = RUN_UIDS) -> None:
+        self._uids = uids
+        self._busy: set[int] = set()
+        self._lock = threading.Lock()
+        self._usable: bool | None = None
+
+    def usable(self) -> bool:
+        """Whether the range is mapped in this user namespace (a rootless container maps few)."""
+        if self._usable is None:
+            self._usable = _mapped(self._uids)
+        return self._usable
+
+    def acquire(self) -> int:
+        """A free run user, or nobody (shared) when there is none."""
+        if not self.usable():
+            return NOBODY
+        with self._lock:
+            for uid in self._uids:
+                if uid not in self._busy and not _is_account(uid):
+                    self._busy.add(uid)
+                    return uid
+        return NOBODY
+
+    def release(self, uid: int) -> None:
+        with self._lock:
+            self._busy.discard(uid)
+
+    def in_use(self) -> int:
+        with self._lock:
+            return len(self._busy)
+
+
+def _mapped(uids: range) -> bool:
+    try:
+        lines = Path("/proc/self/uid_map").read_text().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        inside, _outside, count = (int(x) for x in line.split())
+        if inside <= uids.start and uids.stop <= inside + count:
+            return True
+    return False
+
+
+def _is_account(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True
+
+
+run_uids = UidPool()
+
+
 @dataclass
 class Confinement:
     """How one run is started under the sandbox."""
@@ -232,6 +298,13 @@ class Confinement:
     netns: bool = False  # the launcher hands back a listener in the program's namespace to serve
     port: int = 0  # the controller's loopback port, which that listener forwards to
     endpoint: asyncio.Future[None] | None = None  # the task serving that listener during the run
+    uid: int | None = None  # the run user from run_uids, given back by release()
+
+    def release(self) -> None:
+        """Gives the run user back (after the program and its threads are gone)."""
+        if self.uid is not None and self.uid != NOBODY:
+            run_uids.release(self.uid)
+        self.uid = None
 
 
 _launchers: dict[Path, Launcher] = {}
@@ -269,15 +342,21 @@ async def confine(
     if as_nobody and os.geteuid() != 0:
         raise SandboxError("codeMode.limits.user: nobody needs gocode to run as root (it switches users)")
     launcher_path = await launcher.path()
-    run_dir = Path(await asyncio.to_thread(_mkrundir, binary, launcher_path, as_nobody))
+    uid = run_uids.acquire() if as_nobody else None
+    try:
+        run_dir = Path(await asyncio.to_thread(_mkrundir, binary, launcher_path, uid))
+    except BaseException:
+        if uid is not None:
+            run_uids.release(uid)
+        raise
     scratch, binary = run_dir / "scratch", run_dir / "prog"
     if as_nobody:  # after switching users it re-executes itself (netns): it needs a copy it may run
         launcher_path = run_dir / "launcher"
     argv = [str(launcher_path), "-scratch", str(scratch), "-exe", str(binary), "-port", str(port)]
-    if as_nobody:
-        # A dedicated user, so a thread limit is meaningful (it counts the user's threads; root
-        # is exempt from it, which is one more reason to switch).
-        argv += ["-uid", str(NOBODY), "-gid", str(NOBODY), "-nproc", str(NOBODY_THREADS)]
+    if uid is not None:
+        # A user of its own, so the thread limit is the program's alone (it counts the user's
+        # threads; root is exempt from it, which is one more reason to switch).
+        argv += ["-uid", str(uid), "-gid", str(uid), "-nproc", str(RUN_THREADS)]
     if decision.tier == "netns":
         argv += ["-netns"]
     argv += ["-min-abi", str(decision.min_abi)]
@@ -291,11 +370,12 @@ async def confine(
     # A scrubbed environment: nothing of the controller's (its API keys) reaches the program.
     env = sandboxed_env(str(scratch), servers_json, data * 8 // 10)
     return Confinement(
-        argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary, decision.tier == "netns", port
-    )
+        argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary, decision.tier == "netns", port,
+        uid=uid,
+    )  # fmt: skip
 
 
-def _mkrundir(binary: Path, launcher: Path, as_nobody: bool) -> str:
+def _mkrundir(binary: Path, launcher: Path, uid: int | None) -> str:
     """A directory per run: the program's own copy of the binary, and its scratch directory.
 
     The copy lets another user execute it (the workspace may sit in a private home) and is the
@@ -306,8 +386,8 @@ def _mkrundir(binary: Path, launcher: Path, as_nobody: bool) -> str:
     shutil.copyfile(binary, run_dir / "prog")
     os.chmod(run_dir / "prog", 0o755)
     (run_dir / "scratch").mkdir(mode=0o700)
-    if as_nobody:
-        os.chown(run_dir / "scratch", NOBODY, NOBODY)
+    if uid is not None:
+        os.chown(run_dir / "scratch", uid, uid)
         shutil.copyfile(launcher, run_dir / "launcher")
         os.chmod(run_dir / "launcher", 0o755)
     return str(run_dir)
