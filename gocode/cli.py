@@ -37,6 +37,7 @@ from gocode.program.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.toolbox import Toolbox
 from gocode.view import search as search_mod
+from gocode.view import semantic
 from gocode.view.modelview import render_funcs
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -595,6 +596,10 @@ def warmup(force: bool) -> None:
     ws = Workspace()
     _progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
     ws.warmup(_progress, force=force)
+    try:
+        semantic.fetch(_progress)
+    except OSError as exc:  # search still works, by words alone
+        _err(f"gocode: warning: no search model ({exc}); search_go_tools ranks by BM25 alone")
 
 
 @main.command()

@@ -16,6 +16,7 @@ import asyncio
 import difflib
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,6 +153,7 @@ class CodeMode:
         self._active = self.settings.enabled is True
         self._disclosure: tuple[Package, str, Disclosure] | None = None
         self._search: tuple[Package, SearchIndex] | None = None
+        self._search_lock = threading.Lock()
         self.discovery: DiscoveryResult | None = None
         self._sandbox: dict[str, Any] | None = None
 
@@ -267,12 +269,13 @@ class CodeMode:
     def search_index(self) -> SearchIndex:
         """The tool search index of the current tool set, built on first use and kept until it changes."""
         view, package = self.view, self.package
-        cached = self._search
-        if cached is not None and cached[0] is package:
-            return cached[1]
-        index = SearchIndex.build(view.code_tools, package)
-        self._search = (package, index)
-        return index
+        with self._search_lock:  # searches and the warm-up may ask at once, from threads
+            cached = self._search
+            if cached is not None and cached[0] is package:
+                return cached[1]
+            index = SearchIndex.build(view.code_tools, package)
+            self._search = (package, index)
+            return index
 
     def runtime_search(self, query: str, limit: int) -> list[dict[str, Any]]:
         """A program's searchTools: the best matches as rt.ToolMatch JSON objects."""

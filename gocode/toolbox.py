@@ -334,6 +334,9 @@ class Toolbox:
     async def _prewarm_now(self, done: anyio.Event) -> None:
         try:
             await self.code_mode.prewarm(self._progress)
+            if SEARCH_TOOL_NAME in self._routes or self.pooled:
+                # Embedding a large tool set's descriptions takes seconds the first time: not on a call.
+                await anyio.to_thread.run_sync(self.code_mode.search_index)
             self._warmed, self._warm_error = True, None
             if self.pooled and not self.code_mode.sandbox_resolved:
                 await self.code_mode.resolve_sandbox()
@@ -554,7 +557,7 @@ class Toolbox:
         self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None
     ) -> tuple[types.CallToolResult, RunResult | None]:
         if route.tool is None and route.name == SEARCH_TOOL_NAME:
-            text, failed = self.code_mode.search_answer(arguments)
+            text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed), None
         if route.tool is None:
             code = (arguments or {}).get("code")

@@ -203,3 +203,4 @@ def _no_processes(*_args: object, **_kwargs: object) -> None:
 def _fast_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if request.node.get_closest_marker("fast") is not None:
         monkeypatch.setattr(subprocess.Popen, "_execute_child", _no_processes)
+        monkeypatch.setenv("GOCODE_SEMANTIC_SEARCH", "0")  # pure: BM25 alone, no model

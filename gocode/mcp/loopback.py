@@ -188,7 +188,8 @@ class Loopback:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         if self._is_search(ctx):
-            return self._search(ctx, params)
+            # Ranking by meaning runs a model: off the event loop.
+            return await anyio.to_thread.run_sync(self._search, ctx, params)
         upstream, run = self._target(ctx)
         if not self.allows(upstream.name, params.name):
             raise MCPError(

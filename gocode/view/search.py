@@ -36,6 +36,7 @@ import tantivy
 from gocode.schema.gotypes import Package, ToolFunc
 from gocode.schema.names import words
 from gocode.toolset import ToolInfo, ToolSet
+from gocode.view import semantic as semantic_mod
 from gocode.view.modelview import render_funcs, signature
 from gocode.view.rules import SEARCH_TOOL_NAME
 
@@ -140,6 +141,10 @@ _RELATED_GROUPS = (
 )
 _RELATED_BOOST = 0.4
 _RERANK_DEPTH = 50
+# Fusing BM25 with the ranking by meaning: weight / (k + rank) per ranking (see search()).
+_FUSION_K = 10
+_MEANING_WEIGHT = 2.0
+_MEANING_DESC_CHARS = 400
 _COVERAGE_POWER = 0.5
 _TOKENIZER = "gocode_en"
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -263,11 +268,27 @@ def _param_text(schema: Any, depth: int = 0) -> list[str]:
     return out
 
 
-class SearchIndex:
-    """A BM25 index over one tool set, in memory. Immutable once built; safe to share between threads."""
+def _meaning_text(e: ToolEntry) -> str:
+    """What the embedding model reads of a tool: name words, server, description, parameters."""
+    schema = e.info.input_schema if isinstance(e.info.input_schema, dict) else {}
+    props = schema.get("properties")
+    params = " ".join(" ".join(words(str(p))) for p in props) if isinstance(props, dict) else ""
+    return f"{' '.join(words(e.tool))} ({e.server}): {e.description[:_MEANING_DESC_CHARS]} Parameters: {params}"
 
-    def __init__(self, tools: Iterable[ToolEntry]) -> None:
+
+class SearchIndex:
+    """BM25 over one tool set, in memory, fused with a ranking by meaning when the embedding
+    model is installed (:mod:`gocode.view.semantic`). Immutable once built; safe to share
+    between threads."""
+
+    def __init__(self, tools: Iterable[ToolEntry], *, semantic: bool = True) -> None:
         self.entries = list(tools)
+        self._model = semantic_mod.embedder() if semantic and self.entries else None
+        self._vectors = (
+            semantic_mod.document_vectors(self._model, [_meaning_text(e) for e in self.entries])
+            if self._model is not None
+            else None
+        )
         schema_builder = tantivy.SchemaBuilder()
         schema_builder.add_unsigned_field("id", stored=True, indexed=False)
         for name in _BOOSTS:
@@ -305,14 +326,39 @@ class SearchIndex:
             self._by_name.setdefault(fold(e.server) + "." + fold(e.function), []).append(i)
 
     @classmethod
-    def build(cls, toolset: ToolSet, package: Package) -> SearchIndex:
-        return cls(entries(toolset, package))
+    def build(cls, toolset: ToolSet, package: Package, *, semantic: bool = True) -> SearchIndex:
+        return cls(entries(toolset, package), semantic=semantic)
+
+    @property
+    def ranker(self) -> str:
+        """How queries are ranked: "bm25+bge-small-en-v1.5-q", or "bm25" without the model."""
+        return "bm25" if self._model is None else f"bm25+{self._model.spec.name}"
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT) -> list[ToolEntry]:
         """The tools best matching a free-text query, best first (none for a query without words)."""
         own, related = query_terms(query)
         if not own or not self.entries:
             return []
+        limit = max(1, min(limit, MAX_LIMIT))
+        lexical = self._bm25(query, own, related, limit)
+        if self._model is None or self._vectors is None or not _analyzer().analyze(prepare(query)):
+            # Without the model, or for a query of stop words only (nothing to mean).
+            return [self.entries[i] for i in lexical[:limit]]
+        # Reciprocal rank fusion: each ranking adds weight / (k + rank). It needs no score
+        # calibration between BM25 and cosine similarity; k and the weight were chosen on the
+        # earlier query sets (docs/search.md).
+        similarity = self._vectors @ self._model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
+        by_meaning = [int(i) for i in (-similarity).argsort()[:_RERANK_DEPTH]]
+        fused: dict[int, float] = {}
+        for rank, i in enumerate(lexical):
+            fused[i] = fused.get(i, 0.0) + 1.0 / (_FUSION_K + rank)
+        for rank, i in enumerate(by_meaning):
+            fused[i] = fused.get(i, 0.0) + _MEANING_WEIGHT / (_FUSION_K + rank)
+        best = sorted(fused, key=lambda i: (-fused[i], i))
+        return [self.entries[i] for i in best[:limit]]
+
+    def _bm25(self, query: str, own: list[str], related: list[str], limit: int) -> list[int]:
+        """Entry indexes by BM25 with the coverage factor, best first (at most _RERANK_DEPTH)."""
         weighted = [(t, 1.0) for t in own] + [(t, _RELATED_BOOST) for t in related]
         clauses = [
             (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, f, t), boost * w))
@@ -320,7 +366,6 @@ class SearchIndex:
             for t, w in weighted
         ]
         query_obj = tantivy.Query.boolean_query(clauses)
-        limit = max(1, min(limit, MAX_LIMIT))
         hits = self._searcher.search(query_obj, max(limit, _RERANK_DEPTH)).hits
         ids = [self._searcher.doc(addr)["id"][0] for _, addr in hits]
         # BM25 sums per-term scores, so one rare word in a short name can outweigh a tool that
@@ -332,7 +377,7 @@ class SearchIndex:
             for rank, ((score, _), i) in enumerate(zip(hits, ids, strict=True))
         ]
         scored.sort(reverse=True)
-        return [self.entries[i] for _, _, i in scored[:limit]]
+        return [i for _, _, i in scored]
 
     def lookup(self, name: str) -> list[ToolEntry]:
         """The tools a name means: an MCP tool name, a Go function name (any case), or

