@@ -185,6 +185,8 @@ def test_search_ranks_by_meaning_too_and_that_is_what_holds_the_fresh_sets():
     # Words shared with no tool's description: found by meaning alone.
     got = [e.qualified for e in index.search("unstage everything I added", 3)]
     assert "git.git_reset" in got, got
+    # Nonsense shares no word with any tool and means nothing close to one: nothing found.
+    assert index.search("zzzqqq", 5) == [] and index.search("asdf qwer", 5) == []
 
 
 def test_the_bench_script_prints_its_figures():

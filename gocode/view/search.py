@@ -144,6 +144,10 @@ _RERANK_DEPTH = 50
 # Fusing BM25 with the ranking by meaning: weight / (k + rank) per ranking (see search()).
 _FUSION_K = 10
 _MEANING_WEIGHT = 2.0
+# A query no tool shares a word with is a paraphrase or nonsense ("zzzqqq", "banana"): only
+# tools it is this similar to count then. Nonsense peaked at 0.59 against the corpus; the
+# right tool's similarity has a median of 0.79 (bench/search.py's queries).
+_MEANING_FLOOR = 0.62
 _MEANING_DESC_CHARS = 400
 _COVERAGE_POWER = 0.5
 _TOKENIZER = "gocode_en"
@@ -348,7 +352,8 @@ class SearchIndex:
         # calibration between BM25 and cosine similarity; k and the weight were chosen on the
         # earlier query sets (docs/search.md).
         similarity = self._vectors @ self._model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
-        by_meaning = [int(i) for i in (-similarity).argsort()[:_RERANK_DEPTH]]
+        floor = 0.0 if lexical else _MEANING_FLOOR
+        by_meaning = [int(i) for i in (-similarity).argsort()[:_RERANK_DEPTH] if similarity[i] >= floor]
         fused: dict[int, float] = {}
         for rank, i in enumerate(lexical):
             fused[i] = fused.get(i, 0.0) + 1.0 / (_FUSION_K + rank)
