@@ -74,6 +74,9 @@ def cache(tmp_path: Path) -> Path:
     age_dir(c / "ws-warming", 20 * DAY)
     (c / "ws-warming.lock").touch()
     put(c / "go-build" / "ab" / "cache-entry", MiB, 30 * DAY)  # Go's own: never ours to prune
+    put(c / "search-vectors" / "model-stale.npy", 100, 30 * DAY)  # a tool set long gone
+    put(c / "search-vectors" / "model-live.npy", 100, 10)  # loaded a moment ago
+    put(c / "models" / "model" / "model.onnx", 100, 30 * DAY)  # the search model: fetched once, kept
     return c
 
 
@@ -108,9 +111,14 @@ def test_size_bound_removes_least_recently_used_first_never_in_use(cache, tmp, m
 def test_age_bound_and_the_grace_period(cache, tmp):
     summary = hk.prune(cache, cache / "ws-current", hk.Policy(max_bytes=None, max_age_s=4 * DAY), now=NOW, tmp=tmp)
     # Unused for 4 days or more: the oldest binary, the other workspace, the stale bindings, the
-    # unlocked warming workspace; not the bindings a live controller marked used.
-    assert names(summary) == {"oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead"}
+    # unlocked warming workspace, the stale search vectors; not the bindings a live controller
+    # marked used, not the vectors just loaded, never the search model.
+    assert names(summary) == {
+        "oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy"
+    }  # fmt: skip
     assert (cache / "ws-current" / "tools" / "t-live").is_dir()
+    assert (cache / "search-vectors" / "model-live.npy").is_file()
+    assert (cache / "models" / "model" / "model.onnx").is_file()
 
 
 def test_in_use_is_never_removed_even_when_everything_must_go(cache, tmp):
@@ -154,12 +162,12 @@ def test_cache_cli(cache, tmp):
     assert dry.returncode == 0, dry.stderr
     # ws-current was marked used just now (by whatever gocode uses it), so it stays.
     removed = {Path(e["path"]).name for e in json.loads(dry.stdout)["removed"]}
-    assert removed == {"ws-other", "ws-warming", "gocode-run-dead"}
+    assert removed == {"ws-other", "ws-warming", "gocode-run-dead", "model-stale.npy"}
     assert (cache / "ws-other").is_dir()
 
     bad = subprocess.run([*gocode, "cache", "prune", "--max-size", "lots"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "not a size" in bad.stderr
 
     real = subprocess.run([*gocode, "cache", "prune", "--max-age", "10d"], env=env, capture_output=True, text=True)
-    assert real.returncode == 0 and "removed 3 entries" in real.stdout, real.stdout + real.stderr
+    assert real.returncode == 0 and "removed 4 entries" in real.stdout, real.stdout + real.stderr
     assert not (cache / "ws-other").exists()

@@ -14,6 +14,9 @@ housekeeping does with each:
   maximum age (never the current one of a live controller, which marks it used).
 - ``ws-<key>/runs/r<id>/`` and ``$TMPDIR/gocode-run-*/``: per-run directories, removed after
   every run; these are leftovers of killed processes, removed after the grace period.
+- ``search-vectors/*.npy``: a tool set's vectors for search by meaning (gocode.view.semantic);
+  removed when unused for the maximum age (loading one touches it).
+- ``models/``: the search model, fetched by the warm-up: reported, never pruned.
 - ``go-build/`` (Go's build cache, which trims itself) and ``gomod/`` (the module cache,
   needed offline): reported, never pruned here.
 
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-Kind = Literal["binary", "workspace", "bindings", "run-dir"]
+Kind = Literal["binary", "workspace", "bindings", "run-dir", "vectors"]
 
 DEFAULT_MAX_BYTES = 2 << 30
 DEFAULT_MAX_AGE_S = 14 * 86400.0
@@ -45,6 +48,7 @@ MAX_SIZE_ENV = "GOCODE_CACHE_MAX_SIZE"
 MAX_AGE_ENV = "GOCODE_CACHE_MAX_AGE"
 USED_MARK = ".used"
 RUN_DIR_PREFIX = "gocode-run-"
+VECTORS_DIR = "search-vectors"  # gocode.view.semantic writes there
 
 
 @dataclass(frozen=True)
@@ -191,6 +195,9 @@ def scan(cache: Path, current: Path | None, tmp: Path | None = None) -> list[Ent
                 for p in (ws / sub).iterdir():
                     used = max(_mtime(p), _mtime(p / USED_MARK)) if p.is_dir() else _mtime(p)
                     entries.append(Entry(p, kind, tree_size(p), used))  # type: ignore[arg-type]
+    with contextlib.suppress(OSError):
+        for p in (cache / VECTORS_DIR).glob("*.npy"):
+            entries.append(Entry(p, "vectors", p.stat().st_size, _mtime(p)))
     tmp = tmp if tmp is not None else Path(tempfile.gettempdir())
     with contextlib.suppress(OSError):
         for p in tmp.glob(RUN_DIR_PREFIX + "*"):
@@ -203,8 +210,8 @@ def plan(entries: list[Entry], policy: Policy, now: float) -> list[Entry]:
     """Which entries to remove (pure): past the age, then least recently used until under the size
     (binaries before workspaces, which cost a warm-up to recreate).
 
-    Never one used within the grace period or locked. Bindings and run directories go only by
-    age (bindings are small; a run directory's age is its run's).
+    Never one used within the grace period or locked. Bindings, search vectors and run
+    directories go only by age (the first two are small; a run directory's age is its run's).
     """
 
     def removable(e: Entry) -> bool:
@@ -296,5 +303,6 @@ def info(cache: Path, current: Path | None, tmp: Path | None = None) -> dict[str
         "workspaces": sorted(workspaces, key=lambda w: w["path"]),
         "goBuildCacheBytes": tree_size(cache / "go-build"),
         "moduleCacheBytes": tree_size(cache / "gomod"),
+        "searchModelBytes": tree_size(cache / "models"),
         "policy": {"maxBytes": policy.max_bytes, "maxAgeSeconds": policy.max_age_s, "graceSeconds": policy.grace_s},
     }

@@ -16,6 +16,7 @@ onnxruntime and tokenizers are imported on first use only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import logging
@@ -31,6 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from gocode.build.housekeeping import VECTORS_DIR
 from gocode.build.workspace import cache_dir, state_dir
 
 log = logging.getLogger("gocode.search")
@@ -170,7 +172,7 @@ def _vectors_path(spec: ModelSpec, texts: Sequence[str]) -> Path:
     h = hashlib.sha256(spec.sha256.encode())
     for t in texts:
         h.update(hashlib.sha256(t.encode()).digest())
-    return (state_dir() or cache_dir()) / "search-vectors" / f"{spec.name}-{h.hexdigest()[:32]}.npy"
+    return (state_dir() or cache_dir()) / VECTORS_DIR / f"{spec.name}-{h.hexdigest()[:32]}.npy"
 
 
 def document_vectors(model: Embedder, texts: Sequence[str]) -> Any:
@@ -180,6 +182,8 @@ def document_vectors(model: Embedder, texts: Sequence[str]) -> Any:
     try:
         got = np.load(path, allow_pickle=False)
         if got.shape[0] == len(texts):
+            with contextlib.suppress(OSError):
+                os.utime(path)  # in use: cache housekeeping goes by last use
             return got
     except (OSError, ValueError):
         pass
