@@ -158,7 +158,7 @@ def test_the_query_set_names_real_tools():
     known = {e.qualified for e in index.entries}
     items = bench.queries()
     assert len(items) >= 150
-    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", "fresh1", "fresh2"}
+    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", "fresh1", "fresh2", "fresh3"}
     for q in items:
         assert q["tools"] and set(q["tools"]) <= known, q
 
@@ -174,12 +174,12 @@ def test_bm25_quality_floor():
 
 
 def test_search_ranks_by_meaning_too_and_that_is_what_holds_the_fresh_sets():
-    """On the fresh sets (190 phrasings written from tool names only) BM25 alone finds 66.3% in
-    the top 3 and fused with the embedding model 78.9% (bench/search.py). The floor is above
+    """On the fresh sets (290 phrasings written from tool names only) BM25 alone finds 67.6% in
+    the top 3 and fused with the embedding model 78.3% (bench/search.py). The floor is above
     what BM25 alone reaches: without the model (not fetched by the warm-up, not loadable) it fails."""
     index, bench = corpus()
     assert index.ranker == "bm25+bge-small-en-v1.5-q"
-    fresh = [q for q in bench.queries() if q["set"] in ("fresh1", "fresh2")]
+    fresh = [q for q in bench.queries() if q["set"].startswith("fresh")]
     rates = bench.rates(bench.evaluate(index, fresh))
     assert rates["top3"] >= 0.74 and rates["top1"] >= 0.50, json.dumps(rates)
     # Words shared with no tool's description: found by meaning alone.
@@ -195,7 +195,7 @@ def test_the_bench_script_prints_its_figures():
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
-    assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", "fresh1", "fresh2", "fresh", "all"}
+    assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", "fresh1", "fresh2", "fresh3", "fresh", "all"}
     assert doc["ranker"] == "bm25+bge-small-en-v1.5-q"
     assert doc["sets"]["all"]["queries"] >= 150 and doc["tools"] > 1000 and doc["servers"] == 47
 
