@@ -90,6 +90,12 @@ def test_runtime_error_and_panic(demo_cm):
     r = run(demo_cm, 'var m map[string]int\nm["x"] = 1\n')
     assert r.phase == "runtime" and r.exit_code == 2
     assert "panic: assignment to entry in nil map" in r.stderr and "model.go:2" in r.stderr
+    # The traceback shows the model's frames only, not the generated main or the runtime.
+    assert "gocode_main.go" not in r.stderr and "rt.go" not in r.stderr and "gocodews" not in r.stderr
+    # A panic in a goroutine the model started: its frames and where it was started stay.
+    r = run(demo_cm, "done := make(chan bool)\ngo func() {\n\tvar p *int\n\t*p = 1\n\tdone <- true\n}()\n<-done\n")
+    assert r.phase == "runtime" and "nil pointer dereference" in r.stderr, r.stderr
+    assert "model.go:4" in r.stderr and "created by main.Run" in r.stderr and "model.go:2" in r.stderr, r.stderr
 
 
 def test_hoisting_imports_goroutines_and_helpers(demo_cm):

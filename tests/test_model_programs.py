@@ -41,3 +41,5 @@ def test_program(box, prog: Program):
     assert problems == []
     if r.phase == "compile":  # nothing of the generated program shows in a compile error
         assert "gocode_main.go" not in r.stderr and "gocodetools" not in r.stderr and "tools." not in r.stderr
+    if r.phase == "runtime":  # nor in a panic's traceback
+        assert "gocode_main.go" not in r.stderr and "gocodews" not in r.stderr

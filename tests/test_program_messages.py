@@ -77,3 +77,22 @@ def test_an_error_that_only_follows_from_an_undefined_name_is_not_shown():
     assert text.split("\n\n")[0] == (
         "model.go:2:11: undefined: getWether (did you mean getWeather?)\nmodel.go:3:1: declared and not used: x"
     )
+
+
+def test_a_traceback_keeps_the_model_frames_only():
+    from gocode.run.runner import trim_traceback
+
+    trace = (
+        "panic: assignment to entry in nil map\n\ngoroutine 1 [running]:\n"
+        "main.Run({0x8380d8?, 0xb60600?})\n\tmodel.go:2 +0x28\n"
+        "main.helper(...)\n\tmodel.go:9\n"
+        "gocodews/rt.Main(0x82e3a0)\n\t/home/u/.cache/gocode/ws-11e62e4e9ff6/rt/rt.go:404 +0x95\n"
+        "main.main()\n\tgocode_main.go:6 +0x1a\n"
+        "created by gocodews/rt.serve in goroutine 1\n\t/tmp/c/ws-11e62e4e9ff6/rt/rt.go:90 +0x1\n"
+        "exit status 2"
+    )
+    assert trim_traceback(trace) == (
+        "panic: assignment to entry in nil map\n\ngoroutine 1 [running]:\n"
+        "main.Run({0x8380d8?, 0xb60600?})\n\tmodel.go:2 +0x28\nmain.helper(...)\n\tmodel.go:9\nexit status 2"
+    )
+    assert trim_traceback("error: model.go:1: boom\n") == "error: model.go:1: boom\n"

@@ -304,7 +304,7 @@ async def run_program(
     truncated = out.dropped > 0
     if truncated:
         output += f"\n[output truncated: {out.dropped} more bytes beyond the {max_output}-byte limit]"
-    stderr = err.text()
+    stderr = trim_traceback(err.text())
     if err.dropped:
         stderr += f"\n[stderr truncated: {err.dropped} more bytes]"
     sandbox = None
@@ -373,6 +373,33 @@ def deleted_open_files(pgid: int) -> int:
                     st = os.stat(link)
                     total += max(st.st_blocks * 512, st.st_size)
     return total
+
+
+# A frame of the generated program or its runtime in a Go traceback: the function line, then the
+# file line under it. The model's own frames (model.go) say where it went wrong; these only cost
+# tokens and name files the model never wrote.
+_WORKSPACE_PATH = re.compile(r"/ws-[0-9a-f]{8,}/")
+
+
+def _internal_frame(func: str, where: str) -> bool:
+    path = where.strip().split(" ", 1)[0]
+    func = func.removeprefix("created by ")
+    return func.startswith("gocodews/") or path.startswith("gocode_") or bool(_WORKSPACE_PATH.search(path))
+
+
+def trim_traceback(text: str) -> str:
+    """A panic's traceback without the frames of gocode's generated code (pure)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        frame = i + 1 < len(lines) and lines[i + 1].startswith("\t") and not lines[i].startswith("\t")
+        if frame and _internal_frame(lines[i], lines[i + 1]):
+            i += 2
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
 
 
 def _append(text: str, line: str) -> str:
