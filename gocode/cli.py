@@ -26,7 +26,7 @@ import click
 from gocode import junit
 from gocode import smoke as smoke_mod
 from gocode.build.workspace import Workspace
-from gocode.codemode import CodeMode, pays_off, split_tools
+from gocode.codemode import CodeMode, code_mode_on, split_tools
 from gocode.config import Config, load_config, parse_config
 from gocode.errors import GocodeError
 from gocode.mcp import logs
@@ -146,8 +146,7 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
     settings = config.code_mode_for(model)
     result = asyncio.run(discover(config))
     excluded = set(settings.excluded_tools)
-    # enabled: auto is decided for the tool set as serve would decide it.
-    enabled = pays_off(result.servers, excluded) if settings.enabled == "auto" else bool(settings.enabled)
+    enabled = code_mode_on(settings, result.servers)  # auto: decided as serve decides it
     for w in split_tools(result.servers, excluded, enabled).warnings:
         _err(f"gocode: warning: {w}")
     doc: dict[str, Any] = {"model": model, "codeMode": enabled, "codeModeSetting": settings.enabled, "servers": []}

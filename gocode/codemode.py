@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gocode.build.workspace import Progress, Workspace
-from gocode.config import Config, ServerConfig
+from gocode.config import CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError
 from gocode.mcp.discovery import DiscoveryResult, discover
 from gocode.program.modelcode import split_code
@@ -137,6 +137,13 @@ def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
     return count_json(listed) >= AUTO_MIN_CLASSIC_TOKENS
 
 
+def code_mode_on(settings: CodeModeConfig, servers: list[ServerTools]) -> bool:
+    """Whether code mode is on for these tools: ``enabled``, with ``auto`` decided by :func:`pays_off`."""
+    if settings.enabled == "auto":
+        return pays_off(servers, set(settings.excluded_tools))
+    return bool(settings.enabled)
+
+
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
@@ -180,15 +187,13 @@ class CodeMode:
     def use(self, servers: list[ServerTools], unavailable: dict[str, str] | None = None) -> None:
         """Take tool listings discovered elsewhere (a controller's long-lived sessions);
         ``unavailable`` names the servers that are down, with the reason."""
-        enabled = self.settings.enabled
-        if enabled == "auto":
-            enabled = pays_off(servers, set(self.settings.excluded_tools))
+        enabled = code_mode_on(self.settings, servers)
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
         package = build_package(view.code_tools)
         allowed = frozenset((s.server, t.name) for s in view.code_tools.servers for t in s.tools)
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
         self._view, self._package, self._allowed = view, package, allowed
-        self._active = bool(enabled)
+        self._active = enabled
         self._unavailable = dict(sorted((unavailable or {}).items()))
         self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
 

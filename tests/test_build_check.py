@@ -95,6 +95,7 @@ def test_a_made_up_enum_literal_is_a_compile_error_naming_the_values(workspace):
     ):
         r = _check(workspace, body)
         assert not r.ok and "is not a GetWeatherInputUnit value" in r.output, (body, r.output)
+        assert r.output.count("is not a GetWeatherInputUnit value") == 1, r.output  # once per value
 
 
 def test_enum_values_the_zero_value_comparisons_and_other_types_compile(workspace):

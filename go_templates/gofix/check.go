@@ -130,7 +130,7 @@ func enumValues(fs *token.FileSet, f *ast.File, info *types.Info) []diag {
 		case constant.Int, constant.Float:
 			zero = constant.MakeInt64(0)
 		}
-		if zero != nil && sameKind(zero, tv.Value) && constant.Compare(tv.Value, token.EQL, zero) {
+		if zero != nil && constant.Compare(tv.Value, token.EQL, zero) {
 			return
 		}
 		var shown []string
@@ -168,7 +168,10 @@ func enumValues(fs *token.FileSet, f *ast.File, info *types.Info) []diag {
 				checkExpr(e)
 			}
 		case *ast.CallExpr:
-			checkExpr(n)
+			if info.Types[n.Fun].IsType() { // a conversion: its operand is the same value
+				checkExpr(n)
+				return true
+			}
 			for _, e := range n.Args {
 				checkExpr(e)
 			}

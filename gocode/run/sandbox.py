@@ -255,10 +255,6 @@ class UidPool:
         with self._lock:
             self._busy.discard(uid)
 
-    def in_use(self) -> int:
-        with self._lock:
-            return len(self._busy)
-
 
 def _mapped(uids: range) -> bool:
     try:

@@ -344,8 +344,9 @@ class SearchIndex:
         if not own or not self.entries:
             return []
         limit = max(1, min(limit, MAX_LIMIT))
-        lexical = self._bm25(query, own, related, limit)
-        if self._model is None or self._vectors is None or not _analyzer().analyze(prepare(query)):
+        analysed = set(_analyzer().analyze(prepare(query)))  # the query's words, stop words dropped
+        lexical = self._bm25(analysed or set(own), own, related, limit)
+        if self._model is None or self._vectors is None or not analysed:
             # Without the model, or for a query of stop words only (nothing to mean).
             return [self.entries[i] for i in lexical[:limit]]
         # Reciprocal rank fusion: each ranking adds weight / (k + rank). It needs no score
@@ -362,8 +363,9 @@ class SearchIndex:
         best = sorted(fused, key=lambda i: (-fused[i], i))
         return [self.entries[i] for i in best[:limit]]
 
-    def _bm25(self, query: str, own: list[str], related: list[str], limit: int) -> list[int]:
-        """Entry indexes by BM25 with the coverage factor, best first (at most _RERANK_DEPTH)."""
+    def _bm25(self, base: set[str], own: list[str], related: list[str], limit: int) -> list[int]:
+        """Entry indexes by BM25 with the coverage factor over the query words ``base``, best
+        first (at most _RERANK_DEPTH)."""
         weighted = [(t, 1.0) for t in own] + [(t, _RELATED_BOOST) for t in related]
         clauses = [
             (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, f, t), boost * w))
@@ -376,7 +378,6 @@ class SearchIndex:
         # BM25 sums per-term scores, so one rare word in a short name can outweigh a tool that
         # matches most of the request; weight each score by the share of the query's words the
         # tool mentions anywhere (Lucene's classic "coord" factor).
-        base = set(_analyzer().analyze(prepare(query))) or set(own)
         scored = [
             (score * (len(base & self._terms[i]) / len(base)) ** _COVERAGE_POWER, -rank, i)
             for rank, ((score, _), i) in enumerate(zip(hits, ids, strict=True))

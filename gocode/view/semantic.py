@@ -3,8 +3,9 @@
 BM25 matches words, and a request often shares none with the tool it needs ("unstage everything
 I added" for ``git_reset``, "which pages load slowest for real users" for a RUM tool).
 BAAI's bge-small-en-v1.5 (MIT licence; quantized ONNX, 34 MB) embeds each tool's name,
-description and parameter names once, and each query; :class:`gocode.view.search.SearchIndex` fuses the two rankings. Measured on task phrasings
-written without reading the descriptions: docs/search.md.
+description and parameter names once, and each query; :class:`gocode.view.search.SearchIndex`
+fuses the two rankings. Measured on task phrasings written without reading the descriptions:
+docs/search.md.
 
 The model is the one LangChain4j publishes on Maven Central inside a jar: a registry every
 machine that installs gocode's dependencies can reach, pinned by version and checksum.
