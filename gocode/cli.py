@@ -595,10 +595,8 @@ def warmup(force: bool) -> None:
     ws = Workspace()
     _progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
     ws.warmup(_progress, force=force)
-    try:
-        semantic.fetch(_progress)
-    except OSError as exc:  # search still works, by words alone
-        _err(f"gocode: warning: no search model ({exc}); search_go_tools ranks by BM25 alone")
+    for error in semantic.fetch_all(_progress):  # search still works, with the others or by words alone
+        _err(f"gocode: warning: could not fetch search model {error}; search_go_tools ranks without it")
 
 
 @main.command()

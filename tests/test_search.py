@@ -158,7 +158,7 @@ def test_the_query_set_names_real_tools():
     known = {e.qualified for e in index.entries}
     items = bench.queries()
     assert len(items) >= 150
-    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", "fresh1", "fresh2", "fresh3"}
+    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", "fresh1", "fresh2", "fresh3", "fresh4"}
     for q in items:
         assert q["tools"] and set(q["tools"]) <= known, q
 
@@ -174,19 +174,32 @@ def test_bm25_quality_floor():
 
 
 def test_search_ranks_by_meaning_too_and_that_is_what_holds_the_fresh_sets():
-    """On the fresh sets (290 phrasings written from tool names only) BM25 alone finds 67.6% in
-    the top 3 and fused with the embedding model 78.3% (bench/search.py). The floor is above
-    what BM25 alone reaches: without the model (not fetched by the warm-up, not loadable) it fails."""
+    """On the fresh sets (390 phrasings written from tool names only) BM25 alone finds 68.5% in
+    the top 3 and 49.7% first; fused with the two embedding models 80.5% and 60.5%
+    (bench/search.py). The floors are above what BM25 alone reaches: without the models (not
+    fetched by the warm-up, not loadable) this fails."""
     index, bench = corpus()
-    assert index.ranker == "bm25+bge-small-en-v1.5-q"
+    assert index.ranker == "bm25+bge-small-en-v1.5-q+all-minilm-l6-v2-q"
     fresh = [q for q in bench.queries() if q["set"].startswith("fresh")]
     rates = bench.rates(bench.evaluate(index, fresh))
-    assert rates["top3"] >= 0.74 and rates["top1"] >= 0.50, json.dumps(rates)
+    assert rates["top3"] >= 0.78 and rates["top1"] >= 0.57, json.dumps(rates)
     # Words shared with no tool's description: found by meaning alone.
     got = [e.qualified for e in index.search("unstage everything I added", 3)]
     assert "git.git_reset" in got, got
     # Nonsense shares no word with any tool and means nothing close to one: nothing found.
     assert index.search("zzzqqq", 5) == [] and index.search("asdf qwer", 5) == []
+
+
+def test_one_model_alone_still_ranks_by_meaning(monkeypatch):
+    """A cache holding only one of the models (a fetch that failed half-way) still fuses it."""
+    from gocode.view import semantic
+
+    monkeypatch.setattr(semantic, "MODELS", (semantic.MODEL,))
+    index = _bench().corpus_index()
+    assert index.ranker == "bm25+bge-small-en-v1.5-q"
+    got = [e.qualified for e in index.search("unstage everything I added", 3)]
+    assert "git.git_reset" in got, got
+    assert index.search("zzzqqq", 5) == []
 
 
 def test_the_bench_script_prints_its_figures():
@@ -195,8 +208,8 @@ def test_the_bench_script_prints_its_figures():
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
-    assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", "fresh1", "fresh2", "fresh3", "fresh", "all"}
-    assert doc["ranker"] == "bm25+bge-small-en-v1.5-q"
+    assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", *(f"fresh{n}" for n in range(1, 5)), "fresh", "all"}
+    assert doc["ranker"] == "bm25+bge-small-en-v1.5-q+all-minilm-l6-v2-q"
     assert doc["sets"]["all"]["queries"] >= 150 and doc["tools"] > 1000 and doc["servers"] == 47
 
 

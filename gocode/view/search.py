@@ -141,13 +141,9 @@ _RELATED_GROUPS = (
 )
 _RELATED_BOOST = 0.4
 _RERANK_DEPTH = 50
-# Fusing BM25 with the ranking by meaning: weight / (k + rank) per ranking (see search()).
-_FUSION_K = 10
-_MEANING_WEIGHT = 2.0
-# A query no tool shares a word with is a paraphrase or nonsense ("zzzqqq", "banana"): only
-# tools it is this similar to count then. Nonsense peaked at 0.59 against the corpus; the
-# right tool's similarity has a median of 0.79 (bench/search.py's queries).
-_MEANING_FLOOR = 0.62
+# Fusing BM25 with meaning (see search()): the share of the lexical score in a tool's fused
+# score; chosen on the query sets written before fresh4 (docs/search.md).
+_LEXICAL_SHARE = 0.35
 _MEANING_DESC_CHARS = 400
 _COVERAGE_POWER = 0.5
 _TOKENIZER = "gocode_en"
@@ -287,12 +283,9 @@ class SearchIndex:
 
     def __init__(self, tools: Iterable[ToolEntry], *, semantic: bool = True) -> None:
         self.entries = list(tools)
-        self._model = semantic_mod.embedder() if semantic and self.entries else None
-        self._vectors = (
-            semantic_mod.document_vectors(self._model, [_meaning_text(e) for e in self.entries])
-            if self._model is not None
-            else None
-        )
+        self._models = semantic_mod.embedders() if semantic and self.entries else []
+        texts = [_meaning_text(e) for e in self.entries] if self._models else []
+        self._vectors = [semantic_mod.document_vectors(m, texts) for m in self._models]
         schema_builder = tantivy.SchemaBuilder()
         schema_builder.add_unsigned_field("id", stored=True, indexed=False)
         for name in _BOOSTS:
@@ -335,8 +328,8 @@ class SearchIndex:
 
     @property
     def ranker(self) -> str:
-        """How queries are ranked: "bm25+bge-small-en-v1.5-q", or "bm25" without the model."""
-        return "bm25" if self._model is None else f"bm25+{self._model.spec.name}"
+        """How queries are ranked: "bm25" and the embedding models in use, "+"-joined."""
+        return "+".join(["bm25", *(m.spec.name for m in self._models)])
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT) -> list[ToolEntry]:
         """The tools best matching a free-text query, best first (none for a query without words)."""
@@ -346,26 +339,46 @@ class SearchIndex:
         limit = max(1, min(limit, MAX_LIMIT))
         analysed = set(_analyzer().analyze(prepare(query)))  # the query's words, stop words dropped
         lexical = self._bm25(analysed or set(own), own, related, limit)
-        if self._model is None or self._vectors is None or not analysed:
-            # Without the model, or for a query of stop words only (nothing to mean).
-            return [self.entries[i] for i in lexical[:limit]]
-        # Reciprocal rank fusion: each ranking adds weight / (k + rank). It needs no score
-        # calibration between BM25 and cosine similarity; k and the weight were chosen on the
-        # earlier query sets (docs/search.md).
-        similarity = self._vectors @ self._model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
-        floor = 0.0 if lexical else _MEANING_FLOOR
-        by_meaning = [int(i) for i in (-similarity).argsort()[:_RERANK_DEPTH] if similarity[i] >= floor]
+        if not self._models or not analysed:
+            # Without a model, or for a query of stop words only (nothing to mean).
+            return [self.entries[i] for i, _ in lexical[:limit]]
+        # A convex combination of the two scores, each scaled to its own query: BM25 by its best
+        # hit, similarity over the band of the 50 most similar tools (0 below it). Unlike fusing
+        # ranks, it keeps how far ahead a hit is: a tool naming the request's rare words outranks
+        # a merely similar one, and a clear paraphrase outranks weak lexical hits.
+        meaning, margin = self._meaning(query)
         fused: dict[int, float] = {}
-        for rank, i in enumerate(lexical):
-            fused[i] = fused.get(i, 0.0) + 1.0 / (_FUSION_K + rank)
-        for rank, i in enumerate(by_meaning):
-            fused[i] = fused.get(i, 0.0) + _MEANING_WEIGHT / (_FUSION_K + rank)
-        best = sorted(fused, key=lambda i: (-fused[i], i))
-        return [self.entries[i] for i in best[:limit]]
+        if lexical:
+            best = lexical[0][1] or 1.0
+            for i, score in lexical:
+                fused[i] = _LEXICAL_SHARE * score / best
+            candidates = set(fused) | {int(i) for i in (meaning > 0).nonzero()[0]}
+        else:
+            # No tool shares a word with the query: a paraphrase, or nonsense ("zzzqqq",
+            # "banana"). Only tools the models find similar enough count (ModelSpec.floor).
+            candidates = {int(i) for i in (margin >= 0).nonzero()[0]}
+        for i in candidates:
+            fused[i] = fused.get(i, 0.0) + (1 - _LEXICAL_SHARE) * float(meaning[i])
+        ranked = sorted(fused, key=lambda i: (-fused[i], i))
+        return [self.entries[i] for i in ranked[:limit]]
 
-    def _bm25(self, base: set[str], own: list[str], related: list[str], limit: int) -> list[int]:
-        """Entry indexes by BM25 with the coverage factor over the query words ``base``, best
-        first (at most _RERANK_DEPTH)."""
+    def _meaning(self, query: str) -> tuple[Any, Any]:
+        """Per tool: the models' mean similarity to the query, scaled to [0, 1] over the band of
+        the most similar tools; and the mean margin of the raw similarity over each model's floor."""
+        meaning = margin = None
+        for model, vectors in zip(self._models, self._vectors, strict=True):
+            sim = vectors @ model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
+            band = sim[sim.argsort()[-_RERANK_DEPTH:]]
+            low, high = float(band.min()), float(band.max())
+            scaled = ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
+            meaning = scaled if meaning is None else meaning + scaled
+            margin = sim - model.spec.floor if margin is None else margin + sim - model.spec.floor
+        n = len(self._models)
+        return meaning / n, margin / n
+
+    def _bm25(self, base: set[str], own: list[str], related: list[str], limit: int) -> list[tuple[int, float]]:
+        """(entry index, score) by BM25 with the coverage factor over the query words ``base``,
+        best first (at most _RERANK_DEPTH)."""
         weighted = [(t, 1.0) for t in own] + [(t, _RELATED_BOOST) for t in related]
         clauses = [
             (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, f, t), boost * w))
@@ -383,7 +396,7 @@ class SearchIndex:
             for rank, ((score, _), i) in enumerate(zip(hits, ids, strict=True))
         ]
         scored.sort(reverse=True)
-        return [i for _, _, i in scored]
+        return [(i, score) for score, _, i in scored]
 
     def lookup(self, name: str) -> list[ToolEntry]:
         """The tools a name means: an MCP tool name, a Go function name (any case), or

