@@ -141,3 +141,27 @@ def test_optional_fields_that_must_send_their_zero_value_are_pointers():
         ("action", '""', '"get"'),
         ("kind", "0", "3"),
     ]
+
+
+def test_alternatives_of_one_value_each_are_an_enum():
+    """``anyOf``/``oneOf`` of ``const`` (or ``enum``) branches is how many servers list values,
+    often with a title per value; shown as "string, string" the model could not see them."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "speed": {"anyOf": [{"const": "fast", "type": "string"}, {"const": "slow", "type": "string"}]},
+            "size": {"oneOf": [{"const": "S", "title": "Small"}, {"const": "XL", "description": "Extra large."}]},
+            "tier": {"anyOf": [{"enum": ["free", "pro"], "type": "string"}, {"type": "null"}]},
+            "mode": {"anyOf": [{"enum": ["fast", "slow"]}, {"type": "string"}]},
+        },
+        "required": ["speed"],
+    }
+    pkg = build_package(toolset([ToolInfo("s", "pick", "Pick.", schema)]))
+    view = render_full(pkg)
+    assert 'type PickInputSpeed string // "fast", "slow"' in view
+    assert '// "S": Small; "XL": Extra large.\ntype PickInputSize string // "S", "XL"' in view
+    assert 'type PickInputTier string // "free", "pro"' in view
+    # A value list next to free text stays a string, and says both.
+    assert 'Mode string // One of: "fast", "slow", string.' in view
+    enums = {d.name: [v.literal for v in d.values] for d in pkg.decls if isinstance(d, EnumDecl)}
+    assert enums["PickInputSpeed"] == ['"fast"', '"slow"']

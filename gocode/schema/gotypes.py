@@ -278,6 +278,14 @@ class _Builder:
                     rest = {k: v for k, v in schema.items() if k != key}
                     return self.type_of(ctx, rest, hint, pointer, name)
                 branches = self.branches(ctx, schema, key, pointer)
+                values = _listed_values(schema[key], [b for b, _ in branches])
+                if values is not None and len(branches) > 1:
+                    # Each alternative one value ({"const": "fast"} | {"const": "slow"}): an enum.
+                    rest = {k: v for k, v in schema.items() if k != key}
+                    meanings = _value_meanings([b for b, _ in branches])
+                    if meanings:
+                        rest["description"] = " ".join(filter(None, [_text(rest.get("description")), meanings]))
+                    return self.type_of(ctx, {**rest, "enum": values}, hint, pointer, name)
                 if len(branches) == 1:
                     inner, inner_ptr = branches[0]
                     return self.type_of(ctx, inner, hint, inner_ptr, name)
@@ -830,6 +838,16 @@ def _short(value: Any, limit: int = 120) -> str:
     return " ".join(clean_text(_json(value), limit))
 
 
+def _short_values(values: list[Any], limit: int) -> str:
+    """Values as a list a reader scans (``"a", "b", …``), cut between values near ``limit``."""
+    shown: list[str] = []
+    for v in values:
+        if shown and sum(len(x) + 2 for x in shown) + len(_json(v)) > limit:
+            return ", ".join(shown) + ", …"
+        shown.append(_short(v, limit))
+    return ", ".join(shown)
+
+
 def _field_doc(fname: str, prop: str, schema: Any, notes: list[str], required: bool) -> tuple[str, ...]:
     """``Name Description. Notes (optional; default x; format y; >= 1)``, in one or a few lines."""
     desc = ""
@@ -926,6 +944,47 @@ def _is_null(schema: Any) -> bool:
     return isinstance(schema, dict) and (
         schema.get("type") == "null" or ("const" in schema and schema["const"] is None) or schema.get("enum") == [None]
     )
+
+
+_ANNOTATION_KEYS = frozenset({"type", "title", "description", "examples", "$comment"})
+
+
+def _listed_values(raw: list[Any], branches: list[Any]) -> list[Any] | None:
+    """The values of anyOf/oneOf alternatives that each allow only listed values (``const`` or
+    ``enum`` of scalars, besides annotations), in order, ``None`` last when one alternative is
+    null; else None (a real union)."""
+    values: list[Any] = []
+    for b in branches:
+        if not isinstance(b, dict) or "$ref" in b:
+            return None
+        if "const" in b:
+            got = [b["const"]]
+        elif isinstance(b.get("enum"), list) and b["enum"]:
+            got = b["enum"]
+        else:
+            return None
+        if set(b) - _ANNOTATION_KEYS - {"const", "enum"} or not all(
+            v is None or isinstance(v, (str, int, float)) for v in got
+        ):
+            return None
+        values.extend(got)
+    if any(_is_null(b) for b in raw):
+        values.append(None)
+    return list(dict.fromkeys(values)) or None
+
+
+def _value_meanings(branches: list[Any]) -> str:
+    """What one-value alternatives say of their value (title or description), as one sentence."""
+    said = []
+    for b in branches:
+        text = b.get("description") if isinstance(b.get("description"), str) else b.get("title")
+        if "const" in b and isinstance(text, str) and text.strip():
+            said.append(f"{_json(b['const'])}: {' '.join(text.split()).rstrip('.')}")
+    return "; ".join(said) + "." if said else ""
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _constraints_only(branches: Any) -> bool:
@@ -1092,15 +1151,15 @@ def _describe_branch(schema: Any) -> str:
     if isinstance(schema, dict):
         if "$ref" in schema and isinstance(schema["$ref"], str):
             return (clean_text(schema["$ref"].rsplit("/", 1)[-1], 60) or ["object"])[0]
+        if "const" in schema:
+            return _short(schema["const"], 60)
+        if isinstance(schema.get("enum"), list):
+            return _short_values(schema["enum"], 60)
         if isinstance(schema.get("title"), str):
             return (clean_text(schema["title"], 60) or ["object"])[0]
         t = schema.get("type")
         if isinstance(t, str):
             return t
-        if "const" in schema:
-            return _short(schema["const"], 60)
-        if isinstance(schema.get("enum"), list):
-            return _short(schema["enum"], 60)
     return "any"
 
 
