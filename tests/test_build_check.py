@@ -76,9 +76,9 @@ def test_a_saved_importcfg_of_other_bindings_is_not_reused(workspace, tmp_path):
     assert (r.ok, r.mode, later.fallbacks) == (True, "direct", 0), r.output
 
 
-def _check(workspace, body: str):
+def _check(workspace, body: str, tools: list[ToolInfo] = CPE_WEATHER):
     ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
-    pkg = build_package(toolset(CPE_WEATHER))
+    pkg = build_package(toolset(tools))
     return asyncio.run(ws.build(pkg, split_code(f"// {uuid.uuid4().hex}\n{body}")))
 
 
@@ -86,7 +86,7 @@ def test_a_made_up_enum_literal_is_a_compile_error_naming_the_values(workspace):
     r = _check(workspace, 'in := GetWeatherInput{Unit: "kelvin"}\nfmt.Println(in)\n')
     assert (r.ok, r.mode) == (False, "checked")
     first, rest = r.output.split("\n", 1)
-    assert first == 'model.go:2:29: "kelvin" is not a GetWeatherInputUnit value: use one of "celsius", "fahrenheit"'
+    assert first == 'model.go:2:29: "kelvin" is not a value of GetWeatherInputUnit: use one of "celsius", "fahrenheit"'
     assert 'type GetWeatherInputUnit string // "celsius", "fahrenheit"' in rest  # the declaration involved
     for body in (
         'var u GetWeatherInputUnit\nu = "kelvn"\nfmt.Println(u)\n',
@@ -94,8 +94,8 @@ def test_a_made_up_enum_literal_is_a_compile_error_naming_the_values(workspace):
         'us := []GetWeatherInputUnit{"celsius", "rankine"}\nfmt.Println(us)\n',
     ):
         r = _check(workspace, body)
-        assert not r.ok and "is not a GetWeatherInputUnit value" in r.output, (body, r.output)
-        assert r.output.count("is not a GetWeatherInputUnit value") == 1, r.output  # once per value
+        assert not r.ok and "is not a value of GetWeatherInputUnit" in r.output, (body, r.output)
+        assert r.output.count("is not a value of GetWeatherInputUnit") == 1, r.output  # once per value
 
 
 def test_enum_values_the_zero_value_comparisons_and_other_types_compile(workspace):
@@ -108,3 +108,52 @@ def test_enum_values_the_zero_value_comparisons_and_other_types_compile(workspac
     )
     r = _check(workspace, body)
     assert (r.ok, r.mode) == (True, "direct"), r.output
+
+
+def test_values_compared_or_looked_up_are_not_values_given(workspace):
+    """Only a value the code gives is checked: comparing with (or looking for) a value the
+    schema does not list is ordinary Go, as is building a valid value from parts."""
+    body = (
+        'in := GetWeatherInput{Unit: "celsius"}\n'
+        'if in.Unit == GetWeatherInputUnit("C") || GetWeatherInputUnit("kelvin") != in.Unit {\n\tfmt.Println("cmp")\n}\n'
+        "switch in.Unit {\n"
+        'case GetWeatherInputUnit("C"), "F":\n\tfmt.Println("short")\n}\n'
+        'allowed := []GetWeatherInputUnit{"celsius"}\n'
+        'fmt.Println(slices.Contains(allowed, "kelvin"), slices.Index(allowed, "K"))\n'
+        'whole := GetWeatherInput{Unit: GetWeatherInputUnit("fahr") + "enheit"}\n'
+        "fmt.Println(whole)\n"
+    )
+    r = _check(workspace, body)
+    assert (r.ok, r.mode) == (True, "direct"), r.output
+
+
+def test_a_made_up_value_is_caught_wherever_it_is_given_and_reported_once(workspace):
+    for body, where in (
+        ('names := map[GetWeatherInputUnit]string{"kelvin": "K"}\nfmt.Println(names)\n', "model.go:2:41"),
+        ('ch := make(chan GetWeatherInputUnit, 1)\nch <- "kelvin"\nfmt.Println(<-ch)\n', "model.go:3:7"),
+        (
+            'const bad GetWeatherInputUnit = "kelvin"\n'
+            "a, b := GetWeatherInput{Unit: bad}, []GetWeatherInputUnit{bad}\nfmt.Println(a, b, bad)\n",
+            "model.go:2:33",
+        ),
+    ):
+        r = _check(workspace, body)
+        assert not r.ok, (body, r.output)
+        assert r.output.count("is not a value of GetWeatherInputUnit") == 1, r.output
+        assert r.output.startswith(where + ': "kelvin" is not a value of'), r.output
+
+
+def test_numbers_are_named_as_written_and_values_in_the_schema_order(workspace):
+    schema = {
+        "type": "object",
+        "properties": {
+            "ratio": {"type": "number", "enum": [0.5, 2, 1.5]},
+            "role": {"type": "string", "enum": ["read-only", "ADMIN", "Read Write"]},
+        },
+    }
+    tools = [ToolInfo("m", "scale", f"scale {uuid.uuid4().hex}", schema, None)]
+    r = _check(workspace, 'fmt.Println(ScaleInput{Ratio: 0.25, Role: "admin"})\n', tools)
+    assert r.output.splitlines()[:2] == [
+        "model.go:2:31: 0.25 is not a value of ScaleInputRatio: use one of 0.5, 2, 1.5",
+        'model.go:2:43: "admin" is not a value of ScaleInputRole: use one of "read-only", "ADMIN", "Read Write"',
+    ], r.output

@@ -9,6 +9,7 @@ import (
 	"go/scanner"
 	"go/token"
 	"go/types"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ func check(src string, haveCfg bool, lang string) checked {
 			}
 		},
 	}
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
 	_, _ = conf.Check("main", fs, []*ast.File{f}, info)
 	if len(out) == 0 {
 		out = enumValues(fs, f, info)
@@ -79,8 +80,10 @@ const toolsImportName = "gocodetools"
 // enumValues reports constants of a tool's enum type that are none of its values, such as
 // Mode: "inof" where the schema allows "info" or "docs". Go converts any string literal to a
 // string-based type, so without this a made-up value would only fail at the server. Only
-// values the model's code gives (fields, assignments, arguments, returns, conversions) are
-// checked, never comparisons, and the zero value is allowed: it leaves an optional field unset.
+// values the model's code gives (fields, map keys, assignments, arguments, channel sends,
+// returns, conversions) are checked: never what is compared or looked up (==, switch cases,
+// slices.Contains), nor the operands of an expression whose result is checked itself, and the
+// zero value is allowed: it leaves an optional field unset.
 func enumValues(fs *token.FileSet, f *ast.File, info *types.Info) []diag {
 	toolsPath := ""
 	for _, spec := range f.Imports {
@@ -91,33 +94,60 @@ func enumValues(fs *token.FileSet, f *ast.File, info *types.Info) []diag {
 	if toolsPath == "" {
 		return nil
 	}
-	allowed := map[*types.TypeName][]constant.Value{}
-	valuesOf := func(t *types.Named) []constant.Value {
+	allowed := map[*types.TypeName][]*types.Const{}
+	valuesOf := func(t *types.Named) []*types.Const {
 		obj := t.Obj()
 		if vals, ok := allowed[obj]; ok {
 			return vals
 		}
-		var vals []constant.Value
+		var vals []*types.Const
 		scope := obj.Pkg().Scope()
 		for _, name := range scope.Names() {
 			if c, ok := scope.Lookup(name).(*types.Const); ok && types.Identical(c.Type(), t) {
-				vals = append(vals, c.Val())
+				vals = append(vals, c)
 			}
 		}
+		// In the order the schema lists them, as the model view shows them.
+		sort.Slice(vals, func(i, j int) bool { return vals[i].Pos() < vals[j].Pos() })
 		allowed[obj] = vals
 		return vals
 	}
+	// Expressions only compared or looked up, and operands of a larger constant expression.
+	exempt := map[ast.Expr]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			exempt[ast.Unparen(n.X)] = true
+			exempt[ast.Unparen(n.Y)] = true
+		case *ast.CaseClause:
+			for _, e := range n.List {
+				exempt[ast.Unparen(e)] = true
+			}
+		case *ast.CallExpr:
+			if isLookup(n.Fun, info) {
+				for _, e := range n.Args[1:] {
+					exempt[ast.Unparen(e)] = true
+				}
+			}
+		}
+		return true
+	})
 	var out []diag
 	seen := map[token.Pos]bool{}
 	checkExpr := func(e ast.Expr) {
 		e = ast.Unparen(e)
 		tv, ok := info.Types[e]
-		if !ok || tv.Value == nil || seen[e.Pos()] {
+		if !ok || tv.Value == nil || seen[e.Pos()] || exempt[e] {
 			return
 		}
 		named, ok := types.Unalias(tv.Type).(*types.Named)
 		if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != toolsPath {
 			return
+		}
+		if id, ok := e.(*ast.Ident); ok {
+			if c, ok := info.Uses[id].(*types.Const); ok && types.Identical(c.Type(), named) {
+				return // a typed constant: checked where it is declared
+			}
 		}
 		vals := valuesOf(named)
 		if len(vals) == 0 {
@@ -134,26 +164,29 @@ func enumValues(fs *token.FileSet, f *ast.File, info *types.Info) []diag {
 			return
 		}
 		var shown []string
-		for _, v := range vals {
-			if sameKind(v, tv.Value) && constant.Compare(v, token.EQL, tv.Value) {
+		for _, c := range vals {
+			if sameKind(c.Val(), tv.Value) && constant.Compare(c.Val(), token.EQL, tv.Value) {
 				return
 			}
-			shown = append(shown, v.ExactString())
+			shown = append(shown, literal(c.Val()))
 		}
-		sort.Strings(shown)
 		p := fs.Position(e.Pos())
 		if strings.HasPrefix(p.Filename, "gocode_") {
 			return
 		}
 		seen[e.Pos()] = true
-		msg := fmt.Sprintf("%s is not a %s value: use one of %s", tv.Value.ExactString(), named.Obj().Name(), strings.Join(shown, ", "))
+		msg := fmt.Sprintf("%s is not a value of %s: use one of %s", literal(tv.Value), named.Obj().Name(), strings.Join(shown, ", "))
 		out = append(out, diag{p.Filename, p.Line, p.Column, msg})
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CompositeLit:
+			_, isMap := types.Unalias(info.Types[n].Type).Underlying().(*types.Map)
 			for _, el := range n.Elts {
 				if kv, ok := el.(*ast.KeyValueExpr); ok {
+					if isMap {
+						checkExpr(kv.Key)
+					}
 					checkExpr(kv.Value)
 				} else {
 					checkExpr(el)
@@ -167,6 +200,8 @@ func enumValues(fs *token.FileSet, f *ast.File, info *types.Info) []diag {
 			for _, e := range n.Values {
 				checkExpr(e)
 			}
+		case *ast.SendStmt:
+			checkExpr(n.Value)
 		case *ast.CallExpr:
 			if info.Types[n.Fun].IsType() { // a conversion: its operand is the same value
 				checkExpr(n)
@@ -186,6 +221,39 @@ func enumValues(fs *token.FileSet, f *ast.File, info *types.Info) []diag {
 		out = out[:maxErrors]
 	}
 	return out
+}
+
+// isLookup tells whether a call only searches for its later arguments (slices.Contains,
+// slices.Index): a value looked for is not a value given.
+func isLookup(fun ast.Expr, info *types.Info) bool {
+	if ix, ok := fun.(*ast.IndexExpr); ok { // slices.Contains[[]T]
+		fun = ix.X
+	} else if ix, ok := fun.(*ast.IndexListExpr); ok {
+		fun = ix.X
+	}
+	sel, ok := fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	fn, ok := info.Uses[sel.Sel].(*types.Func)
+	if !ok || fn.Pkg() == nil {
+		return false
+	}
+	switch fn.Pkg().Path() + "." + fn.Name() {
+	case "slices.Contains", "slices.Index", "slices.BinarySearch":
+		return true
+	}
+	return false
+}
+
+// literal writes a constant as Go source would: 0.25 rather than the exact fraction 1/4.
+func literal(v constant.Value) string {
+	if v.Kind() == constant.Float {
+		if f, exact := constant.Float64Val(v); exact || !math.IsInf(f, 0) {
+			return strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	}
+	return v.ExactString()
 }
 
 func sameKind(a, b constant.Value) bool {
