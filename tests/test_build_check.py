@@ -157,3 +157,30 @@ def test_numbers_are_named_as_written_and_values_in_the_schema_order(workspace):
         "model.go:2:31: 0.25 is not a value of ScaleInputRatio: use one of 0.5, 2, 1.5",
         'model.go:2:43: "admin" is not a value of ScaleInputRole: use one of "read-only", "ADMIN", "Read Write"',
     ], r.output
+
+
+def test_a_type_named_for_another_field_compiles_under_the_name_a_program_guesses(workspace):
+    """Shared shapes are declared once, named for the first field that had them, and $defs
+    types keep their own names; ``<Struct><Field>`` and its constants still compile."""
+    order = {"type": "string", "enum": ["asc", "desc"]}
+    unit = {"$defs": {"Unit": {"type": "string", "enum": ["celsius", "kelvin"]}}}
+    tools = [
+        ToolInfo(
+            "a", "list_pulls", f"pulls {uuid.uuid4().hex}", {"type": "object", "properties": {"direction": order}}
+        ),
+        ToolInfo("b", "list_merges", "merges", {"type": "object", "properties": {"sort": order}}),
+        ToolInfo(
+            "b", "temp", "temp", {**unit, "type": "object", "properties": {"unit": {"$ref": "#/$defs/Unit"}}}, None
+        ),
+    ]
+    body = (
+        'a := ListMergesInput{Sort: ListMergesInputSortDesc}\nb := ListMergesInputSort("asc")\n'
+        "c := TempInput{Unit: TempInputUnitKelvin}\nfmt.Println(a, b, c)\n"
+    )
+    r = _check(workspace, body, tools)
+    assert (r.ok, r.mode) == (True, "direct"), r.output
+    # The values are still checked, and listed once.
+    r = _check(workspace, 'fmt.Println(ListMergesInputSort("up"))\n', tools)
+    assert r.output.startswith(
+        'model.go:2:13: "up" is not a value of ListPullsInputDirection: use one of "asc", "desc"\n'
+    )

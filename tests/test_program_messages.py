@@ -8,6 +8,7 @@ import pytest
 from gocode.program.messages import explain, scrub
 from gocode.run.runner import Diagnostic
 from gocode.schema.gotypes import build_package
+from gocode.toolset import ToolInfo
 from tests.schemas import CPE_WEATHER, toolset
 
 pytestmark = pytest.mark.fast
@@ -96,3 +97,20 @@ def test_a_traceback_keeps_the_model_frames_only():
         "main.Run({0x8380d8?, 0xb60600?})\n\tmodel.go:2 +0x28\nmain.helper(...)\n\tmodel.go:9\nexit status 2"
     )
     assert trim_traceback("error: model.go:1: boom\n") == "error: model.go:1: boom\n"
+
+
+def test_a_shared_type_is_shown_with_the_tool_the_program_calls():
+    order = {"type": "string", "enum": ["asc", "desc"]}
+    pkg = build_package(
+        toolset(
+            [
+                ToolInfo("a", "list_pulls", "Pulls.", {"type": "object", "properties": {"direction": order}}),
+                ToolInfo("b", "list_merges", "Merges.", {"type": "object", "properties": {"sort": order}}),
+            ]
+        )
+    )
+    msg = '"up" is not a value of ListPullsInputDirection: use one of "asc", "desc"'
+    src = '\nout, err := listMerges(ctx, ListMergesInput{Sort: "up"})'
+    text = explain([Diagnostic("model.go", 2, 41, msg)], pkg, src)
+    shown = text.split("The declarations involved:", 1)[1]
+    assert "func listMerges(" in shown and "func listPulls(" not in shown, text

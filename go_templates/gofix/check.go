@@ -164,11 +164,15 @@ func enumValues(fs *token.FileSet, f *ast.File, info *types.Info) []diag {
 			return
 		}
 		var shown []string
+		listed := map[string]bool{} // a value is also declared under a guessable alias name
 		for _, c := range vals {
 			if sameKind(c.Val(), tv.Value) && constant.Compare(c.Val(), token.EQL, tv.Value) {
 				return
 			}
-			shown = append(shown, literal(c.Val()))
+			if s := literal(c.Val()); !listed[s] {
+				listed[s] = true
+				shown = append(shown, s)
+			}
 		}
 		p := fs.Position(e.Pos())
 		if strings.HasPrefix(p.Filename, "gocode_") {

@@ -117,6 +117,14 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
         if f not in blocks:
             blocks.append(f)
 
+    # A type shared by several tools is declared with the first; the tool the program calls
+    # that uses it is the one to show.
+    called = [f for f in pkg.funcs if re.search(rf"\b{re.escape(f.name)}\s*\(", source)]
+    uses = {f.name: set(_IDENT.findall(_declaration(pkg, f))) for f in called[:_MAX_BLOCKS]}
+
+    def owner(name: str) -> ToolFunc:
+        return next((f for f in called if name in uses.get(f.name, ())), owners[name])
+
     for d in _without_cascades(diags):
         msg = scrub(d.message)
         hint = ""
@@ -137,18 +145,18 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
                     break
                 enum = _enum_for(cand, pkg)
                 if enum is not None:
-                    d_enum, f = enum
+                    d_enum, _ = enum
                     hint = f" ({d_enum.name} is one of {enum_values(d_enum)})"
-                    want(f)
+                    want(owner(d_enum.name))
                     break
                 close = difflib.get_close_matches(cand, list(owners), n=1, cutoff=0.75)
                 if close:
                     hint = f" (did you mean {close[0]}?)"
-                    want(owners[close[0]])
+                    want(owner(close[0]))
                     break
         for ident in _IDENT.findall(msg):
             if ident in owners and not m:
-                want(owners[ident])
+                want(owner(ident))
         where = f"{d.file}:{d.line}:{d.column}: " if d.file and not d.file.startswith("gocode_") else ""
         lines.append(f"{where}{msg}{hint}")
     text = "\n".join(lines)

@@ -16,7 +16,17 @@ import jinja2
 
 from gocode.program.code import Prepared
 from gocode.resources import templates_dir
-from gocode.schema.gotypes import PTR_HELPER, Decl, EnumDecl, Package, StructDecl, ToolFunc, TupleDecl, UnionDecl
+from gocode.schema.gotypes import (
+    PTR_HELPER,
+    Decl,
+    EnumDecl,
+    Package,
+    StructDecl,
+    ToolFunc,
+    TupleDecl,
+    TypeDecl,
+    UnionDecl,
+)
 from gocode.schema.names import comment_literal, go_string
 
 RT_IMPORT = "gocodews/rt"
@@ -71,7 +81,7 @@ def _decl_ctx(d: Decl) -> dict[str, Any]:
             "rest_name": "Rest".ljust(width),
             "name_literal": go_string(d.name),
         }
-    return {"kind": "type", "name": d.name, "doc": d.doc, "type": d.type, "alias": d.alias}
+    return {"kind": "type", "name": d.name, "doc": d.doc, "type": d.type, "alias": d.alias, "consts": d.consts}
 
 
 def _func_ctx(f: ToolFunc) -> dict[str, Any]:
@@ -132,8 +142,9 @@ def _aliases(pkg: Package) -> list[tuple[str, str]]:
     for f in pkg.funcs:
         for d in f.decls:
             aliases.append((d.name, f"type {d.name} = gocodetools.{d.name}"))
-            if isinstance(d, EnumDecl):
-                aliases.extend((v.name, f"const {v.name} = gocodetools.{v.name}") for v in d.values)
+            if isinstance(d, (EnumDecl, TypeDecl)):
+                values = d.values if isinstance(d, EnumDecl) else d.consts
+                aliases.extend((v.name, f"const {v.name} = gocodetools.{v.name}") for v in values)
         aliases.append((f.name, f"var {f.name} = gocodetools.{f.exported}"))
     aliases.extend((d.split()[1], d) for d in RUNTIME_ALIASES)
     return aliases

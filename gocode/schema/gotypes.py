@@ -139,9 +139,11 @@ class TypeDecl:
     doc: tuple[str, ...]
     type: str
     source: Source
-    # Declared for the program only, not shown to the model: a tool's own Input/Output name
-    # kept as an alias of the shared type that replaced it.
+    # Declared for the program only, not shown to the model: a name a program may guess (a
+    # tool's own Input/Output name, a field's type named for the field) kept as an alias of the
+    # type declared under another name, with an enum's constants under the guessed name.
     hidden: bool = False
+    consts: tuple[EnumValue, ...] = ()
 
     @property
     def alias(self) -> bool:
@@ -664,7 +666,8 @@ def build_package(toolset: ToolSet) -> Package:
         b.media_names = (b.types.claim("Content"), b.types.claim("Media"))
     funcs = [b.tool(t, name, export(name)) for t, name in plan]
     shared = _name_shared(_dedupe(funcs), b.types)
-    return Package(tuple(_keep_tool_type_names(funcs, shared)), tuple(b.warnings), toolset.digest())
+    kept = _guessed_field_types(_keep_tool_type_names(funcs, shared), b.types)
+    return Package(tuple(kept), tuple(b.warnings), toolset.digest())
 
 
 # --- one declaration per shape ------------------------------------------------------------------
@@ -785,6 +788,45 @@ def _keep_tool_type_names(before: list[ToolFunc], after: list[ToolFunc]) -> list
                 declared.add(was)
                 aliases.append(TypeDecl(was, (), now, Source(new.server, new.tool), hidden=True))
         out.append(replace(new, decls=new.decls + tuple(aliases)) if aliases else new)
+    return out
+
+
+def _guessed_field_types(funcs: list[ToolFunc], types: Registry) -> list[ToolFunc]:
+    """A field's named type is called ``<Struct><Field>`` (``<Struct><Field>Item`` for a slice's
+    element) unless it is shared with another field, which named it (gitlab's ``Sort`` typed
+    ``ListPullRequestsInputDirection``), or comes from ``$defs`` (``Unit``). A program that
+    guesses the usual name still compiles: it is declared hidden, as an alias, with an enum's
+    constants under the guessed name too (``ListMergeRequestsInputSortDesc``)."""
+    named = {d.name: d for f in funcs for d in f.decls if not (isinstance(d, TypeDecl) and d.hidden)}
+    # Names declared now (a type merged into a shared one left its name claimed but free).
+    taken = Registry(
+        types.reserved
+        | {f.exported for f in funcs}
+        | {d.name for f in funcs for d in f.decls}
+        | {v.name for f in funcs for d in f.decls if isinstance(d, EnumDecl) for v in d.values}
+    )
+    out = []
+    for f in funcs:
+        extra: list[Decl] = []
+        for d in f.decls:
+            if not isinstance(d, StructDecl):
+                continue
+            for fld in d.fields:
+                target = fld.type.lstrip("*")
+                guess = d.name + fld.name
+                if target.startswith("[]"):
+                    target, guess = target[2:].lstrip("*"), guess + "Item"
+                decl = named.get(target)
+                if decl is None or guess == target or not taken.take(guess):
+                    continue
+                consts: list[EnumValue] = []
+                if isinstance(decl, EnumDecl):
+                    for v in decl.values:
+                        suffix = v.name[len(decl.name) :] if v.name.startswith(decl.name) else ""
+                        if suffix and taken.take(guess + suffix):
+                            consts.append(EnumValue(guess + suffix, v.literal))
+                extra.append(TypeDecl(guess, (), target, decl.source, hidden=True, consts=tuple(consts)))
+        out.append(replace(f, decls=f.decls + tuple(extra)) if extra else f)
     return out
 
 

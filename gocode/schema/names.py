@@ -112,7 +112,15 @@ class Registry:
     """
 
     def __init__(self, reserved: frozenset[str] | set[str] = frozenset()) -> None:
+        self.reserved = frozenset(reserved)
         self._taken: set[str] = set(reserved)
+
+    def take(self, name: str) -> bool:
+        """Take exactly ``name`` if it is free; whether it was."""
+        if name in self._taken:
+            return False
+        self._taken.add(name)
+        return True
 
     def claim(self, base: str, *, also: tuple[str, ...] = ()) -> str:
         """Take ``base`` (or ``base2``, ``base3``, …) together with the names in ``also``, which get the same
