@@ -184,3 +184,12 @@ def test_a_type_named_for_another_field_compiles_under_the_name_a_program_guesse
     assert r.output.startswith(
         'model.go:2:13: "up" is not a value of ListPullsInputDirection: use one of "asc", "desc"\n'
     )
+
+
+def test_a_made_up_value_is_reported_with_the_other_errors_of_the_program(workspace):
+    r = _check(workspace, 'in := GetWeatherInput{Unit: "kelvin"}\nfmt.Println(in.Units)\n')
+    lines = r.output.split("\n\n", 1)[0].splitlines()
+    assert lines == [
+        'model.go:2:29: "kelvin" is not a value of GetWeatherInputUnit: use one of "celsius", "fahrenheit"',
+        "model.go:3:16: in.Units undefined (type GetWeatherInput has no field or method Units)",
+    ], r.output

@@ -53,9 +53,8 @@ func check(src string, haveCfg bool, lang string) checked {
 	}
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
 	_, _ = conf.Check("main", fs, []*ast.File{f}, info)
-	if len(out) == 0 {
-		out = enumValues(fs, f, info)
-	}
+	// Made-up enum values too, even next to other errors: a model fixes both in one round.
+	out = append(out, enumValues(fs, f, info)...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].File != out[j].File {
 			return out[i].File > out[j].File // the model's file first ("model.go" > "gocode_main.go")
