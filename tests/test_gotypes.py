@@ -165,3 +165,20 @@ def test_alternatives_of_one_value_each_are_an_enum():
     assert 'Mode string // One of: "fast", "slow", string.' in view
     enums = {d.name: [v.literal for v in d.values] for d in pkg.decls if isinstance(d, EnumDecl)}
     assert enums["PickInputSpeed"] == ['"fast"', '"slow"']
+
+
+def test_a_shared_enum_keeps_no_comment_when_its_fields_say_different_things():
+    fmt_a = {"type": "string", "enum": ["png", "jpeg"], "description": 'Format. Default is "png".'}
+    fmt_b = {"type": "string", "enum": ["png", "jpeg"], "description": "If unset, inferred from the file name."}
+    pkg = build_package(
+        toolset(
+            [
+                ToolInfo("a", "shot", "Shot.", {"type": "object", "properties": {"format": fmt_a}}),
+                ToolInfo("b", "snap", "Snap.", {"type": "object", "properties": {"type": fmt_b}}),
+            ]
+        )
+    )
+    view = render_full(pkg)
+    assert '\ntype ShotInputFormat string // "png", "jpeg"\n' in view
+    assert 'Format ShotInputFormat // Format. Default is "png".' in view
+    assert "Type ShotInputFormat // If unset, inferred from the file name." in view

@@ -713,16 +713,21 @@ def _dedupe(funcs: list[ToolFunc]) -> list[ToolFunc]:
     """Declare each structurally identical type once, across tools and servers: later copies
     are dropped and every reference (fields, functions) names the first. Repeated until
     nothing changes, since merging two element types can make their containers identical."""
+    # An enum's description is its field's; shared by fields that say different things, it
+    # belongs on none: the type keeps no comment, each field shows its own.
+    undocumented: set[str] = set()
     while True:
-        first: dict[tuple[Any, ...], str] = {}
+        first: dict[tuple[Any, ...], Decl] = {}
         merged: dict[str, str] = {}
         for f in funcs:
             for d in f.decls:
                 key = _shape(d)
                 if key in first:
-                    merged[d.name] = first[key]
+                    merged[d.name] = first[key].name
+                    if isinstance(d, EnumDecl) and _doc_text(d) != _doc_text(first[key]):
+                        undocumented.add(first[key].name)
                 else:
-                    first[key] = d.name
+                    first[key] = d
         if not merged:
             break
         funcs = [
@@ -733,6 +738,10 @@ def _dedupe(funcs: list[ToolFunc]) -> list[ToolFunc]:
                 output_type=_subst(f.output_type, merged),
             )
             for f in funcs
+        ]
+    if undocumented:
+        funcs = [
+            replace(f, decls=tuple(replace(d, doc=()) if d.name in undocumented else d for d in f.decls)) for f in funcs
         ]
     return funcs
 
@@ -874,6 +883,11 @@ def _doc(name: str, lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     if not lines:
         return ()
     return (f"{name} {lines[0]}", *lines[1:])
+
+
+def _doc_text(d: Decl) -> tuple[str, ...]:
+    """A declaration's doc comment without the leading name (_doc adds it)."""
+    return (d.doc[0][len(d.name) :].lstrip(), *d.doc[1:]) if d.doc else ()
 
 
 def _short(value: Any, limit: int = 120) -> str:
