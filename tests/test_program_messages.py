@@ -114,3 +114,20 @@ def test_a_shared_type_is_shown_with_the_tool_the_program_calls():
     text = explain([Diagnostic("model.go", 2, 41, msg)], pkg, src)
     shown = text.split("The declarations involved:", 1)[1]
     assert "func listMerges(" in shown and "func listPulls(" not in shown, text
+
+
+def test_a_made_up_constant_under_a_guessed_type_name_lists_the_values():
+    order = {"type": "string", "enum": ["asc", "desc"]}
+    pkg = build_package(
+        toolset(
+            [
+                ToolInfo("a", "list_pulls", "Pulls.", {"type": "object", "properties": {"direction": order}}),
+                ToolInfo("b", "list_merges", "Merges.", {"type": "object", "properties": {"sort": order}}),
+            ]
+        )
+    )
+    src = "\nin := ListMergesInput{Sort: ListMergesInputSortUp}"
+    text = explain([Diagnostic("model.go", 2, 29, "undefined: ListMergesInputSortUp")], pkg, src)
+    assert text.startswith(
+        'model.go:2:29: undefined: ListMergesInputSortUp (ListPullsInputDirection is one of "asc", "desc")'
+    ), text

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from gocode.run.runner import Diagnostic
-from gocode.schema.gotypes import EnumDecl, Package, ToolFunc
+from gocode.schema.gotypes import EnumDecl, Package, ToolFunc, TypeDecl
 from gocode.view.modelview import enum_values, render_funcs
 
 _SCRUB = [
@@ -78,14 +78,17 @@ def _names_in(pkg: Package) -> dict[str, ToolFunc]:
 
 
 def _enum_for(name: str, pkg: Package) -> tuple[EnumDecl, ToolFunc] | None:
-    """The enum a made-up constant belongs to by its name (``UnitKelvin`` → ``Unit``)."""
-    best: tuple[EnumDecl, ToolFunc] | None = None
+    """The enum a made-up constant belongs to by its name (``UnitKelvin`` → ``Unit``), also
+    under a hidden alias (``ListMergeRequestsInputSortUp`` → the enum Sort is declared as)."""
+    enums = {d.name: (d, f) for f in pkg.funcs for d in f.decls if isinstance(d, EnumDecl)}
+    best: tuple[str, tuple[EnumDecl, ToolFunc]] | None = None
     for f in pkg.funcs:
         for d in f.decls:
-            fits = isinstance(d, EnumDecl) and name.startswith(d.name) and name != d.name
-            if fits and (best is None or len(d.name) > len(best[0].name)):
-                best = (d, f)
-    return best
+            target = d.name if isinstance(d, EnumDecl) else d.type if isinstance(d, TypeDecl) else ""
+            fits = target in enums and name.startswith(d.name) and name != d.name
+            if fits and (best is None or len(d.name) > len(best[0])):
+                best = (d.name, enums[target])
+    return best[1] if best else None
 
 
 def _declaration(pkg: Package, f: ToolFunc) -> str:
