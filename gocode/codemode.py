@@ -182,7 +182,7 @@ class CodeMode:
         (its error in ``discovery.failures``); the others are used."""
         result = await discover(self.config)
         self.discovery = result
-        self.use(result.servers, {name: exc.summary for name, exc in result.failures.items()})
+        self.use(result.servers, {name: exc.brief for name, exc in result.failures.items()})
 
     def use(self, servers: list[ServerTools], unavailable: dict[str, str] | None = None) -> None:
         """Take tool listings discovered elsewhere (a controller's long-lived sessions);

@@ -39,6 +39,7 @@ class DiscoveryError(GocodeError):
         *,
         server: str | None = None,
         summary: str = "",
+        brief: str = "",
         stderr: str = "",
         exit_status: int | None = None,
     ) -> None:
@@ -46,6 +47,9 @@ class DiscoveryError(GocodeError):
         self.server = server
         self.exit_status = exit_status  # how a stdio server's process ended, when it did
         self.summary = summary or message  # the message without the server's stderr
+        # What a model is told: the summary naming the server only, never its command line
+        # (its ${VAR}s expanded, perhaps a secret) or URL, which stay with the operator.
+        self.brief = brief or self.summary
         self.stderr = stderr  # the server's stderr tail (also at the end of the message)
 
 

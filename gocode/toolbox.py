@@ -49,7 +49,7 @@ from gocode.config import Config, load_config
 from gocode.errors import GocodeError
 from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
-from gocode.mcp.discovery import describe_server
+from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
@@ -382,10 +382,10 @@ class Toolbox:
 
     def _rebuild(self) -> None:
         known = [t for u in self._upstreams.values() if (t := u.known_tools) is not None]
-        down = {u.name: e.summary for u in self._upstreams.values() if (e := u.error) is not None}
+        down = {u.name: e.brief for u in self._upstreams.values() if (e := u.error) is not None}
         for u in self._upstreams.values():
             if not u.attempted.is_set():
-                down[u.name] = f"{describe_server(u.name, u.server)} is still starting (its tools come when it answers)"
+                down[u.name] = f"{server_label(u.name)} is still starting (its tools come when it answers)"
         self.code_mode.use(known, down)
         view = self.code_mode.view
         active = self.code_mode.active  # enabled: auto decides per tool set

@@ -279,13 +279,13 @@ def test_exec_and_generate_with_a_dead_server(tmp_path):
     r = gocode("exec", "-c", cfg, "-", stdin=PING)
     assert r.returncode == 1
     assert "undefined: ping" in r.stderr
-    assert "note: unavailable: MCP server 'dead' (command: sh -c" in r.stderr
+    assert "note: unavailable: MCP server 'dead' failed: the server exited with status 7" in r.stderr
     r = gocode("exec", "--direct", "-c", cfg, "-", stdin=WEATHER_CODE)
     assert r.returncode == 0 and r.stdout == "4\n", r.stderr
     r = gocode("generate", "-c", cfg)
     assert r.returncode == 0, r.stderr
     assert "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in r.stdout
-    assert "gocode: warning: MCP server 'dead' (command: sh -c" in r.stderr
+    assert "gocode: warning: MCP server 'dead' failed: the server exited with status 7" in r.stderr
 
 
 @pytest.mark.go
@@ -477,3 +477,24 @@ def test_every_corpus_tool_compiles_in_one_program_beside_a_dead_server(workspac
     assert len(cm.package.funcs) == expected
     r = asyncio.run(cm.execute("".join(f"_ = {f.name}\n" for f in cm.package.funcs) + 'fmt.Println("ok")'))
     assert r.ok and r.output == "ok\n", r.error_text()[:3000]
+
+
+@pytest.mark.go
+def test_what_the_model_reads_of_a_failed_server_never_carries_its_command_line(workspace, monkeypatch):
+    """A server's args often carry a secret through ${VAR} (a token, a connection string): the
+    model reads the server's name and what went wrong, the operator's log the command line."""
+    secret = "s3cr3t-" + os.urandom(6).hex()
+    monkeypatch.setenv("GOCODE_TEST_SECRET", secret)
+    dead = {"command": "sh", "args": ["-c", "echo 'fatal: cannot bind port 9' >&2; exit 7", "${GOCODE_TEST_SECRET}"]}
+    cfg = config_from({"weather": demo_stdio(), "dead": dead})
+
+    async def go() -> None:
+        async with Toolbox(cfg, workspace=workspace, prewarm=False, retry=(60, 60)) as box:
+            assert box.code_mode.unavailable["dead"] == "MCP server 'dead' failed: the server exited with status 7"
+            seen = [json.dumps([t.model_dump() for t in box.tools()]), *box.warnings]
+            r = await box.execute(PING)
+            seen.append(r.error_text())
+            assert "note: unavailable: MCP server 'dead' failed: the server exited with status 7" in seen[-1]
+            assert all(secret not in s and "sh -c" not in s for s in seen), seen
+
+    anyio.run(go)

@@ -67,7 +67,14 @@ def server_env(server: ServerConfig) -> dict[str, str]:
     return {**os.environ, **server.env}
 
 
+def server_label(name: str) -> str:
+    """A server as messages a model reads name it: by name only (see describe_server)."""
+    return f"MCP server {name!r}"
+
+
 def describe_server(name: str, server: ServerConfig) -> str:
+    """A server as the operator's logs and command-line errors name it: with its command line
+    or URL, which may carry secrets; never put in what a model reads (server_label)."""
     if server.type == "stdio":
         cmd = " ".join([server.command or "", *server.args])
         return f"MCP server {name!r} (command: {cmd})"
@@ -275,7 +282,8 @@ def failure(name: str, server: ServerConfig, exc: BaseException, errlog: IO[str]
         reason = f"the server {how}"
     summary = f"{describe_server(name, server)} failed: {reason}"
     msg = summary + ("\nserver stderr (last lines):\n" + tail if tail else "")
-    return DiscoveryError(msg, server=name, summary=summary, stderr=tail, exit_status=status)
+    brief = f"{server_label(name)} failed: {reason}"
+    return DiscoveryError(msg, server=name, summary=summary, brief=brief, stderr=tail, exit_status=status)
 
 
 def _is_timeout(exc: BaseException) -> bool:

@@ -38,6 +38,7 @@ from gocode.mcp.discovery import (
     leaves,
     list_all_tools,
     sent_by_server,
+    server_label,
     server_tools,
 )
 from gocode.mcp.listing import absorb
@@ -95,7 +96,7 @@ class Upstream:
         """The tools listed when the session opened, or at the last change (else the cached ones)."""
         tools = self._tools or self.cached
         if tools is None:
-            raise self._error or DiscoveryError(f"{describe_server(self.name, self.server)} is not connected")
+            raise self._error or DiscoveryError(f"{server_label(self.name)} is not connected")
         return tools
 
     @property
@@ -135,7 +136,7 @@ class Upstream:
             self._tg.start_soon(self._run, ready, self._stop, ended)
             await ready.wait()
             if self._client is None:
-                raise self._error or DiscoveryError(f"{describe_server(self.name, self.server)} closed at once")
+                raise self._error or DiscoveryError(f"{server_label(self.name)} closed at once")
 
     async def _run(self, ready: anyio.Event, stop: anyio.Event, ended: anyio.Event) -> None:
         client: Client | None = None
@@ -254,11 +255,11 @@ class Upstream:
         """
         if self._client is None:
             if self._error is not None:  # down, and retried in the background: answer now
-                raise UpstreamError(f"unavailable: {self._error.summary}") from None
+                raise UpstreamError(f"unavailable: {self._error.brief}") from None
             try:
                 await self.start()
             except DiscoveryError as exc:
-                raise UpstreamError(f"unavailable: {exc.summary}") from None
+                raise UpstreamError(f"unavailable: {exc.brief}") from None
         client = self._client
         assert client is not None
         try:
@@ -269,18 +270,18 @@ class Upstream:
                 raise
             self.stop(client)  # the server went away: the next call starts a new session
             raise UpstreamError(
-                f"{describe_server(self.name, self.server)}: the connection closed during {tool!r} "
+                f"{server_label(self.name)}: the connection closed during {tool!r} "
                 "(the server exited?); a new session is opened, so the call may be retried"
             ) from None
         except TimeoutError:
             raise UpstreamError(
-                f"{describe_server(self.name, self.server)}: tool {tool!r} did not answer within {timeout:g} s"
+                f"{server_label(self.name)}: tool {tool!r} did not answer within {timeout:g} s"
             ) from None
         except (Exception, BaseExceptionGroup) as exc:
             if all(sent_by_server(e) for e in leaves(exc)):
                 raise next(iter(leaves(exc))) from None
             self.stop(client)  # the session is unusable; the next call reconnects
-            raise UpstreamError(f"{describe_server(self.name, self.server)}: calling {tool!r} failed: {exc}") from None
+            raise UpstreamError(f"{server_label(self.name)}: calling {tool!r} failed: {exc}") from None
 
     def stop(self, client: Client | None = None) -> None:
         """Close the session (in its own task); the next call opens a new one.
