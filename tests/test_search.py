@@ -118,6 +118,18 @@ def test_untrusted_tool_names_and_descriptions_index():
     assert index.search("reversed text", 1)[0].tool == "ünïcödé_tool"
 
 
+def test_an_answer_keeps_the_rank_order_across_servers():
+    index, ts = small()
+    got = answer(index, {"names": ["time.convert_time", "gh.list_pull_requests", "time.get_current_time"]})
+    text = answer_text(build_package(ts), got)
+    assert re.findall(r"^func (\w+)\(", text, re.M) == ["convertTime", "ghListPullRequests", "getCurrentTime"], text
+    assert [line for line in text.splitlines() if line.startswith("// =====")] == [
+        "// ===== server time (1 tool) =====",
+        "// ===== server gh (1 tool) =====",
+        "// ===== server time (1 tool) =====",
+    ]
+
+
 def test_answer_by_names_and_query_and_its_errors():
     index, ts = small()
     got = answer(index, {"names": ["getCurrentTime", "nope_tool"], "query": "convert between timezones", "limit": 1})
@@ -237,3 +249,15 @@ def test_runtime_declarations_match_the_runtime():
         "var searchTools = gocodert.SearchTools",
         "var callTool = gocodert.CallTool",
     }
+
+
+def test_an_answer_without_a_limit_leaves_out_tools_far_behind_the_best():
+    index, _ = corpus()
+    query = "what time is it in Tokyo"
+    ranked = qualified(index.search(query, 5))
+    got = qualified(answer(index, {"query": query}).found)
+    assert len(ranked) == 5 and got == ranked[: len(got)] and 1 <= len(got) < 5, (got, ranked)
+    assert got[0] == "time.get_current_time"
+    # A limit the model gives is taken as asked, and one too large is said to be.
+    assert qualified(answer(index, {"query": query, "limit": 5}).found) == ranked
+    assert "at most 25 tools per answer" in answer(index, {"query": query, "limit": 30}).notes

@@ -165,5 +165,5 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
     text = "\n".join(lines)
     shown = blocks[:_MAX_BLOCKS]
     if shown:
-        text += "\n\nThe declarations involved:\n\n" + "\n\n".join(_declaration(pkg, f) for f in shown)
+        text += "\n\nThe declarations involved:\n\n" + render_funcs(pkg, shown).strip()
     return text

@@ -17,6 +17,7 @@ for search answers. Pure functions of the IR.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -217,7 +218,11 @@ def _ptr_doc() -> str:
     return f"// {PTR_HELPER}(v) returns &v, for optional pointer fields and union members.\nfunc {PTR_HELPER}[T any](v T) *T\n"
 
 
-def _group(funcs: Iterable[ToolFunc]) -> list[tuple[str, list[ToolFunc]]]:
+def _group(funcs: Iterable[ToolFunc], *, ranked: bool = False) -> list[tuple[str, list[ToolFunc]]]:
+    """Tools by server, in first-seen order; ``ranked`` keeps their order instead, a server's
+    header repeated where another server's tool comes between (search answers are ranked)."""
+    if ranked:
+        return [(server, list(run)) for server, run in itertools.groupby(funcs, key=lambda f: f.server)]
     groups: dict[str, list[ToolFunc]] = {}
     for f in funcs:
         groups.setdefault(f.server, []).append(f)
@@ -227,9 +232,10 @@ def _group(funcs: Iterable[ToolFunc]) -> list[tuple[str, list[ToolFunc]]]:
 # --- tiers --------------------------------------------------------------------------------------
 
 
-def render_funcs(pkg: Package, funcs: Iterable[ToolFunc]) -> str:
+def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = False) -> str:
     """Full declarations of ``funcs`` (tools of ``pkg``), each type they need declared once,
-    grouped by server: what a search answer or the full view shows."""
+    grouped by server (``ranked``: in the given order): what the full view or a search answer
+    shows."""
     chosen = list(funcs)
     decls = {d.name: d for d in pkg.decls if not (isinstance(d, TypeDecl) and d.hidden)}
     roots = [t for f in chosen for t in (f.input_type, f.output_type) if t]
@@ -241,7 +247,7 @@ def render_funcs(pkg: Package, funcs: Iterable[ToolFunc]) -> str:
     blocks: list[str] = []
     if pkg.uses_ptr() and any(_uses_ptr(decls[n]) for n in needed):
         blocks.append(_ptr_doc())
-    for server, group in _group(chosen):
+    for server, group in _group(chosen, ranked=ranked):
         blocks.append(header(server, len(group)).rstrip("\n"))
         said: set[Row] = set()
         for f in group:
