@@ -39,6 +39,7 @@ from gocode.mcp.guard import HostPolicy
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.toolbox import Toolbox, UnknownToolError
+from gocode.view.rules import SEARCH_TOOL_NAME
 
 log = logging.getLogger("gocode.mcp.server")
 
@@ -66,8 +67,9 @@ class ToolServer:
             version=_version(),
             # The usage rules, for clients that hide tool definitions behind their own search.
             instructions=(
-                "Call execute_go_code with Go code that uses the tools as typed functions; its description "
-                "declares them.\n" + toolbox.code_mode.rules()
+                "Call execute_go_code with Go code that uses the tools as typed functions. Its description "
+                f"declares them or, when there are many, names them: then call {SEARCH_TOOL_NAME} with a query "
+                "or names for their declarations.\n" + toolbox.code_mode.rules()
                 if toolbox.settings.enabled
                 else None
             ),

@@ -436,7 +436,7 @@ class _Builder:
             literals = tuple((key, go_string(json.dumps(v, separators=(",", ":")))) for key, v in consts)
             variants.append(Variant(vname, expr, k, required, literals))
         kinds_doc = ", ".join(v.name for v in variants)
-        doc = [*_description(schema), f"One of {kinds_doc}: set exactly one field (none set is null)."]
+        doc = [*_sentences(_description(schema)), f"One of {kinds_doc}: set exactly one field (none set is null)."]
         ctx.decls.append(UnionDecl(name, _doc(name, doc), tuple(variants), src))
         return name, []
 
@@ -875,6 +875,13 @@ def _description(schema: Any) -> list[str]:
     """A schema's own description as comment lines (empty when it has none or it is not text)."""
     desc = schema.get("description") if isinstance(schema, dict) else None
     return clean_text(desc, FIELD_DOC_LIMIT) if isinstance(desc, str) else []
+
+
+def _sentences(lines: list[str]) -> list[str]:
+    """Description lines ending a sentence, so that a note after them reads as a new one."""
+    if lines and not lines[-1].rstrip().endswith((".", "!", "?", ":", "…")):
+        return [*lines[:-1], lines[-1].rstrip() + "."]
+    return lines
 
 
 def _doc(name: str, lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:

@@ -47,9 +47,9 @@ Each call is a fresh program: {limits}. Print summaries, not dumps.
 
 def search_hint(tier: str) -> str:
     """What the description says when it does not show every declaration."""
-    shown = "one line per tool" if tier == "index" else "the servers and some tool names"
+    shown = "one line per tool is" if tier == "index" else "the servers and some tool names are"
     return (
-        f"Only {shown} is shown here: call {SEARCH_TOOL_NAME} with a query or names to get the full Go "
+        f"Only {shown} shown here: call {SEARCH_TOOL_NAME} with a query or names to get the full Go "
         "declarations before using a tool.\n"
         # The run-time twins of search_go_tools (go_templates/rt/search.go; docs/search.md).
         "Programs can also find and call tools at run time: searchTools(ctx, query) ([]ToolMatch, error) with "
