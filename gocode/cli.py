@@ -754,7 +754,13 @@ fmt.Printf("Weather: %.1f°F, %s\\n", weather.Temperature, weather.Conditions)
 @main.command("demo-server", context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def demo_server_cmd(args: tuple[str, ...]) -> None:
-    """Run the bundled demo weather MCP server (stdio; `--transport http --port P` for HTTP)."""
+    """Run the bundled demo weather MCP server (stdio; `--transport http --port P` for HTTP).
+
+    \b
+    In a config:
+      mcpServers:
+        weather: {command: gocode, args: [demo-server]}
+    """
     from gocode import demo_server
 
     demo_server.main(list(args))
