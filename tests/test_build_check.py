@@ -50,9 +50,10 @@ def test_export_data_gone_falls_back_to_go_build_once_and_counts_it(workspace, t
         )
     )
     ws._direct[path] = dataclasses.replace(real, importcfg=broken)  # as if the build cache was trimmed
-    r = asyncio.run(ws.build(pkg, split_code(f'// {uuid.uuid4().hex}\nfmt.Println("x")\n')))
+    uses_tools = "fmt.Println(getWeather != nil)\n"  # a program that names no tool does not import them
+    r = asyncio.run(ws.build(pkg, split_code(f"// {uuid.uuid4().hex}\n{uses_tools}")))
     assert (r.ok, r.mode, ws.fallbacks) == (True, "go build (fallback)", 1), r.output
-    r = asyncio.run(ws.build(pkg, split_code(f'// {uuid.uuid4().hex}\nfmt.Println("y")\n')))
+    r = asyncio.run(ws.build(pkg, split_code(f"// {uuid.uuid4().hex}\n{uses_tools}")))
     assert (r.ok, r.mode, ws.fallbacks) == (True, "direct", 1), r.output
 
 
@@ -72,7 +73,7 @@ def test_a_saved_importcfg_of_other_bindings_is_not_reused(workspace, tmp_path):
     del doc["bindings"]
     saved.write_text(json.dumps(doc | {"importcfg": str(old_cfg)}))
     later = Workspace(workspace.toolchain, workspace.cache, direct=True)  # the next process
-    r = asyncio.run(later.build(pkg, split_code(f"// {uuid.uuid4().hex}\nfmt.Println(1)\n")))
+    r = asyncio.run(later.build(pkg, split_code(f"// {uuid.uuid4().hex}\nfmt.Println(getWeather != nil)\n")))
     assert (r.ok, r.mode, later.fallbacks) == (True, "direct", 0), r.output
 
 

@@ -88,7 +88,7 @@ def test_enum_lists_its_values_on_its_type_and_its_description_is_not_repeated()
     assert "const" not in view
     # The named constants stay declared for code that guesses them.
     assert "const GetWeatherInputUnitCelsius = gocodetools.GetWeatherInputUnitCelsius" in render_main(
-        pkg, Prepared(), "model.go"
+        pkg, Prepared(body="in.Unit = GetWeatherInputUnitCelsius"), "model.go"
     )
 
 
@@ -169,11 +169,22 @@ def test_every_name_the_view_shows_is_declared_by_the_program():
     view = render_full(pkg)
     shown = set(re.findall(r"^type (\w+)", view, re.M))
     shown |= set(re.findall(r"^func (\w+)\(", view, re.M)) - {"ptr"}
-    main = render_main(pkg, Prepared(), "model.go")
+    main = render_main(pkg, Prepared(body="\n".join(sorted(shown))), "model.go")
     program = set(re.findall(r"^(?:type|const|var) (\w+) =", main, re.M))
     assert shown <= program
     visible = {d.name for d in pkg.decls if not getattr(d, "hidden", False)}
     assert visible | {f.name for f in pkg.funcs} <= shown
+
+
+@pytest.mark.fast
+def test_a_program_declares_only_the_names_its_code_writes():
+    """A large tool set has thousands of names; each one declared costs every build."""
+    pkg = build_package(load_all())
+    plain = render_main(pkg, Prepared(body='fmt.Println("no tools")'), "model.go")
+    assert "gocodetools" not in plain and not re.findall(r"^(?:type|const|var) \w+ =", plain, re.M)
+    uses = render_main(pkg, Prepared(body="out := must(getCurrentTime(ctx, GetCurrentTimeInput{}))"), "model.go")
+    assert re.findall(r"^(?:type|const|var) (\w+) =", uses, re.M) == ["GetCurrentTimeInput", "getCurrentTime"]
+    assert "gocodetools" in uses
 
 
 @pytest.mark.fast

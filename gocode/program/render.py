@@ -8,6 +8,7 @@ environment is built once with ``StrictUndefined``. Output is gofmt-clean (check
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,8 @@ class _Import:
     line: str | None
 
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 # The helper main.go offers for tool calls whose error should end the run.
 MUST_HELPER = "must"
 
@@ -173,7 +176,10 @@ def render_main(pkg: Package, code: Prepared, filename: str = "model.go") -> str
     add(None, '"context"')
     for imp in code.imports:
         add(imp.name, go_string(imp.path), f"{filename}:{imp.line}" if imp.line else None)
-    aliases = [(name, decl) for name, decl in _aliases(pkg) if name not in code.declared]
+    # Only the names the code writes: a large tool set has thousands, and every alias costs the
+    # type check and the compiler of each run (47 servers: 0.8 s per build instead of 0.3 s).
+    used = set(_WORD.findall(code.body)).union(*(_WORD.findall(h.text) for h in code.hoisted))
+    aliases = [(name, decl) for name, decl in _aliases(pkg) if name in used and name not in code.declared]
     # The model's own must, or a tool that took the name, wins over the helper.
     must = MUST_HELPER not in code.declared and all(name != MUST_HELPER for name, _ in aliases)
     if must:
@@ -181,7 +187,7 @@ def render_main(pkg: Package, code: Prepared, filename: str = "model.go") -> str
         add("gocodeos", '"os"')
         add("gocoderuntime", '"runtime"')
     add("gocodert", go_string(RT_IMPORT))
-    if pkg.funcs:
+    if any("gocodetools." in decl for _, decl in aliases):
         add("gocodetools", go_string(tools_import_path(pkg)))
 
     whole = code.entry != ""
