@@ -665,7 +665,7 @@ def build_package(toolset: ToolSet) -> Package:
     if any(not isinstance(t.output_schema, dict) and returns_media(t) for t in tools):
         b.media_names = (b.types.claim("Content"), b.types.claim("Media"))
     funcs = [b.tool(t, name, export(name)) for t, name in plan]
-    shared = _name_shared(_dedupe(funcs), b.types)
+    shared = _name_shared(_dedupe(funcs), b.types, funcs)
     kept = _guessed_field_types(_keep_tool_type_names(funcs, shared), b.types)
     return Package(tuple(kept), tuple(b.warnings), toolset.digest())
 
@@ -746,25 +746,38 @@ def _dedupe(funcs: list[ToolFunc]) -> list[ToolFunc]:
     return funcs
 
 
-def _name_shared(funcs: list[ToolFunc], types: Registry) -> list[ToolFunc]:
-    """A small input or output shape that several tools share is named for its fields
-    (``PathInput``, ``ContentOutput``), not for whichever tool happened to come first."""
+def _name_shared(funcs: list[ToolFunc], types: Registry, before: list[ToolFunc]) -> list[ToolFunc]:
+    """An input or output shape that several tools share is not named for whichever tool
+    happened to come first: a small one is named for its fields (``PathInput``,
+    ``ContentOutput``), a larger one for the most general of its tools, the one with the
+    shortest name (``GetPullRequestInput``, not ``DeletePendingPullRequestReviewInput``)."""
+    own = {(f.server, f.tool): (f.input_type, f.output_type) for f in before}
     users: Counter[str] = Counter()
     role: dict[str, str] = {}
+    owners: dict[str, list[str]] = {}  # shared type -> its tools' own type names
     for f in funcs:
-        for t, suffix in ((f.input_type, "Input"), (f.output_type, "Output")):
+        was_in, was_out = own.get((f.server, f.tool), (None, ""))
+        for t, suffix, was in ((f.input_type, "Input", was_in), (f.output_type, "Output", was_out)):
             if t:
                 users[t] += 1
                 role.setdefault(t, suffix)
+                if was:
+                    owners.setdefault(t, []).append(was)
     structs = {d.name: d for f in funcs for d in f.decls if isinstance(d, StructDecl)}
+    declared = {d.name for f in funcs for d in f.decls}
     names: dict[str, str] = {}
     for name, n in users.items():
         d = structs.get(name)
-        if n < 2 or d is None or not 1 <= len(d.fields) <= 2 or not name.endswith(role[name]):
+        if n < 2 or d is None or not name.endswith(role[name]):
             continue
-        wanted = "".join(f.name for f in d.fields) + role[name]
-        if types.claim(wanted) == wanted:
-            names[name] = wanted
+        if len(d.fields) <= 2:
+            wanted = "".join(f.name for f in d.fields) + role[name]
+            if d.fields and types.claim(wanted) == wanted:
+                names[name] = wanted
+            continue
+        general = min(owners.get(name, [name]), key=len)  # the first of the shortest
+        if general != name and general not in declared and general not in names.values():
+            names[name] = general
     if not names:
         return funcs
 
