@@ -498,3 +498,28 @@ def test_what_the_model_reads_of_a_failed_server_never_carries_its_command_line(
             assert all(secret not in s and "sh -c" not in s for s in seen), seen
 
     anyio.run(go)
+
+
+@pytest.mark.go
+def test_a_result_without_the_structured_content_its_schema_promises_still_reaches_the_program(workspace):
+    """Many servers declare an output schema and answer in text. The result is the program's to
+    decode: callTool gets the text, the typed function says what did not fit, and the session
+    stays up for the next call."""
+    cfg = config_from({"w": wild("empty-schema")})
+    code = (
+        'r, err := callTool(ctx, "w.get_weather", map[string]any{"city": "Oslo"})\n'
+        "fmt.Println(r, err)\n"
+        'out, err := getWeather(ctx, GetWeatherInput{City: "Oslo"})\n'
+        "fmt.Println(out, err)\n"
+    )
+
+    async def go() -> None:
+        async with Toolbox(cfg, workspace=workspace, prewarm=False) as box:
+            r = await box.execute(code)
+            assert r.ok, r.error_text()
+            first, second = r.output.splitlines()
+            assert first == 'get_weather {"city": "Oslo"} <nil>'
+            assert second.startswith("{0} tool get_weather (server w) returned no structured content"), second
+            assert [c.error for c in r.tool_calls] == [None, None] and box.code_mode.unavailable == {}
+
+    anyio.run(go)

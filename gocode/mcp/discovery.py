@@ -105,17 +105,32 @@ async def open_client(
             command=server.command or "", args=list(server.args), env=server_env(server), cwd=server.cwd
         )
         async with Client(tolerant_stdio_client(name, params, errlog, on_end), **opts) as client:
-            yield client
+            yield _results_as_sent(client)
     elif server.type == "http":
         http = create_mcp_http_client(headers=dict(server.headers) or None)
         async with http:
             transport = streamable_http_client(server.url or "", http_client=http)
             async with Client(transport, **opts) as client:
-                yield client
+                yield _results_as_sent(client)
     else:
         transport = sse_client(server.url or "", headers=dict(server.headers) or None, timeout=server.timeout)
         async with Client(transport, **opts) as client:
-            yield client
+            yield _results_as_sent(client)
+
+
+async def _accept_result(name: str, result: Any) -> None:
+    return None
+
+
+def _results_as_sent(client: Client) -> Client:
+    """The client with the SDK's check of results against the tool's output schema turned off.
+
+    The check raises on a result without structured content (a server that declares an output
+    schema and answers in text, as many do), so the result was lost and the session dropped; the
+    Go runtime decodes results itself, falls back to the text, and says what did not fit.
+    """
+    client.session.validate_tool_result = _accept_result  # type: ignore[method-assign]
+    return client
 
 
 @contextlib.asynccontextmanager
