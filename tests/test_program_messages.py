@@ -99,9 +99,10 @@ def test_a_traceback_keeps_the_model_frames_only():
     assert trim_traceback("error: model.go:1: boom\n") == "error: model.go:1: boom\n"
 
 
-def test_a_shared_type_is_shown_with_the_tool_the_program_calls():
+def _shared_enum():
+    """Two tools on two servers whose fields share one enum, declared with the first."""
     order = {"type": "string", "enum": ["asc", "desc"]}
-    pkg = build_package(
+    return build_package(
         toolset(
             [
                 ToolInfo("a", "list_pulls", "Pulls.", {"type": "object", "properties": {"direction": order}}),
@@ -109,6 +110,10 @@ def test_a_shared_type_is_shown_with_the_tool_the_program_calls():
             ]
         )
     )
+
+
+def test_a_shared_type_is_shown_with_the_tool_the_program_calls():
+    pkg = _shared_enum()
     msg = '"up" is not a value of ListPullsInputDirection: use one of "asc", "desc"'
     src = '\nout, err := listMerges(ctx, ListMergesInput{Sort: "up"})'
     text = explain([Diagnostic("model.go", 2, 41, msg)], pkg, src)
@@ -117,15 +122,7 @@ def test_a_shared_type_is_shown_with_the_tool_the_program_calls():
 
 
 def test_a_made_up_constant_under_a_guessed_type_name_lists_the_values():
-    order = {"type": "string", "enum": ["asc", "desc"]}
-    pkg = build_package(
-        toolset(
-            [
-                ToolInfo("a", "list_pulls", "Pulls.", {"type": "object", "properties": {"direction": order}}),
-                ToolInfo("b", "list_merges", "Merges.", {"type": "object", "properties": {"sort": order}}),
-            ]
-        )
-    )
+    pkg = _shared_enum()
     src = "\nin := ListMergesInput{Sort: ListMergesInputSortUp}"
     text = explain([Diagnostic("model.go", 2, 29, "undefined: ListMergesInputSortUp")], pkg, src)
     assert text.startswith(
