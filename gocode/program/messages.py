@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from gocode.run.runner import Diagnostic
 from gocode.schema.gotypes import EnumDecl, Package, ToolFunc, TypeDecl
+from gocode.schema.names import IDENTIFIER
 from gocode.view.modelview import enum_values, render_funcs
 
 _SCRUB = [
@@ -23,7 +24,6 @@ _SCRUB = [
     (re.compile(r"\bgocodeModelRun\b"), "Run"),
     (re.compile(r"\bgocode(?:fmt|os|runtime|rt)\."), ""),
 ]
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNDEFINED = re.compile(r"undefined: ([A-Za-z_][\w.]*)|name (\w+) not exported by package (\w+)")
 _MAX_BLOCKS = 2
 
@@ -123,7 +123,7 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
     # A type shared by several tools is declared with the first; the tool the program calls
     # that uses it is the one to show.
     called = [f for f in pkg.funcs if re.search(rf"\b{re.escape(f.name)}\s*\(", source)]
-    uses = {f.name: set(_IDENT.findall(_declaration(pkg, f))) for f in called[:_MAX_BLOCKS]}
+    uses = {f.name: set(IDENTIFIER.findall(_declaration(pkg, f))) for f in called[:_MAX_BLOCKS]}
 
     def owner(name: str) -> ToolFunc:
         return next((f for f in called if name in uses.get(f.name, ())), owners[name])
@@ -157,7 +157,7 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
                     hint = f" (did you mean {close[0]}?)"
                     want(owner(close[0]))
                     break
-        for ident in _IDENT.findall(msg):
+        for ident in IDENTIFIER.findall(msg):
             if ident in owners and not m:
                 want(owner(ident))
         where = f"{d.file}:{d.line}:{d.column}: " if d.file and not d.file.startswith("gocode_") else ""

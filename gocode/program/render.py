@@ -8,7 +8,6 @@ environment is built once with ``StrictUndefined``. Output is gofmt-clean (check
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from gocode.schema.gotypes import (
     TypeDecl,
     UnionDecl,
 )
-from gocode.schema.names import comment_literal, go_string
+from gocode.schema.names import IDENTIFIER, comment_literal, go_string
 
 RT_IMPORT = "gocodews/rt"
 TOOLS_IMPORT_PREFIX = "gocodews/tools/"
@@ -54,7 +53,8 @@ def _decl_ctx(d: Decl) -> dict[str, Any]:
     if isinstance(d, StructDecl):
         return {"kind": "struct", "name": d.name, "doc": d.doc, "fields": d.fields, "fills": d.fills}
     if isinstance(d, EnumDecl):
-        return {"kind": "enum", "name": d.name, "doc": d.doc, "base": d.base, "consts": d.values}
+        # A defined type with its constants, as a hidden alias with the guessed names is.
+        return {"kind": "type", "name": d.name, "doc": d.doc, "type": d.base, "alias": False, "consts": d.values}
     if isinstance(d, UnionDecl):
         width = max(len(v.name) for v in d.variants)
         # "name" is padded for gofmt's field alignment; method bodies use the bare "field".
@@ -133,8 +133,6 @@ class _Import:
     line: str | None
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
 # The helper main.go offers for tool calls whose error should end the run.
 MUST_HELPER = "must"
 
@@ -178,7 +176,7 @@ def render_main(pkg: Package, code: Prepared, filename: str = "model.go") -> str
         add(imp.name, go_string(imp.path), f"{filename}:{imp.line}" if imp.line else None)
     # Only the names the code writes: a large tool set has thousands, and every alias costs the
     # type check and the compiler of each run (47 servers: 0.8 s per build instead of 0.3 s).
-    used = set(_WORD.findall(code.body)).union(*(_WORD.findall(h.text) for h in code.hoisted))
+    used = set(IDENTIFIER.findall(code.body)).union(*(IDENTIFIER.findall(h.text) for h in code.hoisted))
     aliases = [(name, decl) for name, decl in _aliases(pkg) if name in used and name not in code.declared]
     # The model's own must, or a tool that took the name, wins over the helper.
     must = MUST_HELPER not in code.declared and all(name != MUST_HELPER for name, _ in aliases)

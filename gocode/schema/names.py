@@ -19,7 +19,11 @@ Naming rules (documented for users in docs/go-mapping.md):
 
 from __future__ import annotations
 
+import re
 import unicodedata
+
+# A Go identifier in ASCII, as generated names are: what source text is scanned for.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 GO_KEYWORDS = frozenset(
     "break case chan const continue default defer else fallthrough for func go goto if import "

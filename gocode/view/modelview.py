@@ -36,8 +36,8 @@ from gocode.schema.gotypes import (
     UnionDecl,
     one_line,
 )
+from gocode.schema.names import IDENTIFIER
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Longest comment a view line carries; descriptions past it end with "…".
 DOC_LIMIT = 1500
 # In an input struct, the fields after this line may be left zero; those before it are required.
@@ -181,7 +181,7 @@ def render_func(f: ToolFunc) -> str:
 
 
 def _refs(expr: str) -> set[str]:
-    return set(_IDENT.findall(expr))
+    return set(IDENTIFIER.findall(expr))
 
 
 def _decl_refs(d: Decl, media: str = "") -> set[str]:
