@@ -25,6 +25,7 @@ from gocode.program.modelcode import STDLIB
 from gocode.schema.names import (
     GO_KEYWORDS,
     GO_PREDECLARED,
+    IDENTIFIER,
     Registry,
     camel,
     clean_text,
@@ -672,11 +673,9 @@ def build_package(toolset: ToolSet) -> Package:
 
 # --- one declaration per shape ------------------------------------------------------------------
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
 
 def _subst(expr: str, names: dict[str, str]) -> str:
-    return _IDENT.sub(lambda m: names.get(m.group(0), m.group(0)), expr)
+    return IDENTIFIER.sub(lambda m: names.get(m.group(0), m.group(0)), expr)
 
 
 def _rename(d: Decl, names: dict[str, str]) -> Decl:
@@ -751,13 +750,11 @@ def _name_shared(funcs: list[ToolFunc], types: Registry, before: list[ToolFunc])
     happened to come first: a small one is named for its fields (``PathInput``,
     ``ContentOutput``), a larger one for the most general of its tools, the one with the
     shortest name (``GetPullRequestInput``, not ``DeletePendingPullRequestReviewInput``)."""
-    own = {(f.server, f.tool): (f.input_type, f.output_type) for f in before}
     users: Counter[str] = Counter()
     role: dict[str, str] = {}
     owners: dict[str, list[str]] = {}  # shared type -> its tools' own type names
-    for f in funcs:
-        was_in, was_out = own.get((f.server, f.tool), (None, ""))
-        for t, suffix, was in ((f.input_type, "Input", was_in), (f.output_type, "Output", was_out)):
+    for old, f in zip(before, funcs, strict=True):
+        for t, suffix, was in ((f.input_type, "Input", old.input_type), (f.output_type, "Output", old.output_type)):
             if t:
                 users[t] += 1
                 role.setdefault(t, suffix)

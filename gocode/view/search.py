@@ -372,14 +372,14 @@ class SearchIndex:
     def _meaning(self, query: str) -> tuple[Any, Any]:
         """Per tool: the models' mean similarity to the query, scaled to [0, 1] over the band of
         the most similar tools; and the mean margin of the raw similarity over each model's floor."""
-        meaning = margin = None
+        meaning: Any = 0.0
+        margin: Any = 0.0
         for model, vectors in zip(self._models, self._vectors, strict=True):
             sim = vectors @ model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
             band = sim[sim.argsort()[-_RERANK_DEPTH:]]
             low, high = float(band.min()), float(band.max())
-            scaled = ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
-            meaning = scaled if meaning is None else meaning + scaled
-            margin = sim - model.spec.floor if margin is None else margin + sim - model.spec.floor
+            meaning = meaning + ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
+            margin = margin + (sim - model.spec.floor)
         n = len(self._models)
         return meaning / n, margin / n
 
