@@ -373,14 +373,16 @@ class CodeMode:
         *,
         specs: dict[str, dict[str, Any]] | None = None,
         sandbox_port: int | None = None,
+        package: Package | None = None,
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
         ``specs`` overrides how the program reaches the servers (a controller's loopback
-        endpoint); by default it starts or dials them itself (direct mode).
+        endpoint); by default it starts or dials them itself (direct mode). ``package``
+        replaces the tool set's bindings (the tool set plus client-owned tools).
         """
         start = time.monotonic()
-        view, package = self.view, self.package
+        view, package = self.view, package or self.package
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
         build = await self.workspace.build(package, split_code(code))

@@ -54,9 +54,13 @@ from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
 from gocode.program.render import tools_import_path
+from gocode.run import records
+from gocode.run import step as stepping
 from gocode.run.limiter import Busy, RunLimiter, default_limit
+from gocode.run.recording import Interceptor
 from gocode.run.runner import RunResult
-from gocode.toolset import ToolInfo
+from gocode.schema.gotypes import Package, build_package
+from gocode.toolset import ToolInfo, ToolSet
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 
 log = logging.getLogger("gocode.toolbox")
@@ -148,6 +152,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "toolCalls": [c.as_json() for c in run.tool_calls],
             "sandbox": run.sandbox,
             "retryable": run.phase == "busy",
+            "runId": run.run_id or None,
         }
     }
     warning = (run.sandbox or {}).get("warning")
@@ -442,8 +447,14 @@ class Toolbox:
 
     # --- calls --------------------------------------------------------------------------------
 
-    async def execute(self, code: str, timeout: float | None = None) -> RunResult:
+    async def execute(
+        self, code: str, timeout: float | None = None, *, dry_run: bool = False, _pass: _Pass | None = None
+    ) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
+
+        Every pooled run's calls are recorded under its ``run_id`` (see :mod:`gocode.run.records`).
+        ``dry_run``: no call reaches a server; each is answered with a stub shaped by the tool's
+        output schema (zero values), so a program that would write can be checked first.
 
         Pooled (the default): the program reaches the servers through this toolbox's sessions
         on the loopback endpoint, and the calls it makes are in ``RunResult.tool_calls``.
@@ -458,7 +469,7 @@ class Toolbox:
                 self.metrics.queue_wait_seconds.observe(waited)
                 # Not queued (or barely): the full timeout, so the limit the model was told holds.
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
-                result = await self._execute(code, remaining)
+                result = await self._execute(code, remaining, _pass or _Pass("dry-run" if dry_run else "live"))
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -506,20 +517,76 @@ class Toolbox:
             )  # fmt: skip
         return summary
 
-    async def _execute(self, code: str, timeout: float) -> RunResult:
+    async def _execute(self, code: str, timeout: float, how: _Pass) -> RunResult:
         if self._loopback is None:
+            if how.mode != "live":
+                return RunResult(False, "code", stderr=f"a {how.mode} run needs pooled sessions (Toolbox(pooled=True))")
             return await self.code_mode.execute(code, timeout, progress=self._progress)
-        run = self._loopback.open_run()
+        toolset = self.code_mode.view.code_tools
+        ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
+        run = self._loopback.open_run(ic, how.served)
         try:
-            specs = self._loopback.specs(run, self.code_mode.code_servers())
+            specs = self._loopback.specs(run, [*self.code_mode.code_servers(), *how.served])
             result = await self.code_mode.execute(
-                code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port
+                code,
+                timeout,
+                progress=self._progress,
+                specs=specs,
+                sandbox_port=self._loopback.port,
+                package=how.package,
             )
         finally:
             self._loopback.close_run(run)
         result.pooled = True
         result.tool_calls = list(run.calls)
+        if how.interceptor is None:  # a step's calls travel in its continuation instead
+            result.run_id = await _keep(records.Recording(records.new_run_id(), code, toolset, ic.calls, mode=how.mode))
         return result
+
+    async def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
+        """Run a recorded run's program again, every call answered from its recording (no server is
+        called). Raises :class:`~gocode.run.records.RecordingError` when the recording is missing or
+        the tool set changed since it was made (naming what differs)."""
+        recording = await anyio.to_thread.run_sync(records.load, run_id)
+        changed = records.differences(recording.toolset, self.code_mode.view.code_tools)
+        if changed:
+            raise records.RecordingError(f"run {run_id} was recorded against other tools: {'; '.join(changed)}")
+        ic = Interceptor("replay", recording.calls)
+        result = await self.execute(recording.code if code is None else code, timeout, _pass=_Pass("replay", ic))
+        result.run_id = run_id
+        return result
+
+    async def step(
+        self,
+        code: str,
+        tools: list[Any],
+        continuation: str | None = None,
+        results: list[Any] | None = None,
+        timeout: float | None = None,
+    ) -> stepping.StepResult:
+        """One pass of the stateless step protocol (see :mod:`gocode.run.step`, docs/stateless.md).
+
+        ``tools``: the caller's own tools (:class:`~gocode.run.step.ClientTool` or dicts with
+        name, description, inputSchema, outputSchema), typed Go functions like the servers' tools.
+        The first call passes no continuation; each later one passes the last answer's
+        ``continuation`` and a result for every call it listed (``{id, result, isError}``).
+        Raises :class:`~gocode.run.step.StepError` for a refused continuation or bad answers.
+        """
+        client = stepping.client_tools(tools)
+        toolset = ToolSet((*self.code_mode.view.code_tools.servers, client))
+        digest, secret = toolset.digest(), await anyio.to_thread.run_sync(stepping.key)
+        if continuation:
+            state = stepping.decode(continuation, secret, stepping.program_hash(code), digest)
+            known = stepping.apply_answers(state, list(results or []))
+        elif results:
+            raise stepping.StepError("results were given without the continuation of the step that asked for them")
+        else:
+            state, known = stepping.State(stepping.program_hash(code), digest), []
+        clients = frozenset((client.server, t.name) for t in client.tools)
+        ic = Interceptor("step", known, client=clients)
+        how = _Pass("step", ic, {client.server: [t.as_json() for t in client.tools]}, build_package(toolset))
+        result = await stepping.drive(ic, lambda: self.execute(code, timeout, _pass=how), stepping.grace())
+        return stepping.outcome(ic, state, result, secret)
 
     async def call_mcp(
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
@@ -589,6 +656,25 @@ class Toolbox:
         except MCPError as exc:
             return ToolResult(name, error_result(f"{name}: {exc}"))
         return ToolResult(name, result, run)
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """How one program's calls are answered (see :class:`~gocode.run.recording.Interceptor`)."""
+
+    mode: str
+    interceptor: Interceptor | None = None  # None: a fresh one for ``mode``, recorded afterwards
+    served: dict[str, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
+    package: Package | None = None  # bindings beyond the tool set's (client-owned tools)
+
+
+async def _keep(recording: records.Recording) -> str:
+    try:
+        await anyio.to_thread.run_sync(records.save, recording)
+    except OSError as exc:  # a full disk must not fail the run
+        log.warning("could not record run %s: %s", recording.run_id, exc)
+        return ""
+    return recording.run_id
 
 
 def _workspace_ready(code_mode: CodeMode) -> bool:

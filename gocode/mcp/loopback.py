@@ -33,6 +33,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from gocode.mcp.upstream import Upstream, UpstreamError
+from gocode.run.recording import Interceptor
 from gocode.run.runner import ToolCall
 from gocode.toolset import LEGACY_PROTOCOL
 
@@ -57,6 +58,11 @@ class Run:
 
     token: str
     calls: list[ToolCall] = field(default_factory=list)
+    # Every call goes through it when set (recording, replay, dry runs, stateless steps).
+    interceptor: Interceptor | None = None
+    # Servers answered by the interceptor alone (client-owned tools; a replay's servers): name ->
+    # tool definitions (wire JSON) listed to the program.
+    served: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 class _QuietServer(uvicorn.Server):
@@ -125,8 +131,10 @@ class Loopback:
 
     # --- runs ---------------------------------------------------------------------------------
 
-    def open_run(self) -> Run:
-        run = Run(secrets.token_urlsafe(24))
+    def open_run(
+        self, interceptor: Interceptor | None = None, served: dict[str, list[dict[str, Any]]] | None = None
+    ) -> Run:
+        run = Run(secrets.token_urlsafe(24), interceptor=interceptor, served=served or {})
         self._runs[run.token] = run
         return run
 
@@ -154,6 +162,13 @@ class Loopback:
 
     # --- MCP handlers -------------------------------------------------------------------------
 
+    def _served(self, ctx: ServerRequestContext[Any]) -> tuple[str, Run] | None:
+        """The server name and run when the run's interceptor alone answers this server."""
+        request = ctx.request
+        run = getattr(request, "scope", {}).get(RUN_KEY)
+        name = request.headers.get(SERVER_HEADER, "") if request is not None else ""
+        return (name, run) if run is not None and name in run.served else None
+
     def _target(self, ctx: ServerRequestContext[Any]) -> tuple[Upstream, Run]:
         request = ctx.request
         scope = getattr(request, "scope", {})
@@ -176,6 +191,9 @@ class Loopback:
         if self._is_search(ctx):
             schema = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
             return types.ListToolsResult(tools=[types.Tool(name=SEARCH_TOOL, input_schema=schema)])
+        if (served := self._served(ctx)) is not None:
+            name, run = served
+            return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in run.served[name]])
         upstream, _ = self._target(ctx)
         tools = [
             types.Tool.model_validate(t.definition or t.as_json())
@@ -190,6 +208,15 @@ class Loopback:
         if self._is_search(ctx):
             # Ranking by meaning runs a model: off the event loop.
             return await anyio.to_thread.run_sync(self._search, ctx, params)
+        if (served := self._served(ctx)) is not None:
+            name, run = served
+            if run.interceptor is None or not any(t.get("name") == params.name for t in run.served[name]):
+                raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r} of {name!r}")
+            start = time.monotonic()
+            result = await run.interceptor.call(name, params.name, params.arguments, None)
+            error = "isError" if result.is_error else None
+            run.calls.append(ToolCall(name, params.name, (time.monotonic() - start) * 1000, error))
+            return result
         upstream, run = self._target(ctx)
         if not self.allows(upstream.name, params.name):
             raise MCPError(
@@ -199,7 +226,20 @@ class Loopback:
         start = time.monotonic()
         error: str | None = None
         try:
-            result = await upstream.call(params.name, params.arguments, self.call_timeout)
+            if run.interceptor is not None:
+                bound = upstream
+
+                async def forward() -> types.CallToolResult:
+                    try:
+                        return await bound.call(params.name, params.arguments, self.call_timeout)
+                    except UpstreamError as exc:
+                        return types.CallToolResult(
+                            content=[types.TextContent(type="text", text=str(exc))], is_error=True
+                        )
+
+                result = await run.interceptor.call(upstream.name, params.name, params.arguments, forward)
+            else:
+                result = await upstream.call(params.name, params.arguments, self.call_timeout)
             if result.is_error:
                 error = "isError"
             return result

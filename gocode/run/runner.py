@@ -81,6 +81,7 @@ class RunResult:
     pooled: bool = False  # the program reached the servers through the controller's sessions
     tool_calls: list[ToolCall] = field(default_factory=list)
     sandbox: dict[str, Any] | None = None  # the effective policy when sandboxed (tier, limits, …)
+    run_id: str = ""  # the recording of its calls (gocode exec --replay RUN_ID); pooled runs only
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
