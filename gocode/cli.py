@@ -35,7 +35,7 @@ from gocode.mcp.discovery import discover
 from gocode.mcp.guard import is_loopback
 from gocode.program.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
-from gocode.toolbox import Toolbox
+from gocode.toolbox import Toolbox, replay_offline
 from gocode.view import search as search_mod
 from gocode.view import semantic
 from gocode.view.modelview import render_funcs
@@ -325,15 +325,40 @@ def _read_code(source: str) -> str:
     help="The program starts (or dials) the servers itself, as a standalone program would, "
     "instead of reaching them through gocode's sessions.",
 )
-@click.argument("source", metavar="FILE|-")
+@click.option(
+    "--replay",
+    "replay_id",
+    metavar="RUN_ID",
+    help="Re-run a recorded run (its id is in --json and _meta) against its recorded results; no server "
+    "is started or called. FILE is optional (default: the recorded program).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Call no server: answer every call with a stub shaped by the tool's output schema."
+)
+@click.argument("source", metavar="FILE|-", required=False)
 @handle_errors
 def exec_cmd(
-    config_path: str | None, model: str | None, timeout: float | None, as_json: bool, direct: bool, source: str
+    config_path: str | None,
+    model: str | None,
+    timeout: float | None,
+    as_json: bool,
+    direct: bool,
+    replay_id: str | None,
+    dry_run: bool,
+    source: str | None,
 ) -> None:
     """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
-    code = _read_code(source)
+    if source is None and replay_id is None:
+        raise click.UsageError("missing FILE|- (the Go code to run)")
+    if direct and (replay_id or dry_run):
+        raise click.UsageError("--direct cannot be combined with --replay or --dry-run (they need gocode's sessions)")
+    code = _read_code(source) if source is not None else None
     config = load_config(config_path)
-    result = asyncio.run(_exec(config, model, code, timeout, direct))
+    if replay_id is not None:
+        result = asyncio.run(replay_offline(config, model, replay_id, timeout, code))
+    else:
+        assert code is not None
+        result = asyncio.run(_exec(config, model, code, timeout, direct, dry_run))
     if as_json:
         click.echo(json.dumps(result.as_json()))
     else:
@@ -345,7 +370,9 @@ def exec_cmd(
     sys.exit(0 if result.ok else 1)
 
 
-async def _exec(config: Config, model: str | None, code: str, timeout: float | None, direct: bool) -> Any:
+async def _exec(
+    config: Config, model: str | None, code: str, timeout: float | None, direct: bool, dry_run: bool = False
+) -> Any:
     if direct:
         cm = CodeMode(config, model)
         await cm.refresh()
@@ -354,7 +381,7 @@ async def _exec(config: Config, model: str | None, code: str, timeout: float | N
         return await cm.execute(code, timeout, progress=_progress)
     # gocode exec is the controller for its one run: its sessions serve the program.
     async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
-        return await box.execute(code, timeout)
+        return await box.execute(code, timeout, dry_run=dry_run)
 
 
 @main.command()
@@ -650,6 +677,12 @@ def warmup(force: bool) -> None:
     help="stderr logs: text, or one JSON object per line with a request id per call.",
 )
 @click.option("--no-prewarm", is_flag=True, help="Do not build the Go bindings in the background at start.")
+@click.option(
+    "--stateless-step",
+    is_flag=True,
+    help="Also offer step_go_code: Go code calling tools the client owns, over a stateless protocol "
+    "(see docs/stateless.md).",
+)
 @handle_errors
 def serve(
     config_path: str | None,
@@ -664,6 +697,7 @@ def serve(
     insecure_no_auth: bool,
     log_format: str,
     no_prewarm: bool,
+    stateless_step: bool,
 ) -> None:
     """Serve execute_go_code and the model's excluded tools as an MCP server (stdio or streamable HTTP).
 
@@ -699,7 +733,7 @@ def serve(
     options = server_mod.HttpOptions(tuple(allowed_hosts), max_body_bytes, metrics_token)
     server_mod.limit_malloc_arenas()  # a long-running server: resident memory stays flat
     try:
-        asyncio.run(_serve(config, model, sock, host, token, not no_prewarm, options))
+        asyncio.run(_serve(config, model, sock, host, token, not no_prewarm, options, stateless_step))
     finally:
         if sock is not None:
             sock.close()
@@ -713,8 +747,9 @@ async def _serve(
     token: str | None,
     prewarm: bool,
     options: server_mod.HttpOptions | None = None,
+    stateless_step: bool = False,
 ) -> None:
-    async with Toolbox(config, model, prewarm=prewarm, progress=_progress) as box:
+    async with Toolbox(config, model, prewarm=prewarm, progress=_progress, stateless_step=stateless_step) as box:
         tool_server = server_mod.ToolServer(box)
         for w in box.warnings:
             _err(f"gocode: warning: {w}")

@@ -239,6 +239,7 @@ class Toolbox:
         retry: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
         start_wait: float = START_WAIT_S,
         listing_cache: ListingCache | Literal[False] | None = None,
+        stateless_step: bool = False,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
         self.model = model
@@ -251,6 +252,8 @@ class Toolbox:
         # Tool listings a server allows to be kept (ttlMs): None is the default directory.
         self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
         self.pooled = pooled
+        # Offer step_go_code (client-owned tools over the stateless step protocol; needs pooled).
+        self.stateless_step = stateless_step and pooled
         self._loopback: Loopback | None = None
         self._progress = progress
         self._upstreams: dict[str, Upstream] = {}
@@ -403,6 +406,10 @@ class Toolbox:
             if not self.code_mode.complete():  # the description shows less than every declaration
                 routes[SEARCH_TOOL_NAME] = Route(SEARCH_TOOL_NAME)
                 tools.append(types.Tool.model_validate(search_tool_definition()))
+            if self.stateless_step:
+                reserved.add(stepping.STEP_TOOL_NAME)
+                routes[stepping.STEP_TOOL_NAME] = Route(stepping.STEP_TOOL_NAME)
+                tools.append(types.Tool.model_validate(stepping.tool_definition(self.code_mode.rules())))
         for name, info in exposed_names(list(view.excluded), reserved).items():
             routes[name] = Route(name, info)
             tools.append(_passthrough_tool(name, info))
@@ -554,7 +561,7 @@ class Toolbox:
         ic = Interceptor("replay", recording.calls)
         result = await self.execute(recording.code if code is None else code, timeout, _pass=_Pass("replay", ic))
         result.run_id = run_id
-        return result
+        return records.settle(result, ic)
 
     async def step(
         self,
@@ -623,6 +630,8 @@ class Toolbox:
     async def _dispatch(
         self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None
     ) -> tuple[types.CallToolResult, RunResult | None]:
+        if route.tool is None and route.name == stepping.STEP_TOOL_NAME:
+            return await self._step_call(arguments or {}), None
         if route.tool is None and route.name == SEARCH_TOOL_NAME:
             text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed), None
@@ -638,6 +647,29 @@ class Toolbox:
             ), None
         except UpstreamError as exc:
             return error_result(str(exc)), None
+
+    async def _step_call(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        """``step_go_code``: one pass, its answer as structured content (and the same JSON as text)."""
+        name = stepping.STEP_TOOL_NAME
+        code, tools = arguments.get("code"), arguments.get("tools", [])
+        continuation, results = arguments.get("continuation"), arguments.get("results") or []
+        if not isinstance(code, str):
+            return error_result(f"{name} needs a string argument `code` (the Go statements to run)")
+        if continuation is not None and not isinstance(continuation, str):
+            return error_result(f"{name}: `continuation` must be the string the last step returned")
+        try:
+            got = await self.step(code, tools, continuation, results)
+        except stepping.StepError as exc:
+            return error_result(f"{name}: {exc}")
+        doc = got.as_json()
+        failed = got.status == "error" or (got.run is not None and got.status == "done" and not got.run.ok)
+        meta = run_to_result(got.run).meta if got.run is not None else None
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(doc))],
+            structured_content=doc,
+            is_error=failed,
+            _meta=meta,
+        )
 
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         """Dispatch a tool call the model made; every failure is an error result, never an exception.
@@ -656,6 +688,44 @@ class Toolbox:
         except MCPError as exc:
             return ToolResult(name, error_result(f"{name}: {exc}"))
         return ToolResult(name, result, run)
+
+
+async def replay_offline(
+    config: Config, model: str | None, run_id: str, timeout: float | None = None, code: str | None = None
+) -> RunResult:
+    """Replay a recorded run without starting, dialing or calling any server.
+
+    The program is built against the tool set it was recorded with and reaches a loopback
+    endpoint that answers every call from the recording and refuses any other. Raises
+    :class:`~gocode.run.records.RecordingError` when the recording is missing or names a server
+    the config no longer has. (That the servers' tools are unchanged is checked by
+    :meth:`Toolbox.replay`, which has live sessions.)
+    """
+    recording = await anyio.to_thread.run_sync(records.load, run_id)
+    if missing := records.servers_missing(recording, set(config.mcp_servers)):
+        raise records.RecordingError(f"run {run_id} used servers the config no longer has: {', '.join(missing)}")
+    code_mode = CodeMode(config, model)
+    code_mode.use(list(recording.toolset.servers))
+    served = {s.server: [t.as_json() for t in s.tools] for s in recording.toolset.servers if s.tools}
+    ic = Interceptor("replay", recording.calls)
+    async with anyio.create_task_group() as tg:
+        loopback = Loopback({}, code_mode.settings.clamp_timeout(None), code_mode.allows)
+        await loopback.start(tg)
+        run = loopback.open_run(ic, served)
+        try:
+            result = await code_mode.execute(
+                recording.code if code is None else code,
+                timeout,
+                specs=loopback.specs(run, sorted(served)),
+                sandbox_port=loopback.port,
+                package=build_package(recording.toolset),
+            )
+        finally:
+            loopback.close_run(run)
+            await loopback.stop()
+            tg.cancel_scope.cancel()
+    result.pooled, result.tool_calls, result.run_id = True, list(run.calls), run_id
+    return records.settle(result, ic)
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,7 @@ class Position:
     n: int
 
     def __str__(self) -> str:
-        suffix = f" (call #{self.n + 1} with these arguments)" if self.n else ""
-        return f"{self.server}.{self.tool} with arguments {self.args}{suffix}"
+        return f"{self.server}.{self.tool}/{self.args}#{self.n}"
 
     @property
     def id(self) -> str:
@@ -96,6 +95,11 @@ class Entry:
     def position(self) -> Position:
         return Position(self.server, self.tool, args_hash(self.arguments), self.n)
 
+    def describe(self) -> str:
+        """The call as a reader knows it: ``tool({"a":1})`` and its position."""
+        nth = f", the {_ordinal(self.n + 1)} with these arguments" if self.n else ""
+        return f"{self.tool}({canonical(self.arguments)[:300]}) (server {self.server}, position {self.position}{nth})"
+
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"server": self.server, "tool": self.tool, "arguments": self.arguments, "n": self.n}
         if self.result is not None:
@@ -120,6 +124,11 @@ class Entry:
         return cls(doc["server"], doc["tool"], doc.get("arguments"), n, result, bool(doc.get("dropped")))
 
 
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 class ReplayError(Exception):
     """A pass that cannot go on: a divergent call, a record that does not decode, a dropped result."""
 
@@ -131,14 +140,14 @@ def wire(result: types.CallToolResult) -> dict[str, Any]:
 def decode(entry: Entry) -> types.CallToolResult:
     """A recorded result as a ``CallToolResult``, or a :class:`ReplayError` naming the call."""
     if entry.dropped or entry.result is None:
-        raise ReplayError(f"the recorded result of {entry.position} was too large to keep; it cannot be replayed")
+        raise ReplayError(f"the recorded result of {entry.describe()} was too large to keep; it cannot be replayed")
     try:
         return types.CallToolResult.model_validate(entry.result)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise ReplayError(
-            f"the recorded result of {entry.position} no longer decodes as a tool result: {where}: {first['msg']}"
+            f"the recorded result of {entry.describe()} no longer decodes as a tool result: {where}: {first['msg']}"
         ) from None
 
 
@@ -289,7 +298,9 @@ class Interceptor:
         if self.failure is not None:
             return text_result(f"gocode: {self.failure}", True)
         if self.mode == "replay":
-            return self.fail(f"replay diverged: {pos} is not in the recording{self._instead(pos)}")
+            return self.fail(
+                f"replay diverged: the call {entry.describe()} is not in the recording{self._instead(pos)}"
+            )
         if self.mode == "dry-run":
             return self._answer(entry, stub(self.tools.get((server, tool))))
         if self.mode == "step":
@@ -321,7 +332,7 @@ class Interceptor:
     def _instead(self, pos: Position) -> str:
         same = [e for e in self._unused.values() if (e.server, e.tool) == (pos.server, pos.tool)]
         if same:
-            return f"; the recording has {same[0].position} there, with arguments {canonical(same[0].arguments)[:300]}"
+            return f"; the recording has {same[0].describe()} instead"
         return ""
 
     def _answer(self, entry: Entry, result: types.CallToolResult) -> types.CallToolResult:
@@ -343,9 +354,9 @@ class Interceptor:
             return None
         first = next(iter(self._unused.values()))
         made = [e for e in self.calls if e.position not in self._known] + [p.entry for p in self.pending]
-        instead = f"; instead it called {made[0].position}" if made else ""
+        instead = f"; instead it called {made[0].describe()}" if made else ""
         return (
-            f"replay diverged: the program no longer makes the recorded call {first.position} "
-            f"(arguments {canonical(first.arguments)[:300]}){instead}. A program replayed across passes must make "
+            f"replay diverged: the program no longer makes the recorded call {first.describe()}"
+            f"{instead}. A program replayed across passes must make "
             "the same calls given the same results: do not let calls depend on the clock, randomness or map order"
         )

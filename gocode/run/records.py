@@ -21,7 +21,8 @@ from typing import Any
 
 from gocode.build.workspace import cache_dir, state_dir
 from gocode.errors import GocodeError
-from gocode.run.recording import Entry
+from gocode.run.recording import Entry, Interceptor
+from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 
 RUN_ID = re.compile(r"^r[0-9a-f]{16}$")
@@ -165,3 +166,20 @@ def prune(directory: Path, now: float | None = None) -> int:
             p.unlink(missing_ok=True)
             removed += 1
     return removed
+
+
+def settle(result: RunResult, ic: Interceptor) -> RunResult:
+    """A replay's result: failed, naming the call, when it diverged or a record did not decode,
+    even if the program ignored the error it was given."""
+    problem = ic.failure or ic.divergence()
+    if problem is not None:
+        result.ok = False
+        if result.phase == "ok":
+            result.phase = "runtime"
+        result.stderr = f"gocode: {problem}\n{result.stderr}".rstrip() + "\n"
+    return result
+
+
+def servers_missing(recording: Recording, configured: set[str]) -> list[str]:
+    """Servers the recording used that the config no longer has."""
+    return sorted(s.server for s in recording.toolset.servers if s.tools and s.server not in configured)

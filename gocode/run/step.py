@@ -39,6 +39,7 @@ from gocode.run.recording import Entry, Interceptor, Pending, value_result, wire
 from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo
 
+STEP_TOOL_NAME = "step_go_code"
 CLIENT_SERVER = "@client"  # no configured server can have this name (they start with a letter or digit)
 PREFIX = "gcs1"
 DEFAULT_MAX_BYTES = 1024 * 1024  # GOCODE_STEP_MAX_CONTINUATION
@@ -253,6 +254,74 @@ def apply_answers(state: State, answers: list[Any]) -> list[Entry]:
     return out
 
 
+# --- the MCP tool ------------------------------------------------------------------------------
+
+_SCHEMA_OBJECT: dict[str, Any] = {"type": "object"}
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "description": "Go statements: the body of func Run(ctx context.Context) error."},
+        "tools": {
+            "type": "array",
+            "description": "Your own tools: each becomes a typed Go function; calls to them come back to you.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "inputSchema": _SCHEMA_OBJECT,
+                    "outputSchema": _SCHEMA_OBJECT,
+                },
+                "required": ["name"],
+            },
+        },
+        "continuation": {"type": "string", "description": "The continuation the last step returned (none at first)."},
+        "results": {
+            "type": "array",
+            "description": "A result for every call the last step returned.",
+            "items": {
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "result": {}, "isError": {"type": "boolean"}},
+                "required": ["id"],
+            },
+        },
+    },
+    "required": ["code"],
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["done", "pending", "error"]},
+        "passes": {"type": "integer"},
+        "calls": {"type": "array", "items": {"type": "object"}},
+        "continuation": {"type": "string"},
+        "ok": {"type": "boolean"},
+        "output": {"type": "string"},
+        "error": {"type": "string"},
+    },
+    "required": ["status", "passes"],
+}
+
+
+def tool_definition(rules: str) -> dict[str, Any]:
+    """``step_go_code`` as an MCP Tool (wire JSON)."""
+    description = (
+        "Run Go code whose calls to YOUR tools come back to you, statelessly. Declare your tools in `tools` "
+        "(name, description, inputSchema, outputSchema); each is a typed Go function like the servers' tools. "
+        'The answer is {"status":"done", "output"} or {"status":"pending", "calls":[{"id","name","arguments"}], '
+        '"continuation"}: run every call, then call again with the same code and tools, the continuation, and '
+        '"results":[{"id","result","isError"}]. Calls already made are answered from the continuation, never '
+        "made again.\n\n" + rules
+    )
+    return {
+        "name": STEP_TOOL_NAME,
+        "description": description,
+        "inputSchema": INPUT_SCHEMA,
+        "outputSchema": OUTPUT_SCHEMA,
+    }
+
+
 # --- one pass -----------------------------------------------------------------------------------
 
 
@@ -329,6 +398,7 @@ def outcome(ic: Interceptor, state: State, result: RunResult | None, secret: byt
 
 __all__ = [
     "CLIENT_SERVER",
+    "STEP_TOOL_NAME",
     "Answer",
     "ClientTool",
     "Pending",
@@ -343,4 +413,5 @@ __all__ = [
     "key",
     "outcome",
     "program_hash",
+    "tool_definition",
 ]
