@@ -247,6 +247,7 @@ class Interceptor:
             self._replayed.set()
         self.in_flight = 0  # forwarded calls not answered yet
         self.held = 0  # new calls waiting for the record to be replayed
+        self._waiting: list[Entry] = []
         self.last_event = time.monotonic()
         self.changed = anyio.Event()  # set on every call, answer or failure (for the step driver)
         self._closed = anyio.Event()
@@ -307,10 +308,11 @@ class Interceptor:
             # New calls wait until every recorded call was made again: a program that took
             # another path is stopped before a new call reaches a server (see Stepper).
             self.held += 1
+            self._waiting.append(entry)
             try:
                 await self._replayed.wait()
             finally:
-                self.held -= 1
+                self.held -= 1  # _waiting keeps it: a divergence message names what was held
             self._touch()
             if self.failure is not None or self._closed.is_set():
                 return text_result(f"gocode: {self.failure or 'the pass ended'}", True)
@@ -353,7 +355,11 @@ class Interceptor:
         if not self._unused:
             return None
         first = next(iter(self._unused.values()))
-        made = [e for e in self.calls if e.position not in self._known] + [p.entry for p in self.pending]
+        made = [
+            *self._waiting,
+            *(e for e in self.calls if e.position not in self._known),
+            *(p.entry for p in self.pending),
+        ]
         instead = f"; instead it called {made[0].describe()}" if made else ""
         return (
             f"replay diverged: the program no longer makes the recorded call {first.describe()}"
