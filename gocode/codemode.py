@@ -374,12 +374,14 @@ class CodeMode:
         specs: dict[str, dict[str, Any]] | None = None,
         sandbox_port: int | None = None,
         package: Package | None = None,
+        godebug: str = "",
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
         ``specs`` overrides how the program reaches the servers (a controller's loopback
         endpoint); by default it starts or dials them itself (direct mode). ``package``
-        replaces the tool set's bindings (the tool set plus client-owned tools).
+        replaces the tool set's bindings (the tool set plus client-owned tools); ``godebug``
+        adds Go runtime settings (``randautoseed=0`` for passes that must repeat themselves).
         """
         start = time.monotonic()
         view, package = self.view, package or self.package
@@ -438,6 +440,10 @@ class CodeMode:
                     unconfined_note["note"] = got.note
         else:
             unconfined_note = {"setting": setting, "tier": None}
+        if godebug:
+            for target in (env, confinement.env if confinement is not None else None):
+                if target is not None:
+                    target["GODEBUG"] = ",".join(filter(None, [target.get("GODEBUG", ""), godebug]))
         result = await run_program(
             build.binary,
             env,

@@ -355,3 +355,23 @@ def test_every_setting_is_documented():
     doc = (ROOT / "docs" / "stateless.md").read_text()
     for name in ("GOCODE_STEP_KEY", "GOCODE_STEP_MAX_CONTINUATION", "GOCODE_STEP_TTL", "GOCODE_STEP_GRACE"):
         assert name in doc
+
+
+@pytest.mark.go
+def test_math_rand_repeats_itself_across_passes(workspace, tmp_path):
+    code = """
+r, err := webSearch(ctx, WebSearchInput{Query: fmt.Sprint(rand.Intn(1_000_000_000))})
+if err != nil {
+	return err
+}
+fmt.Println(len(r.Hits))
+"""
+
+    async def go() -> None:
+        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+            first = await box.step(code, [SEARCH])
+            assert first.status == "pending"
+            done = await box.step(code, [SEARCH], first.continuation, [run_client_tool(c) for c in first.calls])
+            assert done.status == "done" and done.run is not None and done.run.output == "2\n", done.as_json()
+
+    anyio.run(go)
