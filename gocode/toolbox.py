@@ -46,13 +46,14 @@ from gocode.build import housekeeping
 from gocode.build.workspace import Progress, Workspace
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
-from gocode.errors import GocodeError
+from gocode.errors import ConfigError, GocodeError
 from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
-from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
+from gocode.mcp.provider import ToolProvider, ToolProviderError
+from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.render import tools_import_path
 from gocode.run import records
 from gocode.run import step as stepping
@@ -60,6 +61,8 @@ from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.recording import Interceptor
 from gocode.run.runner import RunResult
 from gocode.schema.gotypes import Package, build_package
+from gocode.tools.declared import DeclaredTools
+from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 
@@ -225,6 +228,11 @@ class Toolbox:
     A server's tool list is kept on disk for as long as the server's ``ttlMs`` allows
     (``listing_cache``: a :class:`~gocode.mcp.cache.ListingCache`, ``False`` for none), so a
     restarted toolbox does not list it again, and a server that is down has its functions.
+
+    ``tools``: Python callables (or :func:`~gocode.tools.python.python_tool` descriptions) that
+    become typed Go functions beside the servers' tools, as tools of the server ``python``
+    (``python_server`` renames it); they run in this process when a program calls them (see
+    :mod:`gocode.tools.python`). They need pooled sessions.
     """
 
     def __init__(
@@ -239,9 +247,12 @@ class Toolbox:
         retry: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
         start_wait: float = START_WAIT_S,
         listing_cache: ListingCache | Literal[False] | None = None,
+        tools: list[Callable[..., Any] | PythonTool] | tuple[Callable[..., Any] | PythonTool, ...] = (),
+        python_server: str = PYTHON_SERVER,
         stateless_step: bool = False,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
+        self.python_tools = _python_tools(self.config, tools, python_server, pooled)
         self.model = model
         self.settings = self.config.code_mode_for(model)
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
@@ -257,6 +268,7 @@ class Toolbox:
         self._loopback: Loopback | None = None
         self._progress = progress
         self._upstreams: dict[str, Upstream] = {}
+        self._providers: dict[str, ToolProvider] = {}
         self._routes: dict[str, Route] = {}
         self._tools: list[types.Tool] = []
         self._listeners: list[ChangeListener] = []
@@ -293,6 +305,10 @@ class Toolbox:
                 name: Upstream(name, server, self._tg, self._upstream_changed, self._listing_cache)
                 for name, server in sorted(self.config.mcp_servers.items())
             }
+            providers: dict[str, ToolProvider] = dict(self._upstreams)
+            if self.python_tools is not None:
+                providers[self.python_tools.name] = self.python_tools
+            self._providers = providers
             for u in self._upstreams.values():
                 self._tg.start_soon(u.supervise, *self._retry)
             # Servers not connected by then keep connecting; their tools are announced later.
@@ -306,7 +322,7 @@ class Toolbox:
             self._rebuild()
             if self.pooled:
                 self._loopback = Loopback(
-                    self._upstreams,
+                    self._providers,
                     self.settings.clamp_timeout(None),
                     self.code_mode.allows,
                     search=self.code_mode.runtime_search,
@@ -389,7 +405,7 @@ class Toolbox:
         return self.code_mode.warnings
 
     def _rebuild(self) -> None:
-        known = [t for u in self._upstreams.values() if (t := u.known_tools) is not None]
+        known = [t for u in self._providers.values() if (t := u.known_tools) is not None]
         down = {u.name: e.brief for u in self._upstreams.values() if (e := u.error) is not None}
         for u in self._upstreams.values():
             if not u.attempted.is_set():
@@ -531,9 +547,9 @@ class Toolbox:
             return await self.code_mode.execute(code, timeout, progress=self._progress)
         toolset = self.code_mode.view.code_tools
         ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
-        run = self._loopback.open_run(ic, how.served)
+        run = self._loopback.open_run(ic, {p.name: p for p in how.providers})
         try:
-            specs = self._loopback.specs(run, [*self.code_mode.code_servers(), *how.served])
+            specs = self._loopback.specs(run, [*self.code_mode.code_servers(), *(p.name for p in how.providers)])
             result = await self.code_mode.execute(
                 code,
                 timeout,
@@ -546,7 +562,7 @@ class Toolbox:
                 godebug="randautoseed=0" if how.mode == "step" else "",
             )
         finally:
-            self._loopback.close_run(run)
+            await self._loopback.close_run(run)
         result.pooled = True
         result.tool_calls = list(run.calls)
         if how.interceptor is None:  # a step's calls travel in its continuation instead
@@ -594,7 +610,7 @@ class Toolbox:
             state, known = stepping.State(stepping.program_hash(code), digest), []
         clients = frozenset((client.server, t.name) for t in client.tools)
         ic = Interceptor("step", known, client=clients)
-        how = _Pass("step", ic, {client.server: [t.as_json() for t in client.tools]}, build_package(toolset))
+        how = _Pass("step", ic, (DeclaredTools(client, "the caller"),), build_package(toolset))
         result = await stepping.drive(ic, lambda: self.execute(code, timeout, _pass=how), stepping.grace())
         return stepping.outcome(ic, state, result, secret)
 
@@ -645,10 +661,10 @@ class Toolbox:
             run = await self.execute(code)
             return run_to_result(run), run
         try:
-            return await self._upstreams[route.tool.server].call(
+            return await self._providers[route.tool.server].call(
                 route.tool.name, arguments, self.settings.clamp_timeout(None), progress
             ), None
-        except UpstreamError as exc:
+        except ToolProviderError as exc:
             return error_result(str(exc)), None
 
     async def _step_call(self, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -693,6 +709,26 @@ class Toolbox:
         return ToolResult(name, result, run)
 
 
+def _python_tools(config: Config, tools: Any, server: str, pooled: bool) -> PythonTools | None:
+    """The toolbox's Python tools under their server name (None without any), checked early."""
+    if not tools:
+        return None
+    if isinstance(tools, dict) or not hasattr(tools, "__iter__") or callable(tools):
+        raise ConfigError("tools= takes a list of Python callables")
+    if not pooled:
+        raise ConfigError(
+            "Python tools run in the controller, which programs reach only with pooled sessions: drop pooled=False"
+        )
+    if server in config.mcp_servers:
+        raise ConfigError(
+            f"the config has a server named {server!r}, the name the Python tools are listed under; "
+            f"rename that server in mcpServers or pass python_server='another-name'"
+        )
+    if not server or server.startswith("@"):
+        raise ConfigError(f"python_server {server!r} is not a usable server name")
+    return PythonTools(tools, server)
+
+
 async def replay_offline(
     config: Config, model: str | None, run_id: str, timeout: float | None = None, code: str | None = None
 ) -> RunResult:
@@ -709,22 +745,22 @@ async def replay_offline(
         raise records.RecordingError(f"run {run_id} used servers the config no longer has: {', '.join(missing)}")
     code_mode = CodeMode(config, model)
     code_mode.use(list(recording.toolset.servers))
-    served = {s.server: [t.as_json() for t in s.tools] for s in recording.toolset.servers if s.tools}
+    served = [DeclaredTools(s, "the recording") for s in recording.toolset.servers if s.tools]
     ic = Interceptor("replay", recording.calls)
     async with anyio.create_task_group() as tg:
         loopback = Loopback({}, code_mode.settings.clamp_timeout(None), code_mode.allows)
         await loopback.start(tg)
-        run = loopback.open_run(ic, served)
+        run = loopback.open_run(ic, {p.name: p for p in served})
         try:
             result = await code_mode.execute(
                 recording.code if code is None else code,
                 timeout,
-                specs=loopback.specs(run, sorted(served)),
+                specs=loopback.specs(run, sorted(p.name for p in served)),
                 sandbox_port=loopback.port,
                 package=build_package(recording.toolset),
             )
         finally:
-            loopback.close_run(run)
+            await loopback.close_run(run)
             await loopback.stop()
             tg.cancel_scope.cancel()
     result.pooled, result.tool_calls, result.run_id = True, list(run.calls), run_id
@@ -737,7 +773,7 @@ class _Pass:
 
     mode: str
     interceptor: Interceptor | None = None  # None: a fresh one for ``mode``, recorded afterwards
-    served: dict[str, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
+    providers: tuple[DeclaredTools, ...] = ()  # this run's own tools (client-owned ones)
     package: Package | None = None  # bindings beyond the tool set's (client-owned tools)
 
 

@@ -307,12 +307,13 @@ class Interceptor:
         if self.mode == "step":
             # New calls wait until every recorded call was made again: a program that took
             # another path is stopped before a new call reaches a server (see Stepper).
-            self.held += 1
-            self._waiting.append(entry)
-            try:
-                await self._replayed.wait()
-            finally:
-                self.held -= 1  # _waiting keeps it: a divergence message names what was held
+            if not self._replayed.is_set():
+                self.held += 1
+                self._waiting.append(entry)
+                try:
+                    await self._replayed.wait()
+                finally:
+                    self.held -= 1  # _waiting keeps it: a divergence message names what was held
             self._touch()
             if self.failure is not None or self._closed.is_set():
                 return text_result(f"gocode: {self.failure or 'the pass ended'}", True)

@@ -376,6 +376,13 @@ async def drive(ic: Interceptor, run: Callable[[], Awaitable[RunResult]], grace_
             with anyio.move_on_after(grace_s / 3):
                 await changed.wait()
             if quiet(ic, grace_s):
+                # Confirm with the loop running: a controller too busy to answer for the grace
+                # period may have calls queued that arrive now.
+                changed = ic.changed
+                with anyio.move_on_after(grace_s / 3):
+                    await changed.wait()
+                if changed.is_set() or not quiet(ic, grace_s):
+                    continue
                 tg.cancel_scope.cancel()
                 break
     ic.close()
