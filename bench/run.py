@@ -50,9 +50,9 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from gocode.build import golink
-from gocode.build.workspace import Workspace
 from gocode.cli import DEMO_CODE
+from gocode.compile import golink
+from gocode.compile.workspace import Workspace
 from gocode.config import parse_config
 from gocode.program.modelcode import split_code
 from gocode.program.render import render_bindings, render_main, tools_import_path

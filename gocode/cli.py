@@ -25,16 +25,16 @@ import click
 
 from gocode import junit
 from gocode import smoke as smoke_mod
-from gocode.build.workspace import Workspace
 from gocode.codemode import CodeMode, code_mode_on, split_tools
+from gocode.compile.workspace import Workspace
 from gocode.config import Config, load_config, parse_config
 from gocode.errors import GocodeError
 from gocode.mcp import logs
-from gocode.mcp import server as server_mod
 from gocode.mcp.discovery import discover
-from gocode.mcp.guard import is_loopback
 from gocode.program.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
+from gocode.serve import server as server_mod
+from gocode.serve.guard import is_loopback
 from gocode.toolbox import Toolbox
 from gocode.view import search as search_mod
 from gocode.view import semantic
@@ -512,8 +512,8 @@ def _current_workspace() -> tuple[Path | None, Path | None]:
 @handle_errors
 def cache_info(as_json: bool) -> None:
     """Show what the cache holds and what housekeeping may remove."""
-    from gocode.build import housekeeping
-    from gocode.build.workspace import cache_dir
+    from gocode.compile import housekeeping
+    from gocode.paths import cache_dir
 
     current, state = _current_workspace()
     try:
@@ -554,8 +554,8 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
     $GOCODE_CACHE_MAX_AGE, default 14d). Nothing used in the last hour is removed, nor the
     current workspace. Exit 1 when something could not be removed.
     """
-    from gocode.build import housekeeping
-    from gocode.build.workspace import cache_dir
+    from gocode.compile import housekeeping
+    from gocode.paths import cache_dir
 
     try:
         base = housekeeping.Policy.from_env()

@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 import anyio
 
-from gocode.build.workspace import Workspace
 from gocode.codemode import CodeMode
+from gocode.compile.workspace import Workspace
 from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError, GocodeError
 from gocode.mcp.discovery import connect, describe_server, failure, list_all_tools, server_tools

@@ -23,8 +23,8 @@ from types import ModuleType
 
 import pytest
 
-from gocode.build.workspace import Workspace
 from gocode.codemode import CodeMode
+from gocode.compile.workspace import Workspace
 from gocode.config import Config, parse_config
 from gocode.program.modelcode import split_code
 from gocode.program.render import tools_import_path

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gocode.build.workspace import Workspace
+from gocode.compile.workspace import Workspace
 from gocode.program.modelcode import split_code
 from gocode.program.render import tools_import_path
 from gocode.schema.gotypes import build_package

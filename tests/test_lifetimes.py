@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gocode.build.workspace import Workspace
+from gocode.compile.workspace import Workspace
 from gocode.mcp.upstream import Upstream, UpstreamError
 from gocode.run.sandbox import Launcher
 from gocode.schema.gotypes import Package
@@ -115,7 +115,7 @@ def test_the_http_server_forgets_client_sessions_that_ended():
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from gocode.mcp.server import ToolServer, bind, serve_http
+    from gocode.serve.server import ToolServer, bind, serve_http
     from gocode.toolbox import Toolbox
 
     async def go() -> list[int]:

@@ -268,7 +268,7 @@ def test_golden_corpus_is_the_model_view():
 
 
 def test_the_mcp_server_instructions_carry_the_rules():
-    from gocode.mcp.server import ToolServer
+    from gocode.serve.server import ToolServer
     from gocode.toolbox import Toolbox
 
     box = Toolbox(Config.model_validate({"mcpServers": {}}))

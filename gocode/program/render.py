@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -202,10 +201,3 @@ def render_main(pkg: Package, code: Prepared, filename: str = "model.go") -> str
             ptr=pkg.uses_ptr() and PTR_HELPER not in code.declared and PTR_HELPER,
         )
     )
-
-
-def write_file(path: Path, text: str) -> None:
-    """Write atomically, so a concurrent reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.{id(text):x}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)

@@ -21,7 +21,6 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gocode.program.modelcode import STDLIB
 from gocode.schema.names import (
     GO_KEYWORDS,
     GO_PREDECLARED,
@@ -35,6 +34,7 @@ from gocode.schema.names import (
     pascal,
     words,
 )
+from gocode.schema.stdlib import STDLIB
 from gocode.toolset import ToolInfo, ToolSet
 
 # The pointer helper the main package declares for optional fields and union alternatives.
