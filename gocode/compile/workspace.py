@@ -74,6 +74,24 @@ _GOFIX: dict[Path, GoFix] = {}
 _GOFIX_LOCK = threading.Lock()
 
 
+def write_module_files(root: Path, rt_files: dict[str, str]) -> None:
+    """Write a bindings module's go.mod, go.sum and runtime package under ``root``."""
+    (root / "rt").mkdir(parents=True, exist_ok=True)
+    write_file(root / "go.mod", go_mod_template())
+    write_file(root / "go.sum", go_sum_template())
+    for name, text in rt_files.items():
+        write_file(root / "rt" / name, text)
+
+
+def write_bindings_module(root: Path, pkg: Package) -> Path:
+    """Write a standalone bindings module for ``pkg`` (module files and its tools package); returns the tools dir."""
+    write_module_files(root, rt_sources())
+    tools_dir = root / tools_import_path(pkg).removeprefix("gocodews/")
+    tools_dir.mkdir(parents=True, exist_ok=True)
+    write_file(tools_dir / "tools.go", render_bindings(pkg))
+    return tools_dir
+
+
 @dataclass(frozen=True)
 class Toolchain:
     go: str
@@ -214,11 +232,7 @@ class Workspace:
                 return
             start = time.monotonic()
             self.dir.mkdir(parents=True, exist_ok=True)
-            (self.dir / "rt").mkdir(exist_ok=True)
-            write_file(self.dir / "go.mod", go_mod_template())
-            write_file(self.dir / "go.sum", go_sum_template())
-            for name, text in self._rt_files.items():
-                write_file(self.dir / "rt" / name, text)
+            write_module_files(self.dir, self._rt_files)
             seed = self.dir / "seed"
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())

@@ -37,7 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.serve import ops
-from gocode.serve.guard import HostPolicy
+from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
 from gocode.toolbox import Toolbox, UnknownToolError
 from gocode.view.rules import SEARCH_TOOL_NAME
 
@@ -47,7 +47,6 @@ TOKEN_ENV = "GOCODE_TOKEN"
 MCP_PATH = "/mcp"
 NOTIFY_TIMEOUT_S = 2.0
 LIST_TTL_MS = 60_000
-DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
