@@ -24,7 +24,7 @@ the fan-out: 20 getWeather calls from goroutines):
 
 Then: peak memory of one program and of the controller (a ``gocode serve`` process), the
 controller's memory after 50 and after ``--calls`` consecutive calls, the first call after
-``gocode serve`` starts against a warm one, and 8 concurrent calls. The targets of issue 9
+``gocode serve`` starts against a warm one, and 8 concurrent calls. The targets
 are checked at the end (printed, not asserted: timings are for reading, not for failing CI).
 """
 

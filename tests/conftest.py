@@ -28,7 +28,7 @@ from gocode.compile.workspace import Workspace
 from gocode.config import Config, parse_config
 from gocode.program.modelcode import split_code
 from gocode.program.render import tools_import_path
-from gocode.schema.gotypes import Package
+from gocode.schema.ir import Package
 from gocode.view.modelview import render_full
 
 ROOT = Path(__file__).resolve().parent.parent

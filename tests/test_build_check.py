@@ -14,7 +14,7 @@ import pytest
 from gocode.compile.workspace import Workspace
 from gocode.program.modelcode import split_code
 from gocode.program.render import tools_import_path
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.toolset import ToolInfo
 from tests.schemas import CPE_WEATHER, toolset
 

@@ -20,7 +20,7 @@ import pytest
 from gocode.compile.workspace import Workspace
 from gocode.mcp.upstream import Upstream, UpstreamError
 from gocode.run.sandbox import Launcher
-from gocode.schema.gotypes import Package
+from gocode.schema.ir import Package
 from tests.conftest import ROOT, config_from, demo_stdio
 
 SESSION_SERVER = str(ROOT / "tests" / "servers" / "session_server.py")

@@ -13,7 +13,7 @@ from gocode.codemode import CodeMode, pays_off
 from gocode.config import Config
 from gocode.program.code import Prepared
 from gocode.program.render import render_bindings, render_main
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view import tokens
 from gocode.view.disclosure import choose

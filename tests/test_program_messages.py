@@ -7,7 +7,7 @@ import pytest
 
 from gocode.program.diagnostics import Diagnostic
 from gocode.program.messages import explain, scrub
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.toolset import ToolInfo
 from tests.schemas import CPE_WEATHER, toolset
 

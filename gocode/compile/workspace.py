@@ -55,7 +55,7 @@ from gocode.program.gofix import CheckTimeout, GoFix
 from gocode.program.messages import explain, scrub
 from gocode.program.render import main_names, render_bindings, render_main, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
-from gocode.schema.gotypes import Package
+from gocode.schema.ir import Package
 from gocode.schema.stdlib import STDLIB
 
 MIN_GO = (1, 25)

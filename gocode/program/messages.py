@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from gocode.program.diagnostics import Diagnostic
-from gocode.schema.gotypes import EnumDecl, Package, ToolFunc, TypeDecl
+from gocode.schema.ir import EnumDecl, Package, ToolFunc, TypeDecl
 from gocode.schema.names import IDENTIFIER
 from gocode.view.modelview import enum_values, render_funcs
 

@@ -1,6 +1,6 @@
 """Go source from the IR, through the jinja2 templates in ``go_templates/``.
 
-Knows the IR (:mod:`gocode.schema.gotypes`) and the prepared model code (:mod:`gocode.program.code`),
+Knows the IR (:mod:`gocode.schema.ir`) and the prepared model code (:mod:`gocode.program.code`),
 not JSON Schema. Templates only see values computed here, already valid Go text; the
 environment is built once with ``StrictUndefined``. Output is gofmt-clean (checked by tests).
 """
@@ -15,22 +15,12 @@ import jinja2
 
 from gocode.program.code import Prepared
 from gocode.resources import templates_dir
-from gocode.schema.gotypes import (
-    PTR_HELPER,
-    Decl,
-    EnumDecl,
-    Package,
-    StructDecl,
-    ToolFunc,
-    TupleDecl,
-    TypeDecl,
-    UnionDecl,
-)
+from gocode.schema.ir import PTR_HELPER, Decl, EnumDecl, Package, StructDecl, ToolFunc, TupleDecl, TypeDecl, UnionDecl
 from gocode.schema.names import IDENTIFIER, comment_literal, go_string
 
 RT_IMPORT = "gocodews/rt"
 TOOLS_IMPORT_PREFIX = "gocodews/tools/"
-# Finding and calling tools at run time (go_templates/rt/search.go); the names are reserved in gotypes.
+# Finding and calling tools at run time (go_templates/rt/search.go); the names are reserved in gocode.schema.ir.
 RUNTIME_ALIASES = (
     "type ToolMatch = gocodert.ToolMatch",
     "var searchTools = gocodert.SearchTools",

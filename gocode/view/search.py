@@ -33,7 +33,7 @@ from typing import Any
 
 import tantivy
 
-from gocode.schema.gotypes import Package, ToolFunc
+from gocode.schema.ir import Package, ToolFunc
 from gocode.schema.names import words
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view import semantic as semantic_mod
