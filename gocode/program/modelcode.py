@@ -12,7 +12,3 @@ from gocode.program.code import ModelCode
 def split_code(code: str) -> ModelCode:
     """The model's code, to be parsed by the workspace (see :meth:`gocode.compile.workspace.Workspace.build`)."""
     return ModelCode(code)
-
-
-# The name the build takes: the code as the model wrote it.
-SplitCode = ModelCode
