@@ -22,7 +22,7 @@ import json
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,9 +34,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
+from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider, ToolProviderError
-from gocode.run.recording import Interceptor
-from gocode.run.runner import ToolCall
+from gocode.mcp.toolcall import ToolCall
 from gocode.toolset import LEGACY_PROTOCOL, ServerTools
 
 SERVER_HEADER = "X-Gocode-Server"
@@ -65,7 +65,7 @@ class Run:
     scopes: set[anyio.CancelScope] = field(default_factory=set)
     # Every call goes through it when set: recorded, answered from a record, or held for the
     # caller (see gocode.run.recording).
-    interceptor: Interceptor | None = None
+    interceptor: CallInterceptor | None = None
     # Providers for this run only, by server name: tools the caller declared for it (client-owned
     # tools) or the servers of a replayed recording. They need no code-mode permission: they
     # exist only for the run that declared them.
@@ -139,7 +139,9 @@ class Loopback:
 
     # --- runs ---------------------------------------------------------------------------------
 
-    def open_run(self, interceptor: Interceptor | None = None, providers: dict[str, ToolProvider] | None = None) -> Run:
+    def open_run(
+        self, interceptor: CallInterceptor | None = None, providers: dict[str, ToolProvider] | None = None
+    ) -> Run:
         run = Run(secrets.token_urlsafe(24), interceptor=interceptor, providers=dict(providers or {}))
         self._runs[run.token] = run
         return run
@@ -282,9 +284,7 @@ class Loopback:
         )
 
 
-def _forward(
-    provider: ToolProvider, params: types.CallToolRequestParams, timeout: float
-) -> Callable[[], Awaitable[types.CallToolResult]]:
+def _forward(provider: ToolProvider, params: types.CallToolRequestParams, timeout: float) -> Forward:
     """The call to the provider, its failures as results (so they are recorded like any answer)."""
 
     async def forward() -> types.CallToolResult:

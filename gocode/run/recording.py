@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -39,10 +38,10 @@ import anyio
 import mcp_types as types
 from pydantic import ValidationError
 
+from gocode.mcp.intercept import Forward
 from gocode.toolset import ToolInfo
 
 Mode = Literal["live", "replay", "dry-run", "step"]
-Forward = Callable[[], Awaitable[types.CallToolResult]]
 
 # A result bigger than this is recorded without its content (replaying it is refused, by name).
 MAX_RESULT_BYTES = 1024 * 1024

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gocode.build.workspace import cache_dir, state_dir
 from gocode.errors import GocodeError
+from gocode.paths import cache_dir, state_dir
 from gocode.run.recording import Entry, Interceptor
 from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo, ToolSet

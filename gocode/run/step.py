@@ -33,8 +33,8 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gocode.build.workspace import cache_dir, state_dir
 from gocode.errors import GocodeError
+from gocode.paths import cache_dir, state_dir
 from gocode.run.recording import Entry, Interceptor, Pending, value_result, wire
 from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo
