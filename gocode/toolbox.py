@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -857,8 +858,21 @@ class SyncToolbox:
     def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         return self._portal.call(self.toolbox.call, name, arguments)
 
-    def execute(self, code: str, timeout: float | None = None) -> RunResult:
-        return self._portal.call(self.toolbox.execute, code, timeout)
+    def execute(self, code: str, timeout: float | None = None, *, dry_run: bool = False) -> RunResult:
+        return self._portal.call(functools.partial(self.toolbox.execute, code, timeout, dry_run=dry_run))
+
+    def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
+        return self._portal.call(self.toolbox.replay, run_id, timeout, code)
+
+    def step(
+        self,
+        code: str,
+        tools: list[Any],
+        continuation: str | None = None,
+        results: list[Any] | None = None,
+        timeout: float | None = None,
+    ) -> stepping.StepResult:
+        return self._portal.call(self.toolbox.step, code, tools, continuation, results, timeout)
 
     def wait_warm(self) -> None:
         self._portal.call(self.toolbox.wait_warm)

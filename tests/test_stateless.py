@@ -9,6 +9,7 @@ the caller's answers and the call positions; Go tests drive real programs throug
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 import time
@@ -17,8 +18,10 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from gocode import Toolbox
+from gocode import SyncToolbox, Toolbox
 from gocode.run import step
 from gocode.run.recording import Entry, Interceptor, stub, value_result, wire
 from gocode.toolset import ToolInfo
@@ -313,39 +316,43 @@ fmt.Println(total)
 
 @pytest.mark.go
 def test_step_go_code_over_mcp_follows_the_code_result_protocol(workspace, tmp_path):
-    """The tool-level protocol as an MCP client sees it (the transcript in docs/stateless.md)."""
+    """The tool-level protocol as a real MCP client sees it from ``gocode serve --stateless-step``
+    (the transcript in docs/stateless.md)."""
+    cfg = tmp_path / "gocode.json"
+    cfg.write_text(json.dumps(counter_config(tmp_path).model_dump(mode="json", by_alias=True, exclude_none=True)))
+    code = 'r, err := webSearch(ctx, WebSearchInput{Query: "q"})\nif err != nil {\n\treturn err\n}\nfmt.Println(r.Hits)'
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "gocode"),
+        args=["serve", "-c", str(cfg), "--stateless-step"],
+        env=dict(os.environ),
+    )
+
+    def text(r: Any) -> str:
+        return "".join(c.text for c in r.content if hasattr(c, "text"))
 
     async def go() -> None:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace, stateless_step=True) as box:
-            assert step.STEP_TOOL_NAME in [t.name for t in box.tools()]
-            code = 'r, err := webSearch(ctx, WebSearchInput{Query: "q"})\nif err != nil {\n\treturn err\n}\nfmt.Println(r.Hits)'
-            first = await box.call(step.STEP_TOOL_NAME, {"code": code, "tools": [SEARCH]})
-            doc = first.result.structured_content
-            assert not first.is_error and doc["status"] == "pending" and json.loads(first.text) == doc
-            assert doc["calls"][0]["name"] == "web_search"
-            bad = await box.call(step.STEP_TOOL_NAME, {"code": code, "tools": [SEARCH], "continuation": "gcs1.x.y"})
-            assert bad.is_error and "step_go_code: continuation refused" in bad.text
-            done = await box.call(
-                step.STEP_TOOL_NAME,
-                {
-                    "code": code,
-                    "tools": [SEARCH],
-                    "continuation": doc["continuation"],
-                    "results": [{"id": doc["calls"][0]["id"], "result": {"hits": ["a", "b"]}}],
-                },
+        async with Client(stdio_client(params), mode="legacy") as c:
+            listed = {t.name: t for t in (await c.list_tools()).tools}
+            assert set(listed) == {"execute_go_code", step.STEP_TOOL_NAME}
+            assert listed[step.STEP_TOOL_NAME].input_schema["required"] == ["code"]
+            first = await c.call_tool(step.STEP_TOOL_NAME, {"code": code, "tools": [SEARCH]})
+            doc = first.structured_content
+            assert not first.is_error and doc is not None and doc["status"] == "pending", text(first)
+            assert json.loads(text(first)) == doc and doc["calls"][0]["name"] == "web_search"
+            bad = await c.call_tool(step.STEP_TOOL_NAME, {"code": code, "tools": [SEARCH], "continuation": "gcs1.x.y"})
+            assert bad.is_error and "step_go_code: continuation refused" in text(bad)
+            answer = {"code": code, "tools": [SEARCH], "continuation": doc["continuation"]}
+            call_id = doc["calls"][0]["id"]
+            done = await c.call_tool(
+                step.STEP_TOOL_NAME, answer | {"results": [{"id": call_id, "result": {"hits": ["a", "b"]}}]}
             )
-            assert not done.is_error, done.text
-            assert done.result.structured_content == {"status": "done", "passes": 2, "ok": True, "output": "[a b]\n"}
-            failed = await box.call(
+            assert not done.is_error, text(done)
+            assert done.structured_content == {"status": "done", "passes": 2, "ok": True, "output": "[a b]\n"}
+            failed = await c.call_tool(
                 step.STEP_TOOL_NAME,
-                {
-                    "code": code,
-                    "tools": [SEARCH],
-                    "continuation": doc["continuation"],
-                    "results": [{"id": doc["calls"][0]["id"], "result": "no such page", "isError": True}],
-                },
+                answer | {"results": [{"id": call_id, "result": "no such page", "isError": True}]},
             )
-            assert failed.is_error and "no such page" in failed.result.structured_content["error"]
+            assert failed.is_error and "no such page" in failed.structured_content["error"]
 
     anyio.run(go)
 
@@ -375,3 +382,14 @@ fmt.Println(len(r.Hits))
             assert done.status == "done" and done.run is not None and done.run.output == "2\n", done.as_json()
 
     anyio.run(go)
+
+
+@pytest.mark.go
+def test_sync_toolbox_steps_too(workspace, tmp_path):
+    code = "n, err := increment(ctx, IncrementInput{By: 2})\nif err != nil {\n\treturn err\n}\ns, err := summarize(ctx, SummarizeInput{Text: fmt.Sprint(n.Count)})\nif err != nil {\n\treturn err\n}\nfmt.Println(s)"
+    with SyncToolbox(counter_config(tmp_path), workspace=workspace) as box:
+        got = box.step(code, [SUMMARIZE])
+        while got.status == "pending":
+            got = box.step(code, [SUMMARIZE], got.continuation, [run_client_tool(c) for c in got.calls])
+    assert got.status == "done" and got.run is not None and got.run.output == "summary of 2\n"
+    assert side_effects(tmp_path) == ["increment 2"]
