@@ -568,7 +568,9 @@ class Toolbox:
         result.pooled = True
         result.tool_calls = list(run.calls)
         if how.interceptor is None:  # a step's calls travel in its continuation instead
-            result.run_id = await _keep(records.Recording(records.new_run_id(), code, toolset, ic.calls, mode=how.mode))
+            local = tuple(s.server for s in toolset.servers if s.server not in self.config.mcp_servers)
+            recording = records.Recording(records.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local)
+            result.run_id = await _keep(recording)
         return result
 
     async def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:

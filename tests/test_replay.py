@@ -154,3 +154,29 @@ def test_dry_run_calls_no_server_and_answers_with_schema_shaped_stubs(workspace,
     assert doc["output"] == "count 0 0\n" and records.RUN_ID.match(doc["run_id"])
     assert side_effects(tmp_path) == []
     assert records.load(doc["run_id"]).mode == "dry-run"
+
+
+def double(n: int) -> int:
+    """Double a number (a Python tool)."""
+    return 2 * n
+
+
+@pytest.mark.go
+def test_python_tools_are_answered_from_the_recording_too(workspace, tmp_path):
+    code = (
+        "c, err := increment(ctx, IncrementInput{By: 3})\nif err != nil {\n\treturn err\n}\n"
+        "d, err := double(ctx, DoubleInput{N: c.Count})\nif err != nil {\n\treturn err\n}\nfmt.Println(d)"
+    )
+
+    async def record() -> Any:
+        async with Toolbox(counter_config(tmp_path), workspace=workspace, tools=[double]) as box:
+            return await box.execute(code)
+
+    result = anyio.run(record)
+    assert result.ok and result.output == "6\n", result.error_text()
+    # gocode exec has no Python functions, and the server cannot start: the recording answers both.
+    stopped = counter_config(tmp_path)
+    stopped.mcp_servers["counter"] = stopped.mcp_servers["counter"].model_copy(update={"command": "/nonexistent"})
+    got = gocode("exec", "-c", str(write_config(tmp_path / "cfg.json", stopped)), "--replay", result.run_id)
+    assert got.returncode == 0 and got.stdout == "6\n", got.stderr
+    assert side_effects(tmp_path) == ["increment 3"]

@@ -94,6 +94,9 @@ class Recording:
     calls: list[Entry] = field(default_factory=list)
     created: float = field(default_factory=time.time)
     mode: str = "live"
+    # Servers that are not in the config (Python functions, …): a replay answers them from the
+    # recording whether or not they exist then.
+    local: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -104,6 +107,7 @@ class Recording:
             "toolsetDigest": self.toolset.digest(),
             "toolset": toolset_json(self.toolset),
             "calls": [c.as_json() for c in self.calls],
+            "localServers": list(self.local),
         }
 
     @classmethod
@@ -121,6 +125,7 @@ class Recording:
             calls,
             float(doc.get("created", 0)),
             doc.get("mode", "live"),
+            tuple(str(n) for n in doc.get("localServers") or ()),
         )
 
 
@@ -182,4 +187,8 @@ def settle(result: RunResult, ic: Interceptor) -> RunResult:
 
 def servers_missing(recording: Recording, configured: set[str]) -> list[str]:
     """Servers the recording used that the config no longer has."""
-    return sorted(s.server for s in recording.toolset.servers if s.tools and s.server not in configured)
+    return sorted(
+        s.server
+        for s in recording.toolset.servers
+        if s.tools and s.server not in configured and s.server not in recording.local
+    )
