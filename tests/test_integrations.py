@@ -277,6 +277,20 @@ def test_pydantic_ai_function_model_drives_execute_go_code(workspace):
     assert answer == "answer: " + RAN
 
 
+@pytest.mark.go
+def test_pydantic_ai_test_model_run_sync_over_a_sync_toolbox(workspace):
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+
+    from gocode.integrations.pydantic_ai import GocodeToolset
+
+    with SyncToolbox(config(), workspace=workspace, prewarm=False) as toolbox:
+        # run_sync starts its own event loop: a SyncToolbox answers from its own thread.
+        agent = Agent(TestModel(call_tools=["get_city"]), toolsets=[GocodeToolset(toolbox)])
+        output = agent.run_sync("Where am I?").output
+    assert {k: json.loads(v) for k, v in json.loads(output).items()} == {"get_city": {"city": "Paris"}}
+
+
 # --- the examples ------------------------------------------------------------------------------
 
 
