@@ -10,6 +10,7 @@ Every tool of the configured MCP servers becomes a typed Go function; an agent g
         result = await tools.call(name, arguments)   # a tool call the model made
         message = result.openai(tool_call_id)        # the reply to send back
 
+``Toolbox(..., tools=[fn])`` adds Python functions as typed Go functions (:func:`python_tool`).
 :class:`SyncToolbox` is the same without an event loop; :class:`CodeMode` is the lower level
 (declarations, one-shot runs) that ``gocode exec`` uses.
 """
@@ -19,6 +20,7 @@ from gocode.config import CodeModeConfig, Config, ServerConfig, load_config, par
 from gocode.errors import CodeError, ConfigError, DiscoveryError, GocodeError, SchemaError, ToolchainError
 from gocode.run.runner import Diagnostic, RunResult
 from gocode.toolbox import SyncToolbox, Toolbox, ToolResult, UnknownToolError
+from gocode.tools.python import PythonTool, python_tool
 
 __all__ = [
     "TOOL_NAME",
@@ -30,6 +32,7 @@ __all__ = [
     "Diagnostic",
     "DiscoveryError",
     "GocodeError",
+    "PythonTool",
     "RunResult",
     "SchemaError",
     "ServerConfig",
@@ -40,4 +43,5 @@ __all__ = [
     "UnknownToolError",
     "load_config",
     "parse_config",
+    "python_tool",
 ]

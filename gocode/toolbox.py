@@ -46,16 +46,18 @@ from gocode.build import housekeeping
 from gocode.build.workspace import Progress, Workspace
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.config import Config, load_config
-from gocode.errors import GocodeError
+from gocode.errors import ConfigError, GocodeError
 from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
-from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
+from gocode.mcp.provider import ToolProvider, ToolProviderError
+from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.render import tools_import_path
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.runner import RunResult
+from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
 from gocode.toolset import ToolInfo
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 
@@ -220,6 +222,11 @@ class Toolbox:
     A server's tool list is kept on disk for as long as the server's ``ttlMs`` allows
     (``listing_cache``: a :class:`~gocode.mcp.cache.ListingCache`, ``False`` for none), so a
     restarted toolbox does not list it again, and a server that is down has its functions.
+
+    ``tools``: Python callables (or :func:`~gocode.tools.python.python_tool` descriptions) that
+    become typed Go functions beside the servers' tools, as tools of the server ``python``
+    (``python_server`` renames it); they run in this process when a program calls them (see
+    :mod:`gocode.tools.python`). They need pooled sessions.
     """
 
     def __init__(
@@ -234,8 +241,11 @@ class Toolbox:
         retry: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
         start_wait: float = START_WAIT_S,
         listing_cache: ListingCache | Literal[False] | None = None,
+        tools: list[Callable[..., Any] | PythonTool] | tuple[Callable[..., Any] | PythonTool, ...] = (),
+        python_server: str = PYTHON_SERVER,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
+        self.python_tools = _python_tools(self.config, tools, python_server, pooled)
         self.model = model
         self.settings = self.config.code_mode_for(model)
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
@@ -249,6 +259,7 @@ class Toolbox:
         self._loopback: Loopback | None = None
         self._progress = progress
         self._upstreams: dict[str, Upstream] = {}
+        self._providers: dict[str, ToolProvider] = {}
         self._routes: dict[str, Route] = {}
         self._tools: list[types.Tool] = []
         self._listeners: list[ChangeListener] = []
@@ -285,6 +296,10 @@ class Toolbox:
                 name: Upstream(name, server, self._tg, self._upstream_changed, self._listing_cache)
                 for name, server in sorted(self.config.mcp_servers.items())
             }
+            providers: dict[str, ToolProvider] = dict(self._upstreams)
+            if self.python_tools is not None:
+                providers[self.python_tools.name] = self.python_tools
+            self._providers = providers
             for u in self._upstreams.values():
                 self._tg.start_soon(u.supervise, *self._retry)
             # Servers not connected by then keep connecting; their tools are announced later.
@@ -298,7 +313,7 @@ class Toolbox:
             self._rebuild()
             if self.pooled:
                 self._loopback = Loopback(
-                    self._upstreams,
+                    self._providers,
                     self.settings.clamp_timeout(None),
                     self.code_mode.allows,
                     search=self.code_mode.runtime_search,
@@ -381,7 +396,7 @@ class Toolbox:
         return self.code_mode.warnings
 
     def _rebuild(self) -> None:
-        known = [t for u in self._upstreams.values() if (t := u.known_tools) is not None]
+        known = [t for u in self._providers.values() if (t := u.known_tools) is not None]
         down = {u.name: e.brief for u in self._upstreams.values() if (e := u.error) is not None}
         for u in self._upstreams.values():
             if not u.attempted.is_set():
@@ -516,7 +531,7 @@ class Toolbox:
                 code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port
             )
         finally:
-            self._loopback.close_run(run)
+            await self._loopback.close_run(run)
         result.pooled = True
         result.tool_calls = list(run.calls)
         return result
@@ -566,10 +581,10 @@ class Toolbox:
             run = await self.execute(code)
             return run_to_result(run), run
         try:
-            return await self._upstreams[route.tool.server].call(
+            return await self._providers[route.tool.server].call(
                 route.tool.name, arguments, self.settings.clamp_timeout(None), progress
             ), None
-        except UpstreamError as exc:
+        except ToolProviderError as exc:
             return error_result(str(exc)), None
 
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
@@ -589,6 +604,26 @@ class Toolbox:
         except MCPError as exc:
             return ToolResult(name, error_result(f"{name}: {exc}"))
         return ToolResult(name, result, run)
+
+
+def _python_tools(config: Config, tools: Any, server: str, pooled: bool) -> PythonTools | None:
+    """The toolbox's Python tools under their server name (None without any), checked early."""
+    if not tools:
+        return None
+    if isinstance(tools, dict) or not hasattr(tools, "__iter__") or callable(tools):
+        raise ConfigError("tools= takes a list of Python callables")
+    if not pooled:
+        raise ConfigError(
+            "Python tools run in the controller, which programs reach only with pooled sessions: drop pooled=False"
+        )
+    if server in config.mcp_servers:
+        raise ConfigError(
+            f"the config has a server named {server!r}, the name the Python tools are listed under; "
+            f"rename that server in mcpServers or pass python_server='another-name'"
+        )
+    if not server or server.startswith("@"):
+        raise ConfigError(f"python_server {server!r} is not a usable server name")
+    return PythonTools(tools, server)
 
 
 def _workspace_ready(code_mode: CodeMode) -> bool:

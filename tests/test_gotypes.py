@@ -97,7 +97,7 @@ def test_hostile_names():
     assert isinstance(node, StructDecl) and {f.json_name: f.type for f in node.fields}["child"] == "*Node"
     enum = next(d for d in func_tool.decls if isinstance(d, EnumDecl) and d.name.endswith("Mode"))
     assert [v.literal for v in enum.values] == ['"a\\"b"', '"line\\nbreak"', '""', '"*/"']
-    assert func_tool.output_type == "FuncToolOutput"
+    assert func_tool.output_type == "[]string"  # a list result is its Go type, not a named one
     map_tool = next(f for f in pkg.funcs if f.tool == "map_input")
     assert map_tool.input_type == "MapInputInput"
 

@@ -358,7 +358,7 @@ fmt.Println(total)
             async with httpx2.AsyncClient() as http:
                 assert (await http.post(loopback.url, json=body, headers=headers)).status_code == 401
                 run = loopback.open_run()
-                loopback.close_run(run)  # a finished run's token is dead
+                await loopback.close_run(run)  # a finished run's token is dead
                 auth = {**headers, "Authorization": f"Bearer {run.token}"}
                 assert (await http.post(loopback.url, json=body, headers=auth)).status_code == 401
 

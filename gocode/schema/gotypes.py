@@ -609,11 +609,15 @@ class _Builder:
             name = self.types.claim(base + "Output")
             ctx_out.in_progress["#"] = "*" + name if _is_structlike(ctx_out, info.output_schema) else name
             expr, notes = self.type_of(ctx_out, info.output_schema, name, "/outputSchema", name)
-            if expr != name:
+            output_type = name
+            if expr != name and _kind_of(ctx_out.root, info.output_schema) in (*SCALAR_KINDS, "array"):
+                # A scalar or list result (Python tools have them; MCP results are objects) is
+                # its Go type as it is: `(float64, error)`, not a named type wrapping it.
+                output_type = expr
+            elif expr != name:
                 doc = _description(info.output_schema) + notes or ["The tool's structured result."]
                 ctx_out.decls.append(TypeDecl(name, _doc(name, doc), expr, Source(info.server, info.name)))
             decls.extend(ctx_out.decls)
-            output_type = name
         elif self.media_names and returns_media(info):
             output_type = self.media_names[0]
             if not self.media_declared:
