@@ -1,12 +1,12 @@
 """gocode in a LangGraph agent: ``execute_go_code`` as a LangChain tool in ``create_react_agent``.
 
 Runs offline: LangChain's fake chat model, taught to bind tools and to follow a script, stands
-in for the LLM. It asks for one Go program that calls the bundled demo weather server, then
-answers with what the program printed. Needs ``pip install 'gocode[langchain]'`` and Go
+in for the LLM. It asks for one Go program that calls the bundled demo weather server and a
+Python function, then answers with what the program printed. Needs ``pip install 'gocode[langchain]'`` and Go
 (``gocode warmup`` once).
 
     python examples/langgraph_example.py                  # the demo weather server
-    python examples/langgraph_example.py -c gocode.yaml   # your servers (the script calls getCity/getWeather)
+    python examples/langgraph_example.py -c gocode.yaml   # your servers (the script calls getCity, getWeather)
 
 For a real model, pass any tool-calling chat model (``ChatOpenAI(model="gpt-5")``,
 ``ChatAnthropic(...)``) instead of ``ScriptedChatModel()``. The same tools go to
@@ -28,11 +28,12 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.prebuilt import create_react_agent
 from langgraph.warnings import LangGraphDeprecatedSinceV10
+from pydantic import BaseModel
 
 from gocode import Config, Toolbox, parse_config
 from gocode.integrations.langchain import GocodeToolkit
 
-# What the scripted model writes: one program, two calls to the weather server.
+# What the scripted model writes: one program calling the weather server's tools and a Python function.
 CODE = """\
 city, err := getCity(ctx)
 if err != nil {
@@ -42,9 +43,23 @@ w, err := getWeather(ctx, GetWeatherInput{City: city.City})
 if err != nil {
 	return err
 }
-fmt.Printf("%s: %.1f°C, %s\\n", city.City, w.Temperature, w.Conditions)
+outfit, err := whatToWear(ctx, WhatToWearInput{Celsius: w.Temperature, Conditions: w.Conditions})
+if err != nil {
+	return err
+}
+fmt.Printf("%s: %.1f°C, %s; wear %s\\n", city.City, w.Temperature, w.Conditions, outfit.Wear)
 """
-EXPECTED = "It is Paris: 18.5°C, sunny"
+EXPECTED = "It is Paris: 18.5°C, sunny; wear a T-shirt"
+
+
+class Outfit(BaseModel):
+    wear: str
+    umbrella: bool
+
+
+def what_to_wear(celsius: float, conditions: str) -> Outfit:
+    """What to wear in this weather."""
+    return Outfit(wear="a coat" if celsius < 12 else "a T-shirt", umbrella=conditions == "rainy")
 
 
 class ScriptedChatModel(GenericFakeChatModel):
@@ -73,7 +88,8 @@ def demo_config() -> Config:
 async def ask(config: Config | str, question: str) -> str:
     # create_react_agent still works throughout LangGraph 1.x; it only points at its successor.
     warnings.filterwarnings("ignore", category=LangGraphDeprecatedSinceV10)
-    async with Toolbox(config) as toolbox:
+    # The Python function becomes the Go function whatToWear, beside the servers' tools.
+    async with Toolbox(config, tools=[what_to_wear]) as toolbox:
         agent = create_react_agent(ScriptedChatModel(), GocodeToolkit(toolbox=toolbox).get_tools())
         state = await agent.ainvoke({"messages": [("user", question)]})
         return str(state["messages"][-1].content)

@@ -1,11 +1,12 @@
 """gocode in an OpenAI Agents SDK agent: ``execute_go_code`` as a ``FunctionTool``.
 
 Runs offline: a scripted model (the SDK's ``Model`` interface) stands in for the LLM. It asks
-for one Go program that calls the bundled demo weather server, then answers with what the
-program printed. Needs ``pip install 'gocode[openai-agents]'`` and Go (``gocode warmup`` once).
+for one Go program that calls the bundled demo weather server and a Python function, then
+answers with what the program printed. Needs ``pip install 'gocode[openai-agents]'`` and Go
+(``gocode warmup`` once).
 
     python examples/openai_agents_example.py                  # the demo weather server
-    python examples/openai_agents_example.py -c gocode.yaml   # your servers (the script calls getCity/getWeather)
+    python examples/openai_agents_example.py -c gocode.yaml   # your servers (the script calls getCity, getWeather)
 
 For a real model, drop ``model=ScriptedModel()`` (the SDK then uses OpenAI with
 ``OPENAI_API_KEY``), or pass ``model="gpt-5"``.
@@ -22,11 +23,12 @@ from typing import Any
 from agents import Agent, ModelResponse, Runner, Usage, set_tracing_disabled
 from agents.models.interface import Model
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+from pydantic import BaseModel
 
 from gocode import Config, Toolbox, parse_config
 from gocode.integrations.openai_agents import function_tools
 
-# What the scripted model writes: one program, two calls to the weather server.
+# What the scripted model writes: one program calling the weather server's tools and a Python function.
 CODE = """\
 city, err := getCity(ctx)
 if err != nil {
@@ -36,9 +38,23 @@ w, err := getWeather(ctx, GetWeatherInput{City: city.City})
 if err != nil {
 	return err
 }
-fmt.Printf("%s: %.1f°C, %s\\n", city.City, w.Temperature, w.Conditions)
+outfit, err := whatToWear(ctx, WhatToWearInput{Celsius: w.Temperature, Conditions: w.Conditions})
+if err != nil {
+	return err
+}
+fmt.Printf("%s: %.1f°C, %s; wear %s\\n", city.City, w.Temperature, w.Conditions, outfit.Wear)
 """
-EXPECTED = "It is Paris: 18.5°C, sunny"
+EXPECTED = "It is Paris: 18.5°C, sunny; wear a T-shirt"
+
+
+class Outfit(BaseModel):
+    wear: str
+    umbrella: bool
+
+
+def what_to_wear(celsius: float, conditions: str) -> Outfit:
+    """What to wear in this weather."""
+    return Outfit(wear="a coat" if celsius < 12 else "a T-shirt", umbrella=conditions == "rainy")
 
 
 class ScriptedModel(Model):
@@ -72,7 +88,8 @@ def demo_config() -> Config:
 
 
 async def ask(config: Config | str, question: str) -> str:
-    async with Toolbox(config) as toolbox:
+    # The Python function becomes the Go function whatToWear, beside the servers' tools.
+    async with Toolbox(config, tools=[what_to_wear]) as toolbox:
         agent = Agent(
             name="assistant", instructions="Answer with Go code.", model=ScriptedModel(), tools=function_tools(toolbox)
         )

@@ -1,11 +1,12 @@
 """gocode in a pydantic-ai agent: ``execute_go_code`` from a toolset.
 
 Runs offline: pydantic-ai's ``FunctionModel`` with a script stands in for the LLM. It asks for
-one Go program that calls the bundled demo weather server, then answers with what the program
-printed. Needs ``pip install 'gocode[pydantic-ai]'`` and Go (``gocode warmup`` once).
+one Go program that calls the bundled demo weather server and a Python function, then answers
+with what the program printed. Needs ``pip install 'gocode[pydantic-ai]'`` and Go
+(``gocode warmup`` once).
 
     python examples/pydantic_ai_example.py                  # the demo weather server
-    python examples/pydantic_ai_example.py -c gocode.yaml   # your servers (the script calls getCity/getWeather)
+    python examples/pydantic_ai_example.py -c gocode.yaml   # your servers (the script calls getCity, getWeather)
 
 For a real model, pass its name instead of ``FunctionModel(script)``: ``Agent("openai:gpt-5", ...)``.
 """
@@ -17,6 +18,7 @@ import asyncio
 import json
 import sys
 
+from pydantic import BaseModel
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -24,7 +26,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from gocode import Config, Toolbox, parse_config
 from gocode.integrations.pydantic_ai import GocodeToolset
 
-# What the scripted model writes: one program, two calls to the weather server.
+# What the scripted model writes: one program calling the weather server's tools and a Python function.
 CODE = """\
 city, err := getCity(ctx)
 if err != nil {
@@ -34,9 +36,23 @@ w, err := getWeather(ctx, GetWeatherInput{City: city.City})
 if err != nil {
 	return err
 }
-fmt.Printf("%s: %.1f°C, %s\\n", city.City, w.Temperature, w.Conditions)
+outfit, err := whatToWear(ctx, WhatToWearInput{Celsius: w.Temperature, Conditions: w.Conditions})
+if err != nil {
+	return err
+}
+fmt.Printf("%s: %.1f°C, %s; wear %s\\n", city.City, w.Temperature, w.Conditions, outfit.Wear)
 """
-EXPECTED = "It is Paris: 18.5°C, sunny"
+EXPECTED = "It is Paris: 18.5°C, sunny; wear a T-shirt"
+
+
+class Outfit(BaseModel):
+    wear: str
+    umbrella: bool
+
+
+def what_to_wear(celsius: float, conditions: str) -> Outfit:
+    """What to wear in this weather."""
+    return Outfit(wear="a coat" if celsius < 12 else "a T-shirt", umbrella=conditions == "rainy")
 
 
 def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -54,7 +70,8 @@ def demo_config() -> Config:
 
 
 async def ask(config: Config | str, question: str) -> str:
-    async with Toolbox(config) as toolbox:
+    # The Python function becomes the Go function whatToWear, beside the servers' tools.
+    async with Toolbox(config, tools=[what_to_wear]) as toolbox:
         agent = Agent(FunctionModel(script), toolsets=[GocodeToolset(toolbox)])
         return (await agent.run(question)).output
 

@@ -4,8 +4,8 @@ through a LangChain fake chat model that binds tools, pydantic-ai through ``Func
 
 Every model follows one script (:func:`next_step`): search the Go functions and call the tool
 excluded from code mode (two calls in one turn), run Go code that does not compile, run Go code
-that calls the demo weather server, then answer with what it read. The runs are real: the demo
-server over stdio, real Go builds."""
+that calls the demo weather server and a Python function, then answer with what it read. The
+runs are real: the demo server over stdio, real Go builds."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
 from gocode import SyncToolbox, Toolbox
 from gocode.view.search import SEARCH_TOOL_NAME
@@ -23,22 +24,37 @@ from tests.conftest import config_from, demo_stdio, load_script
 
 TOOL_NAME = "execute_go_code"
 BROKEN_CODE = 'w, _ := getWether(ctx, GetWeatherInput{City: "Oslo"})\nfmt.Println(w)'
+# One program: the weather server's tool, then a Python function of this file.
 CODE = """\
 w, err := getWeather(ctx, GetWeatherInput{City: "Oslo", Unit: UnitCelsius})
 if err != nil {
 	return err
 }
-fmt.Printf("Oslo: %.1f°C, %s\\n", w.Temperature, w.Conditions)
+outfit, err := whatToWear(ctx, WhatToWearInput{Celsius: w.Temperature, Conditions: w.Conditions})
+if err != nil {
+	return err
+}
+fmt.Printf("Oslo: %.1f°C, %s; wear %s\\n", w.Temperature, w.Conditions, outfit.Wear)
 """
-RAN = "Oslo: 4.0°C, cloudy\n"
+RAN = "Oslo: 4.0°C, cloudy; wear a coat\n"
+
+
+class Outfit(BaseModel):
+    wear: str
+    umbrella: bool
+
+
+def what_to_wear(celsius: float, conditions: str) -> Outfit:
+    """What to wear in this weather."""
+    return Outfit(wear="a coat" if celsius < 12 else "a T-shirt", umbrella=conditions == "rainy")
 
 
 def config() -> Any:
-    # The index disclosure offers search_go_tools; get_city stays a regular tool.
-    return config_from(
-        {"weather": demo_stdio()},
-        defaults={"codeMode": {"disclosure": "index", "excludedTools": ["weather.get_city"]}},
-    )
+    # The index disclosure offers search_go_tools; get_city stays a regular tool. Unsandboxed: the
+    # sandbox's process limit counts every process of the user on a busy machine, and it is not
+    # what these tests test.
+    code_mode = {"disclosure": "index", "excludedTools": ["weather.get_city"], "sandbox": "off"}
+    return config_from({"weather": demo_stdio()}, defaults={"codeMode": code_mode})
 
 
 Call = tuple[str, dict[str, Any]]
@@ -126,7 +142,7 @@ def test_openai_agents_runner_drives_execute_go_code(workspace):
     described: dict[str, str | None] = {}
 
     async def go() -> str:
-        async with Toolbox(config(), workspace=workspace) as toolbox:
+        async with Toolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
             described.update({t.name: t.description for t in toolbox.tools()})
             tools = function_tools(toolbox)
             assert [t.name for t in tools] == [TOOL_NAME, SEARCH_TOOL_NAME, "get_city"]
@@ -137,6 +153,7 @@ def test_openai_agents_runner_drives_execute_go_code(workspace):
     answer = anyio.run(go)
     assert [t.name for t in model.tools_seen] == [TOOL_NAME, SEARCH_TOOL_NAME, "get_city"]
     assert {t.name: t.description for t in model.tools_seen} == described  # the toolbox's own descriptions
+    assert "whatToWear" in (described[TOOL_NAME] or "")  # the Python function beside the server's tools
     check_outputs(model.outputs)
     assert answer == "answer: " + RAN
 
@@ -149,7 +166,7 @@ def test_openai_agents_run_sync_over_a_sync_toolbox(workspace):
 
     set_tracing_disabled(True)
     model = agents_model()
-    with SyncToolbox(config(), workspace=workspace) as toolbox:
+    with SyncToolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
         # run_sync starts its own event loop: a SyncToolbox answers from its own thread.
         agent = Agent(name="weather", model=model, tools=function_tools(toolbox))
         answer = Runner.run_sync(agent, "How is the weather in Oslo?").final_output
@@ -199,7 +216,7 @@ def test_langgraph_react_agent_drives_execute_go_code(workspace):
     model = langchain_model()
 
     async def go() -> dict[str, Any]:
-        async with Toolbox(config(), workspace=workspace) as toolbox:
+        async with Toolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
             tools = GocodeToolkit(toolbox=toolbox).get_tools()
             assert [t.name for t in tools] == [TOOL_NAME, SEARCH_TOOL_NAME, "get_city"]
             agent = create_react_agent(model, tools)
@@ -213,7 +230,7 @@ def test_langgraph_react_agent_drives_execute_go_code(workspace):
     assert [m.name for m in replies] == [SEARCH_TOOL_NAME, "get_city", TOOL_NAME, TOOL_NAME]
     # The artifact is the MCP result: the program's call to the weather server is in its _meta.
     calls = replies[-1].artifact["_meta"]["io.gocode/run"]["toolCalls"]
-    assert [(c["server"], c["tool"]) for c in calls] == [("weather", "get_weather")]
+    assert [(c["server"], c["tool"]) for c in calls] == [("weather", "get_weather"), ("python", "what_to_wear")]
     assert state["messages"][-1].content == "answer: " + RAN
 
 
@@ -221,7 +238,7 @@ def test_langgraph_react_agent_drives_execute_go_code(workspace):
 def test_langchain_tools_over_a_sync_toolbox_invoke_synchronously(workspace):
     from gocode.integrations.langchain import langchain_tools
 
-    with SyncToolbox(config(), workspace=workspace) as toolbox:
+    with SyncToolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
         tools = {t.name: t for t in langchain_tools(toolbox)}
         message = tools[TOOL_NAME].invoke({"type": "tool_call", "name": TOOL_NAME, "args": {"code": CODE}, "id": "c1"})
         assert message.content == RAN and message.status == "success"
@@ -234,7 +251,7 @@ def test_langchain_tools_over_an_async_toolbox_refuse_a_synchronous_call(workspa
     from gocode.integrations.langchain import langchain_tools
 
     async def go() -> None:
-        async with Toolbox(config(), workspace=workspace, prewarm=False) as toolbox:
+        async with Toolbox(config(), workspace=workspace, tools=[what_to_wear], prewarm=False) as toolbox:
             tool = langchain_tools(toolbox)[0]
             with pytest.raises(TypeError, match="runs in an event loop: call the tool asynchronously"):
                 tool.invoke({"code": CODE})
@@ -266,7 +283,7 @@ def test_pydantic_ai_function_model_drives_execute_go_code(workspace):
         return ModelResponse(parts=[ToolCallPart(tool_name=n, args=a) for n, a in step])
 
     async def go() -> str:
-        async with Toolbox(config(), workspace=workspace) as toolbox:
+        async with Toolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
             agent = Agent(FunctionModel(script), toolsets=[GocodeToolset(toolbox)])
             return (await agent.run("How is the weather in Oslo?")).output
 
@@ -284,7 +301,7 @@ def test_pydantic_ai_test_model_run_sync_over_a_sync_toolbox(workspace):
 
     from gocode.integrations.pydantic_ai import GocodeToolset
 
-    with SyncToolbox(config(), workspace=workspace, prewarm=False) as toolbox:
+    with SyncToolbox(config(), workspace=workspace, tools=[what_to_wear], prewarm=False) as toolbox:
         # run_sync starts its own event loop: a SyncToolbox answers from its own thread.
         agent = Agent(TestModel(call_tools=["get_city"]), toolsets=[GocodeToolset(toolbox)])
         output = agent.run_sync("Where am I?").output
