@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from gocode import SyncToolbox, Toolbox
 from gocode.view.search import SEARCH_TOOL_NAME
-from tests.conftest import config_from, demo_stdio, load_script
+from tests.conftest import EVERYTHING, config_from, demo_stdio, load_script, need
 
 TOOL_NAME = "execute_go_code"
 BROKEN_CODE = 'w, _ := getWether(ctx, GetWeatherInput{City: "Oslo"})\nfmt.Println(w)'
@@ -306,6 +306,42 @@ def test_pydantic_ai_test_model_run_sync_over_a_sync_toolbox(workspace):
         agent = Agent(TestModel(call_tools=["get_city"]), toolsets=[GocodeToolset(toolbox)])
         output = agent.run_sync("Where am I?").output
     assert {k: json.loads(v) for k, v in json.loads(output).items()} == {"get_city": {"city": "Paris"}}
+
+
+# --- images ------------------------------------------------------------------------------------
+
+
+@pytest.mark.net
+def test_an_excluded_tool_s_image_reaches_each_framework_as_an_image():
+    from agents import ToolOutputImage, ToolOutputText
+    from pydantic_ai import BinaryContent
+
+    from gocode.integrations.langchain import langchain_tools
+    from gocode.integrations.openai_agents import function_tools
+    from gocode.integrations.pydantic_ai import GocodeToolset
+
+    servers = {"everything": {"command": need(EVERYTHING)}}
+    config = config_from(servers, defaults={"codeMode": {"excludedTools": ["everything.get-tiny-image"]}})
+
+    async def go() -> tuple[Any, Any, Any]:
+        async with Toolbox(config, prewarm=False) as toolbox:
+            agents_tool = {t.name: t for t in function_tools(toolbox)}["get-tiny-image"]
+            chain_tool = {t.name: t for t in langchain_tools(toolbox)}["get-tiny-image"]
+            call = {"type": "tool_call", "name": "get-tiny-image", "args": {}, "id": "c1"}
+            return (
+                await agents_tool.on_invoke_tool(None, "{}"),
+                await chain_tool.ainvoke(call),
+                await GocodeToolset(toolbox).call_tool("get-tiny-image", {}, None, None),
+            )
+
+    agents_out, message, pydantic_out = anyio.run(go)
+    images = [p for p in agents_out if isinstance(p, ToolOutputImage)]
+    assert len(images) == 1 and images[0].image_url.startswith("data:image/png;base64,iVBOR")
+    assert any(isinstance(p, ToolOutputText) and p.text for p in agents_out)
+    blocks = [b for b in message.content if b["type"] == "image"]
+    assert len(blocks) == 1 and blocks[0]["mime_type"] == "image/png" and blocks[0]["base64"].startswith("iVBOR")
+    binary = [p for p in pydantic_out if isinstance(p, BinaryContent)]
+    assert len(binary) == 1 and binary[0].media_type == "image/png" and binary[0].data.startswith(b"\x89PNG")
 
 
 # --- the examples ------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import TypeAlias
 import anyio.to_thread
 import mcp_types as types
 
+from gocode.tool_formats import describe_part
 from gocode.toolbox import SyncToolbox, Toolbox, ToolResult
 
 AnyToolbox: TypeAlias = Toolbox | SyncToolbox
@@ -68,3 +69,14 @@ def call_blocking(toolbox: AnyToolbox, name: str, arguments: dict[str, object] |
         f"{name} was called synchronously, but its Toolbox runs in an event loop: call the tool "
         "asynchronously (ainvoke, arun), or build the tools from a SyncToolbox"
     )
+
+
+def parts(result: ToolResult) -> list[str | types.ImageContent] | None:
+    """A result with images as its parts, texts described as everywhere else; ``None`` without images.
+
+    Excluded tools that return images are offered as regular tools so the model sees the image
+    (the frameworks accept images in a tool result); everything else is the result's text.
+    """
+    if not any(isinstance(p, types.ImageContent) for p in result.result.content):
+        return None
+    return [p if isinstance(p, types.ImageContent) else describe_part(p) for p in result.result.content]

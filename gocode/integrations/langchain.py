@@ -12,7 +12,8 @@
 
 ``execute_go_code``, ``search_go_tools`` (when offered) and every tool excluded from code mode
 become one :class:`GocodeTool` each, with the toolbox's descriptions and input schemas (bound
-to a chat model as they are). A tool's message content is the result's text; its artifact the
+to a chat model as they are). A tool's message content is the result's text (with images, a
+list of standard ``text`` and ``image`` content blocks); its artifact the
 MCP result as JSON (``structuredContent``, and for Go code the run's timings and tool calls in
 ``_meta``). A failed call (a compile error, a tool error, a timeout) becomes a ``ToolMessage``
 with ``status="error"`` and the error text, which the model reads and can act on; it never
@@ -30,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from gocode.integrations import AnyToolbox, call, call_blocking, input_schema, missing_framework, offered_tools
+from gocode.integrations import AnyToolbox, call, call_blocking, input_schema, missing_framework, offered_tools, parts
 from gocode.toolbox import ToolResult
 
 try:
@@ -52,10 +53,10 @@ class GocodeTool(BaseTool):
 
     # The arguments arrive as keywords exactly as the model sent them (the schema is the
     # server's JSON Schema, so LangChain does not validate them; the toolbox and server do).
-    def _run(self, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    def _run(self, **arguments: Any) -> tuple[str | list[Any], dict[str, Any]]:
         return _answer(call_blocking(self.toolbox, self.name, arguments))
 
-    async def _arun(self, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    async def _arun(self, **arguments: Any) -> tuple[str | list[Any], dict[str, Any]]:
         return _answer(await call(self.toolbox, self.name, arguments))
 
 
@@ -78,7 +79,16 @@ def langchain_tools(toolbox: AnyToolbox) -> list[GocodeTool]:
     ]
 
 
-def _answer(result: ToolResult) -> tuple[str, dict[str, Any]]:
+def _answer(result: ToolResult) -> tuple[str | list[Any], dict[str, Any]]:
     if result.is_error:
         raise ToolException(result.text)
-    return result.text, result.result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    found = parts(result)
+    content: str | list[Any] = result.text
+    if found is not None:  # standard content blocks, which every chat model integration reads
+        content = [
+            {"type": "text", "text": p}
+            if isinstance(p, str)
+            else {"type": "image", "base64": p.data, "mime_type": p.mime_type}
+            for p in found
+        ]
+    return content, result.result.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -11,7 +11,8 @@
         print((await agent.run("What's the weather where I am?")).output)
 
 ``execute_go_code``, ``search_go_tools`` (when offered) and every tool excluded from code mode
-are the toolset's tools, with the toolbox's descriptions and input schemas. The list is read
+are the toolset's tools, with the toolbox's descriptions and input schemas; a result is its
+text (images stay images, as ``BinaryContent``). The list is read
 at every step of a run, so tools a server adds later appear on their own. A failed call (a
 compile error, a tool error, a timeout) is raised as ``ToolFailed``: the model sees the error
 text as a failed tool result and can act on it, and no retry budget is spent.
@@ -21,14 +22,15 @@ Install with ``pip install 'gocode[pydantic-ai]'``.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pydantic_core
 
-from gocode.integrations import AnyToolbox, call, input_schema, missing_framework, offered_tools
+from gocode.integrations import AnyToolbox, call, input_schema, missing_framework, offered_tools, parts
 
 try:
-    from pydantic_ai import RunContext, ToolFailed
+    from pydantic_ai import BinaryContent, RunContext, ToolFailed
     from pydantic_ai.tools import ToolDefinition
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 except ImportError as exc:  # pragma: no cover - exercised by the missing-extra test
@@ -77,8 +79,14 @@ class GocodeToolset(AbstractToolset[Any]):
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
-    ) -> str:
+    ) -> str | list[str | BinaryContent]:
         result = await call(self.toolbox, name, tool_args)
         if result.is_error:
             raise ToolFailed(result.text)
-        return result.text
+        found = parts(result)
+        if found is None:
+            return result.text
+        return [
+            p if isinstance(p, str) else BinaryContent(data=base64.b64decode(p.data), media_type=p.mime_type)
+            for p in found
+        ]
