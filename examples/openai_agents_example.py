@@ -83,7 +83,7 @@ class ScriptedModel(Model):
 
 def demo_config() -> Config:
     """The bundled demo weather server, started with this Python."""
-    servers = {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo_server"]}}
+    servers = {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo.server"]}}
     return parse_config(json.dumps({"mcpServers": servers}), "demo.json")
 
 

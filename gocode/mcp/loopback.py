@@ -35,7 +35,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from gocode.mcp.provider import ToolProvider, ToolProviderError
-from gocode.run.runner import ToolCall
+from gocode.mcp.toolcall import ToolCall
 from gocode.toolset import LEGACY_PROTOCOL, ServerTools
 
 SERVER_HEADER = "X-Gocode-Server"
