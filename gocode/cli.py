@@ -751,6 +751,26 @@ fmt.Printf("Weather: %.1f°F, %s\\n", weather.Temperature, weather.Conditions)
 """
 
 
+@main.command()
+@click.argument("prompt")
+@config_option
+@click.option("--model", "model", envvar="GOCODE_MODEL", show_envvar=True, help="Model ref in models[] to ask.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole transcript as one JSON document.")
+@click.option(
+    "--max-repairs", type=click.IntRange(0, 10), default=2, show_default=True, help="Fixes after a failed run."
+)
+@handle_errors
+def ask(prompt: str, config_path: str | None, model: str | None, as_json: bool, max_repairs: int) -> None:
+    """Answer PROMPT with a model from models[]: it writes Go that calls the tools, gocode runs and repairs it.
+
+    Each step goes to stderr as it happens; the answer (or, with --json, the transcript) to stdout.
+    Exit 1: no tool fits or no working program; 2: the model or gocode could not be used. See docs/ask.md.
+    """
+    from gocode.agent import console
+
+    sys.exit(console.ask(config_path, prompt, model=model, max_repairs=max_repairs, as_json=as_json))
+
+
 @main.command("demo-server", context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def demo_server_cmd(args: tuple[str, ...]) -> None:
