@@ -166,6 +166,8 @@ class _SDKClient:
                     text, usage = await self._send(system, messages)
         except sdk.APIError as exc:
             raise self._error(exc, attempts) from None
+        except ValueError as exc:  # a body that is not JSON (the SDKs let the decoder's error through)
+            raise self.unreadable(f"{type(exc).__name__}: {exc}") from None
         return Reply(text, usage, (time.monotonic() - start) * 1000, attempts, waits)
 
     def _error(self, exc: Any, attempts: int) -> ModelError:
@@ -281,4 +283,4 @@ def retry_after(exc: BaseException | None) -> float | None:
     return max(when.timestamp() - time.time(), 0.0)
 
 
-_backoff = wait_exponential_jitter(initial=0.5, max=8.0)
+_backoff = wait_exponential_jitter(multiplier=0.5, max=8.0, jitter=0.5)
