@@ -17,7 +17,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,11 +129,6 @@ class ScriptedLLM:
         self._thread.join(10)
         self._sock.close()
 
-    def usage(self) -> dict[str, int]:
-        """Tokens over every request so far, as the endpoint reported them."""
-        inp = sum(prompt_tokens(r.body) for r in self.requests)
-        return {"requests": len(self.requests), "input": inp}
-
     async def _turn(self, request: Request) -> tuple[Recorded, Turn]:
         raw = await request.body()
         try:
@@ -202,9 +197,3 @@ class ScriptedLLM:
             "usage": {"input_tokens": prompt_tokens(rec.body), "output_tokens": _completion_tokens(turn)},
         }
         return JSONResponse(doc, headers=turn.headers)
-
-
-def serve(script: Script) -> Iterator[ScriptedLLM]:
-    """For fixtures: ``yield from serve(turns)``."""
-    with ScriptedLLM(script) as llm:
-        yield llm

@@ -30,7 +30,9 @@ class StepPrinter:
     def __init__(self, stream: IO[str] | None = None, *, live: bool | None = None) -> None:
         stream = stream or sys.stderr
         self.live = stream.isatty() if live is None else live
-        self._console = Console(file=stream, highlight=False, force_terminal=self.live or None, no_color=not self.live)
+        self._console = Console(
+            file=stream, highlight=False, soft_wrap=True, force_terminal=self.live or None, no_color=not self.live
+        )
         self._stream = stream
         self._status: Status | None = None
 

@@ -27,15 +27,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Protocol
 
+import anyio
 import anyio.from_thread
+import anyio.to_thread
 
 from gocode.agent import prompts
 from gocode.agent.llm import ChatClient, Message, ModelError, Reply, Usage, client_for
+from gocode.codemode import CodeMode
 from gocode.config import Config, ModelConfig, load_config
 from gocode.run.runner import RunResult
 from gocode.toolbox import Toolbox
 from gocode.view import search as search_mod
 from gocode.view.modelview import render_funcs, render_names
+from gocode.view.search import ToolEntry
 
 DEFAULT_MAX_REPAIRS = 2
 NAMES_PER_SERVER = 30
@@ -298,24 +302,14 @@ class Orchestrator:
         self._notify(decide, summary=f"needs tools: {query}")
 
         step = self._begin(t, start, Step("search", f"searching the tools for {query!r}", query=query))
-        found: dict[str, Any] = {}
-        misses: list[str] = []
-        for part in [q.strip() for q in query.split(";") if q.strip()] or [query]:
-            try:
-                got = search_mod.answer(
-                    code_mode.search_index(), {"query": part, "limit": TOOLS_PER_TASK}, code_mode.view.excluded
-                )
-            except search_mod.SearchRequestError as exc:
-                misses.append(str(exc))
-                continue
-            for e in got.found:
-                found.setdefault(e.qualified, e)
+        # The index (and the embedding model, on first use) is built off the event loop.
+        found, misses = await anyio.to_thread.run_sync(select_tools, code_mode, query)
         if not found:
             self._end(step, ok=False, summary="; ".join(misses))
             raise _Failed("tools", f"no tool for this request: {'; '.join(misses)}")
-        step.tools = [e.function for e in found.values()]
+        step.tools = [e.function for e in found]
         self._end(step, summary="found " + ", ".join(step.tools))
-        declarations = render_funcs(package, [e.func for e in found.values()], ranked=True)
+        declarations = render_funcs(package, [e.func for e in found], ranked=True)
 
         system = prompts.WRITE.format(rules=code_mode.rules().rstrip())
         messages = [Message("user", prompts.write_request(prompt, declarations))]
@@ -405,6 +399,23 @@ class Orchestrator:
             step.summary = summary
         if self.observer is not None:
             self.observer.finished(step)
+
+
+def select_tools(code_mode: CodeMode, query: str) -> tuple[list[ToolEntry], list[str]]:
+    """The tools for the tasks of a ``TOOLS:`` reply (``;``-separated), best first and each once,
+    found as ``search_go_tools`` finds them; and why a task matched nothing."""
+    found: dict[str, ToolEntry] = {}
+    misses: list[str] = []
+    for part in [q.strip() for q in query.split(";") if q.strip()] or [query]:
+        arguments = {"query": part, "limit": TOOLS_PER_TASK}
+        try:
+            got = search_mod.answer(code_mode.search_index(), arguments, code_mode.view.excluded)
+        except search_mod.SearchRequestError as exc:
+            misses.append(str(exc))
+            continue
+        for e in got.found:
+            found.setdefault(e.qualified, e)
+    return list(found.values()), misses
 
 
 def _first_line(text: str) -> str:
