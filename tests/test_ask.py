@@ -121,14 +121,19 @@ def test_a_prompt_that_needs_no_tools_is_answered_directly(tmp_path: Path) -> No
     assert "no tools needed" in got.stderr
 
 
-def test_sync_orchestrator_answers_from_the_program(tmp_path: Path) -> None:
-    turns = [Turn("TOOLS: weather of a city"), Turn(go_block(FIXED)), Turn(ANSWER)]
+def test_sync_orchestrator_repairs_a_runtime_error(tmp_path: Path) -> None:
+    atlantis = 'w := must(getWeather(ctx, GetWeatherInput{City: "Atlantis"}))\nfmt.Println(w.Temperature)\n'
+    turns = [Turn("TOOLS: weather of a city"), Turn(go_block(atlantis)), Turn(go_block(FIXED)), Turn(ANSWER)]
     with ScriptedLLM(turns) as llm:
         config = write_config(tmp_path / "gocode.json", "openai", llm.openai_url)
         with SyncOrchestrator(str(config), env={"TEST_KEY": KEY}) as orchestrator:
             t = orchestrator.ask(PROMPT)
-    assert (t.ok, t.answer, t.repairs) == (True, ANSWER, 0)
-    assert t.steps[3].run is not None and t.steps[3].run.output == "Paris: 18.5 celsius, sunny\n"
+    assert (t.ok, t.answer, t.repairs) == (True, ANSWER, 1)
+    failed, fixed = [s.run for s in t.steps if s.run is not None]
+    assert failed is not None and failed.phase == "runtime"
+    assert fixed is not None and fixed.output == "Paris: 18.5 celsius, sunny\n"
+    repair = last_user(llm.requests[2])
+    assert "runtime error" in repair and "unknown city 'Atlantis'; known cities:" in repair
 
 
 def test_a_model_that_never_writes_working_code_stops_after_the_repairs(tmp_path: Path) -> None:
