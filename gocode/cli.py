@@ -768,6 +768,8 @@ def ask(prompt: str, config_path: str | None, model: str | None, as_json: bool, 
     """
     from gocode.agent import console
 
+    if not prompt.strip():
+        raise click.BadParameter("the prompt is empty", param_hint="PROMPT")
     sys.exit(console.ask(config_path, prompt, model=model, max_repairs=max_repairs, as_json=as_json))
 
 

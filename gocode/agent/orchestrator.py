@@ -343,6 +343,7 @@ class Orchestrator:
             t.repairs += 1
             messages.append(Message("user", feedback))
 
+        assert run is not None  # the loop ends only on a run that succeeded
         system = prompts.ANSWER
         answer = await self._request(
             t, start, "answer", "answering from the program's output", system,
