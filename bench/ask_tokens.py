@@ -48,7 +48,7 @@ ANSWER = "It is 18.5 °C and sunny in Paris."
 
 
 def config(url: str, more: bool, code_mode: bool = True) -> Config:
-    servers: dict[str, Any] = {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo_server"]}}
+    servers: dict[str, Any] = {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo.server"]}}
     if more:
         servers["time"] = {"command": str(Path(sys.executable).parent / "mcp-server-time")}
         servers["everything"] = {"command": str(ROOT / ".cache/npm/node_modules/.bin/mcp-server-everything")}

@@ -22,15 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gocode.build.workspace import Progress, Workspace
+from gocode.compile.workspace import Progress, Workspace
 from gocode.config import CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError
 from gocode.mcp.discovery import DiscoveryResult, discover
+from gocode.program.diagnostics import parse_diagnostics
 from gocode.program.modelcode import split_code
 from gocode.run.env import unsandboxed_env
-from gocode.run.runner import RunResult, parse_diagnostics, run_program
+from gocode.run.runner import RunResult, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
-from gocode.schema.gotypes import Package, build_package
+from gocode.schema.builder import build_package
+from gocode.schema.ir import Package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full

@@ -42,9 +42,9 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode import tool_formats
-from gocode.build import housekeeping
-from gocode.build.workspace import Progress, Workspace
 from gocode.codemode import TOOL_NAME, CodeMode
+from gocode.compile import housekeeping
+from gocode.compile.workspace import Progress, Workspace
 from gocode.config import Config, load_config
 from gocode.errors import GocodeError
 from gocode.mcp import logs
@@ -476,7 +476,7 @@ class Toolbox:
 
     async def housekeep(self) -> dict[str, Any] | None:
         """Mark this toolbox's workspace and bindings used, and bound the cache (see
-        :mod:`gocode.build.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
+        :mod:`gocode.compile.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
         self._last_housekeeping = time.monotonic()
         try:
             ws = self.code_mode.workspace

@@ -39,7 +39,7 @@ def go_block(code: str) -> str:
 
 
 def write_config(path: Path, provider: str, base_url: str, **code_mode: object) -> Path:
-    demo = {"command": sys.executable, "args": ["-m", "gocode.demo_server"], "cwd": str(ROOT)}
+    demo = {"command": sys.executable, "args": ["-m", "gocode.demo.server"], "cwd": str(ROOT)}
     model = {"ref": "m", "type": provider, "id": "test-model", "base_url": base_url, "api_key_env": "TEST_KEY"}
     doc: dict = {"mcpServers": {"weather": demo}, "models": [model]}
     if code_mode:

@@ -32,8 +32,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
+from gocode.mcp.toolcall import ToolCall
 from gocode.mcp.upstream import Upstream, UpstreamError
-from gocode.run.runner import ToolCall
 from gocode.toolset import LEGACY_PROTOCOL
 
 SERVER_HEADER = "X-Gocode-Server"
