@@ -164,7 +164,9 @@ def main() -> None:
         print(f"\n{task}")
         for r in rows:
             per = " + ".join(str(n) for n in r["per_request"])
-            print(f"  {r['way']:<13} {r['requests']} requests  {r['input_tokens']:>6} tokens in  ({per})")
+            print(
+                f"  {r['way']:<13} {r['requests']} request{'' if r['requests'] == 1 else 's'}  {r['input_tokens']:>6} tokens in  ({per})"
+            )
 
 
 if __name__ == "__main__":
