@@ -1,0 +1,1 @@
+"""Tools gocode offers beside the servers' own (saved programs)."""
