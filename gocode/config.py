@@ -51,6 +51,7 @@ class ServerConfig(_Strict):
     disabled_tools: tuple[str, ...] = Field(default=(), alias="disabledTools")
     learn_shapes: bool = Field(
         default=True,
+        strict=True,
         alias="learnShapes",
         description="record the shape of this server's results (docs/result-shapes.md)",
     )

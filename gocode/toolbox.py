@@ -52,6 +52,7 @@ from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
+from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
 from gocode.program.render import tools_import_path
 from gocode.run.limiter import Busy, RunLimiter, default_limit
@@ -248,6 +249,8 @@ class Toolbox:
         self._started = False  # tool-list changes before the first build are part of it
         # Tool listings a server allows to be kept (ttlMs): None is the default directory.
         self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
+        # Learned result shapes live beside the listings (none without a listing cache).
+        self.code_mode.shapes = ShapeRecorder(self._listing_cache, dict(self.config.mcp_servers))
         self.pooled = pooled
         self._loopback: Loopback | None = None
         self._progress = progress
@@ -305,6 +308,7 @@ class Toolbox:
                     self.settings.clamp_timeout(None),
                     self.code_mode.allows,
                     search=self.code_mode.runtime_search,
+                    shapes=self.code_mode.shapes,
                 )
                 await self._loopback.start(self._tg)
             if self._prewarm and self.settings.enabled:

@@ -32,6 +32,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
+from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.toolcall import ToolCall
 from gocode.mcp.upstream import Upstream, UpstreamError
 from gocode.toolset import LEGACY_PROTOCOL
@@ -74,8 +75,10 @@ class Loopback:
         call_timeout: float,
         allows: Callable[[str, str], bool],
         search: SearchFn | None = None,
+        shapes: ShapeRecorder | None = None,
     ) -> None:
         self.upstreams = upstreams
+        self.shapes = shapes  # learns what each tool's results look like
         self.search = search
         self.call_timeout = call_timeout
         # Only code-mode tools: not the excluded ones, not a server's disabledTools. The
@@ -202,6 +205,8 @@ class Loopback:
             result = await upstream.call(params.name, params.arguments, self.call_timeout)
             if result.is_error:
                 error = "isError"
+            elif self.shapes is not None:
+                self.shapes.observe(upstream.name, params.name, result)
             return result
         except MCPError as exc:
             error = str(exc)
