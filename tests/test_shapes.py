@@ -67,7 +67,8 @@ def test_json_shapes_merge_and_keep_no_values():
 
 
 @pytest.mark.fast
-def test_sampling_is_off_per_server_and_strictly_validated(tmp_path):
+def test_sampling_is_off_per_server_and_strictly_validated(tmp_path, monkeypatch):
+    monkeypatch.delenv("GOCODE_SHAPES_DIR")
     servers = {
         "on": ServerConfig(command="x"),
         "off": ServerConfig.model_validate({"command": "x", "learnShapes": False}),
@@ -96,7 +97,8 @@ def _repo(path: Path) -> None:
 
 
 @pytest.mark.go
-def test_git_log_shape_is_learned_and_shown_in_search(workspace, tmp_path):
+def test_git_log_shape_is_learned_and_shown_in_search(workspace, tmp_path, monkeypatch):
+    monkeypatch.delenv("GOCODE_SHAPES_DIR")
     repo = tmp_path / "repo"
     repo.mkdir()
     _repo(repo)

@@ -60,8 +60,10 @@ class ListingCache:
 
     def shapes_path(self, name: str, server: ServerConfig) -> Path:
         """Where the shapes learned from this server's results are kept (see gocode.mcp.shapes);
-        unlike a listing, they outlive ``ttlMs`` and ``list_changed``."""
-        return self.root / "shapes" / f"{self._key(name, server)}.json"
+        unlike a listing, they outlive ``ttlMs`` and ``list_changed``. ``$GOCODE_SHAPES_DIR``
+        moves them (tests keep each one's own)."""
+        base = os.environ.get("GOCODE_SHAPES_DIR")
+        return (Path(base) if base else self.root / "shapes") / f"{self._key(name, server)}.json"
 
     def load(self, name: str, server: ServerConfig, now: float | None = None) -> CachedListing | None:
         """The fresh entry for this server, if there is one."""
