@@ -52,6 +52,12 @@ class ServerConfig(_Strict):
     timeout: float = Field(default=DEFAULT_CONNECT_TIMEOUT_S, gt=0, description="connect timeout, seconds")
     enabled_tools: tuple[str, ...] | None = Field(default=None, alias="enabledTools")
     disabled_tools: tuple[str, ...] = Field(default=(), alias="disabledTools")
+    learn_shapes: bool = Field(
+        default=True,
+        strict=True,
+        alias="learnShapes",
+        description="record the shape of this server's results (docs/result-shapes.md)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -130,6 +136,9 @@ class CodeModeConfig(_Strict):
     )
     max_queued_runs: int | None = Field(
         default=None, ge=0, alias="maxQueuedRuns", description="programs waiting for a slot; default 4 x the bound"
+    )
+    saved_programs: bool = Field(
+        default=False, alias="savedPrograms", description="offer save_go_program and the saved programs as tools"
     )
 
     @field_validator("sandbox", mode="before")

@@ -152,7 +152,9 @@ def search(config_path: str | None, model: str | None, limit: int, as_json: bool
     cm = _code_mode(config_path, model)
     found = cm.search_index().search(text, limit)
     if as_json:
-        click.echo(json.dumps([search_mod.entry_json(cm.package, e, i + 1) for i, e in enumerate(found)]))
+        click.echo(
+            json.dumps([search_mod.entry_json(cm.package, e, i + 1, cm.shapes.comments()) for i, e in enumerate(found)])
+        )
     else:
         width = max((len(e.qualified) for e in found), default=0)
         for i, e in enumerate(found, 1):
@@ -185,9 +187,11 @@ def describe(config_path: str | None, model: str | None, as_json: bool, names: t
             missing.append(search_mod.missing_note(index, name))
         found.update((e.qualified, e) for e in hits)
     if as_json:
-        click.echo(json.dumps([search_mod.entry_json(cm.package, e) for e in found.values()]))
+        click.echo(
+            json.dumps([search_mod.entry_json(cm.package, e, shapes=cm.shapes.comments()) for e in found.values()])
+        )
     elif found:
-        click.echo(render_funcs(cm.package, [e.func for e in found.values()]), nl=False)
+        click.echo(render_funcs(cm.package, [e.func for e in found.values()], shapes=cm.shapes.comments()), nl=False)
     for note in missing:
         _err(f"gocode: {note}")
     sys.exit(1 if missing else 0)

@@ -38,7 +38,7 @@ from gocode.schema.names import words
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view import semantic as semantic_mod
 from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
-from gocode.view.modelview import render_funcs, signature
+from gocode.view.modelview import Shapes, render_funcs, signature
 from gocode.view.rules import SEARCH_TOOL_NAME
 
 # Bounds on what one request may ask for (a model's request is untrusted input).
@@ -532,14 +532,14 @@ def answer(index: SearchIndex, arguments: dict[str, Any] | None, regular: Iterab
     return SearchAnswer(tuple(found.values()), tuple(notes))
 
 
-def answer_text(package: Package, got: SearchAnswer) -> str:
+def answer_text(package: Package, got: SearchAnswer, shapes: Shapes | None = None) -> str:
     """The Go declarations of the tools found, best first (each type once), then the notes."""
-    text = render_funcs(package, [e.func for e in got.found], ranked=True)
+    text = render_funcs(package, [e.func for e in got.found], ranked=True, shapes=shapes)
     notes = "".join(f"// {n}\n" for n in got.notes)
     return f"```go\n{text}{notes}```\n"
 
 
-def entry_json(package: Package, e: ToolEntry, rank: int | None = None) -> dict[str, Any]:
+def entry_json(package: Package, e: ToolEntry, rank: int | None = None, shapes: Shapes | None = None) -> dict[str, Any]:
     """One tool for ``gocode search/describe --json``: where it lives and its full declaration."""
     doc: dict[str, Any] = {"rank": rank} if rank is not None else {}
     return doc | {
@@ -548,5 +548,5 @@ def entry_json(package: Package, e: ToolEntry, rank: int | None = None) -> dict[
         "function": e.function,
         "signature": e.signature,
         "description": e.description,
-        "declaration": render_funcs(package, [e.func]),
+        "declaration": render_funcs(package, [e.func], shapes=shapes),
     }
