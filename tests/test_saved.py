@@ -106,10 +106,13 @@ def test_saved_program_is_offered_on_the_next_list_and_runs(workspace, state):
 @pytest.mark.go
 def test_built_binary_runs_standalone(workspace, state, tmp_path):
     cfg = tmp_path / "gocode.json"
-    cfg.write_text(json.dumps({"mcpServers": {"git": {"command": need(GIT_SERVER)}}}))
+    # A secret the config takes from the environment must not be written into the binary.
+    secret = f"s3cret-{os.getpid()}-{tmp_path.name}"
+    server = {"command": need(GIT_SERVER), "env": {"GIT_SECRET_FOR_TEST": "${SAVED_TEST_SECRET}"}}
+    cfg.write_text(json.dumps({"mcpServers": {"git": server}}))
     src = tmp_path / "last.go"
     src.write_text(LAST_COMMITS)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SAVED_TEST_SECRET": secret}
     gocode = [sys.executable, "-m", "gocode.cli"]
     save = subprocess.run([*gocode, "save", "-c", str(cfg), "last_commits", str(src)], env=env, capture_output=True)
     assert save.returncode == 0, save.stderr
@@ -120,12 +123,16 @@ def test_built_binary_runs_standalone(workspace, state, tmp_path):
         [*gocode, "build", "-c", str(cfg), "last_commits", "-o", str(out)], env=env, capture_output=True
     )
     assert built.returncode == 0, built.stderr
+    assert secret.encode() not in out.read_bytes()
+    assert b"${SAVED_TEST_SECRET}" in out.read_bytes()
     # Outside gocode: no GOCODE_SERVERS, no Python path, another directory.
     run = subprocess.run(
         [str(out), json.dumps({"repo": str(ROOT), "count": 3})],
-        env={"PATH": "/usr/bin:/bin"}, cwd="/", capture_output=True, text=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "SAVED_TEST_SECRET": "x"}, cwd="/", capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert run.returncode == 0 and run.stdout == subjects(3), run.stderr
+    unset = subprocess.run([str(out), "{}"], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+    assert unset.returncode == 2 and "SAVED_TEST_SECRET is not set" in unset.stderr
     bad = subprocess.run([str(out), "{"], env={}, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "bad input" in bad.stderr
 

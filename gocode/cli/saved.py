@@ -68,15 +68,20 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
     It starts (or dials) the config's servers itself; its input is the JSON in $GOCODE_INPUT or
     its first argument; $GOCODE_SERVERS overrides the servers built into it.
     """
-    from gocode.codemode import CodeMode
-    from gocode.config import load_config
+    from gocode.codemode import CodeMode, server_spec
+    from gocode.config import KEEP_REFERENCES, load_config
     from gocode.tools.saved import SavedProgramError, SavedStore, build_binary
 
     async def build() -> Path:
         program = SavedStore().load(name)
         cm = CodeMode(load_config(config_path), model)
         await cm.refresh()
-        return await build_binary(cm.workspace, cm.package, program, cm.server_specs(), Path(out))
+        # The binary carries the config's servers with their ${VAR}s unexpanded: it reads them
+        # from its own environment when it starts, so no secret of this machine is built in.
+        raw = load_config(config_path, KEEP_REFERENCES).mcp_servers
+        view = cm.view
+        specs = {n: server_spec(raw[n], view.protocols[n]) for n in cm.code_servers(view)}
+        return await build_binary(cm.workspace, cm.package, program, specs, Path(out))
 
     try:
         click.echo(str(asyncio.run(build())))
