@@ -325,14 +325,27 @@ def _read_code(source: str) -> str:
     help="The program starts (or dials) the servers itself, as a standalone program would, "
     "instead of reaching them through gocode's sessions.",
 )
+@click.option(
+    "--plan", "plan_only", is_flag=True, help="Only check the code and print the tools it can call; run nothing."
+)
 @click.argument("source", metavar="FILE|-")
 @handle_errors
 def exec_cmd(
-    config_path: str | None, model: str | None, timeout: float | None, as_json: bool, direct: bool, source: str
+    config_path: str | None,
+    model: str | None,
+    timeout: float | None,
+    as_json: bool,
+    direct: bool,
+    plan_only: bool,
+    source: str,
 ) -> None:
     """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
     code = _read_code(source)
     config = load_config(config_path)
+    if plan_only:
+        ok, text = asyncio.run(plan_text(config, model, code, as_json))
+        click.echo(text) if ok else _err(text)
+        sys.exit(0 if ok else 1)
     result = asyncio.run(_exec(config, model, code, timeout, direct))
     if as_json:
         click.echo(json.dumps(result.as_json()))
@@ -343,6 +356,18 @@ def exec_cmd(
         elif result.stderr.strip():
             _err(result.stderr.rstrip())
     sys.exit(0 if result.ok else 1)
+
+
+async def plan_text(config: Config, model: str | None, code: str, as_json: bool) -> tuple[bool, str]:
+    """(ok, what to print) for ``gocode exec --plan``: the tools, or why the code does not check."""
+    cm = CodeMode(config, model)
+    await cm.refresh()
+    got = await cm.plan(code, progress=_progress)
+    if got.plan is None:
+        return False, json.dumps({"ok": False, "errors": got.output}) if as_json else got.output.rstrip()
+    if as_json:
+        return True, json.dumps({"ok": True, "plan": got.plan.as_json()})
+    return True, got.plan.text()
 
 
 async def _exec(config: Config, model: str | None, code: str, timeout: float | None, direct: bool) -> Any:

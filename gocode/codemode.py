@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gocode.build.workspace import Progress, Workspace
+from gocode.build.workspace import BuildResult, Progress, Workspace
 from gocode.config import CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError
 from gocode.mcp.discovery import DiscoveryResult, discover
@@ -365,6 +365,13 @@ class CodeMode:
             await asyncio.to_thread(self.workspace.ensure, progress)
         await self.workspace.build(self.package, split_code(""))
 
+    async def plan(self, code: str, progress: Progress | None = None) -> BuildResult:
+        """Which tools ``code`` can call (``BuildResult.plan``), from the type check alone:
+        nothing is compiled or run."""
+        if not self.workspace.ready:
+            await asyncio.to_thread(self.workspace.ensure, progress)
+        return await self.workspace.plan(self.package, split_code(code))
+
     async def execute(
         self,
         code: str,
@@ -447,6 +454,7 @@ class CodeMode:
         if unconfined_note is not None:
             result.sandbox = unconfined_note
         result.build_ms = build.duration_ms
+        result.plan = build.plan.as_json() if build.plan is not None else None
         result.cached_binary = build.cached
         result.build_mode = build.mode
         result.warnings = list(build.notes)

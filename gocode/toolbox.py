@@ -53,6 +53,7 @@ from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
+from gocode.program.plan import PLAN_META_KEY
 from gocode.program.render import tools_import_path
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.runner import RunResult
@@ -150,6 +151,8 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "retryable": run.phase == "busy",
         }
     }
+    if run.plan is not None:
+        meta[PLAN_META_KEY] = run.plan
     warning = (run.sandbox or {}).get("warning")
     if warning:  # a weaker sandbox than asked for is something the model's user must see
         note = f"\n[{warning}]"

@@ -81,6 +81,7 @@ class RunResult:
     pooled: bool = False  # the program reached the servers through the controller's sessions
     tool_calls: list[ToolCall] = field(default_factory=list)
     sandbox: dict[str, Any] | None = None  # the effective policy when sandboxed (tier, limits, …)
+    plan: dict[str, Any] | None = None  # the tools the program could call, known before it ran
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
