@@ -18,6 +18,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from gocode.config import CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError
 from gocode.mcp.discovery import DiscoveryResult, discover
 from gocode.program.modelcode import split_code
+from gocode.program.plan import Plan, plan_from_answer, program_hash
+from gocode.run.approvals import ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
 from gocode.run.runner import RunResult, parse_diagnostics, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
@@ -155,6 +158,7 @@ class CodeMode:
         self._view: ToolView | None = None
         self._package: Package | None = None
         self._allowed: frozenset[tuple[str, str]] = frozenset()  # (server, tool) in code mode
+        self._infos: dict[tuple[str, str], ToolInfo] = {}
         self._unavailable: dict[str, str] = {}  # server -> why it is down
         self._tool_warnings: tuple[str, ...] = ()
         self._active = self.settings.enabled is True
@@ -190,9 +194,9 @@ class CodeMode:
         enabled = code_mode_on(self.settings, servers)
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
         package = build_package(view.code_tools)
-        allowed = frozenset((s.server, t.name) for s in view.code_tools.servers for t in s.tools)
+        infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
-        self._view, self._package, self._allowed = view, package, allowed
+        self._view, self._package, self._allowed, self._infos = view, package, frozenset(infos), infos
         self._active = enabled
         self._unavailable = dict(sorted((unavailable or {}).items()))
         self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
@@ -380,14 +384,19 @@ class CodeMode:
         *,
         specs: dict[str, dict[str, Any]] | None = None,
         sandbox_port: int | None = None,
+        approve: Approver | None = None,
+        on_plan: Callable[[Plan], None] | None = None,
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
         ``specs`` overrides how the program reaches the servers (a controller's loopback
-        endpoint); by default it starts or dials them itself (direct mode).
+        endpoint); by default it starts or dials them itself (direct mode). A program that can
+        call tools needing approval (``codeMode.approval``) runs only if ``approve`` says so;
+        ``on_plan`` learns what the program can call before it starts (the loopback endpoint
+        refuses anything else).
         """
         start = time.monotonic()
-        view, package = self.view, self.package
+        view, package, infos = self.view, self.package, self._infos
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
         build = await self.workspace.build(package, split_code(code))
@@ -403,6 +412,17 @@ class CodeMode:
                 duration_ms=(time.monotonic() - start) * 1000,
             )
         assert build.binary is not None
+        plan = build.plan or plan_from_answer(None, package)
+        if on_plan is not None:
+            on_plan(plan)
+        held = tools_needing_approval(self.settings.approval, plan, infos)
+        if held:
+            why = await refused(ApprovalRequest(program_hash(code, package), code, held, plan), approve)
+            if why is not None:
+                return RunResult(
+                    False, "approval", stderr=why, plan=plan.as_json(), build_ms=build.duration_ms,
+                    build_mode=build.mode, cached_binary=build.cached, duration_ms=(time.monotonic() - start) * 1000,
+                )  # fmt: skip
         servers = specs if specs is not None else self.server_specs(view)
         servers_json = json.dumps(servers)
         # Direct mode: the program starts its servers, which inherit its environment.

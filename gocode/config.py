@@ -99,6 +99,30 @@ class SandboxLimits(_Strict):
     )
 
 
+class ApprovalConfig(_Strict):
+    """``codeMode.approval``: which programs are held until someone approves them (docs/approvals.md).
+
+    A tool needs approval when it matches ``ask``; else not when it matches ``allow``; else its
+    MCP annotations decide (``readOnlyHint: true`` never asks, ``destructiveHint: true`` asks);
+    else ``unannotated``. Patterns are globs on ``server.tool``.
+    """
+
+    enabled: bool = True
+    ask: tuple[str, ...] = Field(default=(), description="server.tool globs that always need approval")
+    allow: tuple[str, ...] = Field(default=(), description="server.tool globs that never do")
+    unannotated: Literal["ask", "allow"] = Field(
+        default="allow", description="tools whose server sets neither readOnlyHint nor destructiveHint"
+    )
+
+    @field_validator("ask", "allow")
+    @classmethod
+    def _check_patterns(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
+        for p in patterns:
+            if not p.strip() or any(c in p for c in "\n\r\0"):
+                raise ValueError(f"approval pattern {p!r} must be a non-empty server.tool glob on one line")
+        return patterns
+
+
 class CodeModeConfig(_Strict):
     """``codeMode`` in ``defaults`` or a model. A model's block replaces the default one whole (as in CPE)."""
 
@@ -122,6 +146,7 @@ class CodeModeConfig(_Strict):
         default="auto", description="confine the program: see docs/sandbox.md"
     )
     limits: SandboxLimits = Field(default_factory=SandboxLimits)
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
     max_concurrent_runs: int | None = Field(
         default=None, ge=1, alias="maxConcurrentRuns", description="programs at once per process; default max(2, cores)"
     )

@@ -53,8 +53,9 @@ from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
-from gocode.program.plan import PLAN_META_KEY
+from gocode.program.plan import PLAN_META_KEY, Plan
 from gocode.program.render import tools_import_path
+from gocode.run.approvals import Approver
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.runner import RunResult
 from gocode.toolset import ToolInfo
@@ -237,12 +238,15 @@ class Toolbox:
         retry: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
         start_wait: float = START_WAIT_S,
         listing_cache: ListingCache | Literal[False] | None = None,
+        approve: Approver | None = None,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
         self.model = model
         self.settings = self.config.code_mode_for(model)
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
         self._prewarm = prewarm
+        # Decides programs that can call tools needing approval (docs/approvals.md); None: refused.
+        self.approve = approve
         self._retry = retry
         self._start_wait = start_wait
         self._started = False  # tool-list changes before the first build are part of it
@@ -445,7 +449,7 @@ class Toolbox:
 
     # --- calls --------------------------------------------------------------------------------
 
-    async def execute(self, code: str, timeout: float | None = None) -> RunResult:
+    async def execute(self, code: str, timeout: float | None = None, approve: Approver | None = None) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
 
         Pooled (the default): the program reaches the servers through this toolbox's sessions
@@ -461,7 +465,7 @@ class Toolbox:
                 self.metrics.queue_wait_seconds.observe(waited)
                 # Not queued (or barely): the full timeout, so the limit the model was told holds.
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
-                result = await self._execute(code, remaining)
+                result = await self._execute(code, remaining, approve or self.approve)
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -509,15 +513,20 @@ class Toolbox:
             )  # fmt: skip
         return summary
 
-    async def _execute(self, code: str, timeout: float) -> RunResult:
+    async def _execute(self, code: str, timeout: float, approve: Approver | None) -> RunResult:
         if self._loopback is None:
-            return await self.code_mode.execute(code, timeout, progress=self._progress)
+            return await self.code_mode.execute(code, timeout, progress=self._progress, approve=approve)
         run = self._loopback.open_run()
+
+        def foresee(plan: Plan) -> None:
+            run.foreseen = plan.allows
+
         try:
             specs = self._loopback.specs(run, self.code_mode.code_servers())
             result = await self.code_mode.execute(
-                code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port
-            )
+                code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port,
+                approve=approve, on_plan=foresee,
+            )  # fmt: skip
         finally:
             self._loopback.close_run(run)
         result.pooled = True
@@ -525,7 +534,11 @@ class Toolbox:
         return result
 
     async def call_mcp(
-        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFnT | None = None,
+        approve: Approver | None = None,
     ) -> tuple[types.CallToolResult, RunResult | None]:
         """Dispatch one call: the MCP result (and the run, for Go code).
 
@@ -537,7 +550,7 @@ class Toolbox:
         token = logs.REQUEST_ID.set(rid)
         start = time.monotonic()
         try:
-            result, run = await self._dispatch(route, arguments, progress)
+            result, run = await self._dispatch(route, arguments, progress, approve)
         finally:
             logs.REQUEST_ID.reset(token)
         meta = dict(result.meta or {})
@@ -557,7 +570,7 @@ class Toolbox:
         return result, run
 
     async def _dispatch(
-        self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None
+        self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None, approve: Approver | None
     ) -> tuple[types.CallToolResult, RunResult | None]:
         if route.tool is None and route.name == SEARCH_TOOL_NAME:
             text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
@@ -566,7 +579,7 @@ class Toolbox:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):
                 return error_result(f"{TOOL_NAME} needs a string argument `code` (the Go statements to run)"), None
-            run = await self.execute(code)
+            run = await self.execute(code, approve=approve)
             return run_to_result(run), run
         try:
             return await self._upstreams[route.tool.server].call(

@@ -38,6 +38,7 @@ from gocode.mcp import ops
 from gocode.mcp.guard import HostPolicy
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from gocode.run.approvals import InputRequired, elicitation_approver
 from gocode.toolbox import Toolbox, UnknownToolError
 from gocode.view.rules import SEARCH_TOOL_NAME
 
@@ -107,7 +108,7 @@ class ToolServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         self._remember(ctx)
         gone = _disconnect_event(ctx)
 
@@ -116,12 +117,18 @@ class ToolServer:
             await ctx.session.report_progress(value, total, message)
 
         result: types.CallToolResult | None = None
+        input_required: types.InputRequiredResult | None = None
         try:
             async with anyio.create_task_group() as tg:
 
                 async def call() -> None:
-                    nonlocal result
-                    result, _ = await self.toolbox.call_mcp(params.name, params.arguments, progress)
+                    nonlocal result, input_required
+                    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+                    approve = elicitation_approver(ctx, params, modern)
+                    try:
+                        result, _ = await self.toolbox.call_mcp(params.name, params.arguments, progress, approve)
+                    except InputRequired as ask:
+                        input_required = ask.result()
                     tg.cancel_scope.cancel()
 
                 async def hang_up() -> None:
@@ -139,6 +146,8 @@ class ToolServer:
             raise MCPError(code=types.INVALID_PARAMS, message=str(group.exceptions[0])) from None
         except* MCPError as group:
             raise group.exceptions[0] from None
+        if input_required is not None:  # the client is asked to approve the program, then retries
+            return input_required
         if result is None:
             raise MCPError(code=types.INTERNAL_ERROR, message="the client disconnected; the call was cancelled")
         return result

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from gocode.run.sandbox import Confinement
 
-Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy"]
+Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy", "approval"]
 STDERR_LIMIT = 16 * 1024
 
 
@@ -95,6 +95,7 @@ class RunResult:
             "limit": "a sandbox limit was reached",
             "sandbox": "the sandbox refused to run the program",
             "busy": "not run (retry later)",
+            "approval": "held for approval",
         }
         parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
         if self.output:
