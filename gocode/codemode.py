@@ -29,6 +29,7 @@ from gocode.errors import GocodeError
 from gocode.mcp.discovery import DiscoveryResult, discover
 from gocode.program.modelcode import split_code
 from gocode.program.plan import Plan, plan_from_answer, program_hash
+from gocode.run import workdir as workdirs
 from gocode.run.approvals import ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
 from gocode.run.runner import RunResult, parse_diagnostics, run_program
@@ -369,6 +370,12 @@ class CodeMode:
             await asyncio.to_thread(self.workspace.ensure, progress)
         await self.workspace.build(self.package, split_code(""))
 
+    def workdir(self, session: str | None = None) -> Path | None:
+        """The workspace programs of this model (or session) start in; None when turned off."""
+        if not self.settings.workdir.enabled:
+            return None
+        return workdirs.path_for(self.settings.workdir, self.model, session)
+
     async def plan(self, code: str, progress: Progress | None = None) -> BuildResult:
         """Which tools ``code`` can call (``BuildResult.plan``), from the type check alone:
         nothing is compiled or run."""
@@ -386,6 +393,7 @@ class CodeMode:
         sandbox_port: int | None = None,
         approve: Approver | None = None,
         on_plan: Callable[[Plan], None] | None = None,
+        session: str | None = None,
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
@@ -393,7 +401,8 @@ class CodeMode:
         endpoint); by default it starts or dials them itself (direct mode). A program that can
         call tools needing approval (``codeMode.approval``) runs only if ``approve`` says so;
         ``on_plan`` learns what the program can call before it starts (the loopback endpoint
-        refuses anything else).
+        refuses anything else). The program starts in its workspace (``codeMode.workspace``; per
+        ``session`` when its scope is ``session``).
         """
         start = time.monotonic()
         view, package, infos = self.view, self.package, self._infos
@@ -423,11 +432,26 @@ class CodeMode:
                     False, "approval", stderr=why, plan=plan.as_json(), build_ms=build.duration_ms,
                     build_mode=build.mode, cached_binary=build.cached, duration_ms=(time.monotonic() - start) * 1000,
                 )  # fmt: skip
+        workdir = self.workdir(session)
+        if workdir is not None:
+            found = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
+            if found.over:
+                return RunResult(
+                    False, "limit", stderr=f"not run: {found.message()}", plan=plan.as_json(),
+                    build_ms=build.duration_ms, duration_ms=(time.monotonic() - start) * 1000,
+                )  # fmt: skip
+            await asyncio.to_thread(workdirs.prepare, workdir)
         servers = specs if specs is not None else self.server_specs(view)
+        if specs is None:  # servers the program starts itself run where gocode was started, not in the workspace
+            for spec in servers.values():
+                if spec["transport"] == "stdio":
+                    spec.setdefault("cwd", os.getcwd())
         servers_json = json.dumps(servers)
         # Direct mode: the program starts its servers, which inherit its environment.
         server_envs = [s.get("env") or {} for s in servers.values()] if specs is None else []
         env = unsandboxed_env(os.environ, servers_json, server_envs)
+        if workdir is not None:
+            env[workdirs.WORKSPACE_ENV] = str(workdir)
         run_timeout = self.settings.clamp_timeout(timeout)
         confinement = None
         unconfined_note: dict[str, Any] | None = None
@@ -449,7 +473,7 @@ class CodeMode:
                 )
             try:
                 got = await confine(
-                    self.workspace, self.settings, build.binary, sandbox_port, servers_json, run_timeout
+                    self.workspace, self.settings, build.binary, sandbox_port, servers_json, run_timeout, workdir
                 )
             except SandboxError as exc:
                 return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)
@@ -466,11 +490,18 @@ class CodeMode:
         result = await run_program(
             build.binary,
             env,
-            Path.cwd(),
+            workdir or Path.cwd(),
             timeout=run_timeout,
             max_output=self.settings.max_output_bytes,
             confinement=confinement,
+            keep_output=workdirs.output_file(workdir) if workdir is not None else None,
+            keep_cap=self.settings.workdir.max_mb << 20,
         )
+        if workdir is not None:
+            left = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
+            if left.over:  # the files stay (nothing is deleted silently); the next run is refused
+                result.ok, result.phase = False, "limit"
+                result.stderr = (result.stderr.rstrip() + "\n" if result.stderr.strip() else "") + left.message()
         if unconfined_note is not None:
             result.sandbox = unconfined_note
         result.build_ms = build.duration_ms

@@ -123,6 +123,20 @@ class ApprovalConfig(_Strict):
         return patterns
 
 
+class WorkspaceConfig(_Strict):
+    """``codeMode.workspace``: the directory programs keep files in between calls (docs/workspace.md)."""
+
+    enabled: bool = True
+    scope: Literal["model", "session"] = Field(
+        default="model", description="one directory per model, or per client session (MCP sessions)"
+    )
+    max_mb: int = Field(default=256, ge=1, alias="maxMB", description="size cap of one workspace")
+    dir: str | None = Field(
+        default=None,
+        description="where workspaces live; default $GOCODE_WORKSPACES or ~/.local/state/gocode/workspaces",
+    )
+
+
 class CodeModeConfig(_Strict):
     """``codeMode`` in ``defaults`` or a model. A model's block replaces the default one whole (as in CPE)."""
 
@@ -147,6 +161,7 @@ class CodeModeConfig(_Strict):
     )
     limits: SandboxLimits = Field(default_factory=SandboxLimits)
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
+    workdir: WorkspaceConfig = Field(default_factory=WorkspaceConfig, alias="workspace")
     max_concurrent_runs: int | None = Field(
         default=None, ge=1, alias="maxConcurrentRuns", description="programs at once per process; default max(2, cores)"
     )

@@ -150,6 +150,8 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "toolCalls": [c.as_json() for c in run.tool_calls],
             "sandbox": run.sandbox,
             "retryable": run.phase == "busy",
+            "outputBytes": run.output_bytes,
+            "outputFile": run.output_file,
         }
     }
     if run.plan is not None:
@@ -449,7 +451,9 @@ class Toolbox:
 
     # --- calls --------------------------------------------------------------------------------
 
-    async def execute(self, code: str, timeout: float | None = None, approve: Approver | None = None) -> RunResult:
+    async def execute(
+        self, code: str, timeout: float | None = None, approve: Approver | None = None, session: str | None = None
+    ) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
 
         Pooled (the default): the program reaches the servers through this toolbox's sessions
@@ -465,7 +469,7 @@ class Toolbox:
                 self.metrics.queue_wait_seconds.observe(waited)
                 # Not queued (or barely): the full timeout, so the limit the model was told holds.
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
-                result = await self._execute(code, remaining, approve or self.approve)
+                result = await self._execute(code, remaining, approve or self.approve, session)
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -513,9 +517,11 @@ class Toolbox:
             )  # fmt: skip
         return summary
 
-    async def _execute(self, code: str, timeout: float, approve: Approver | None) -> RunResult:
+    async def _execute(self, code: str, timeout: float, approve: Approver | None, session: str | None) -> RunResult:
         if self._loopback is None:
-            return await self.code_mode.execute(code, timeout, progress=self._progress, approve=approve)
+            return await self.code_mode.execute(
+                code, timeout, progress=self._progress, approve=approve, session=session
+            )
         run = self._loopback.open_run()
 
         def foresee(plan: Plan) -> None:
@@ -525,7 +531,7 @@ class Toolbox:
             specs = self._loopback.specs(run, self.code_mode.code_servers())
             result = await self.code_mode.execute(
                 code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port,
-                approve=approve, on_plan=foresee,
+                approve=approve, on_plan=foresee, session=session,
             )  # fmt: skip
         finally:
             self._loopback.close_run(run)
