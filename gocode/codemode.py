@@ -374,7 +374,7 @@ class CodeMode:
         """The workspace programs of this model (or session) start in; None when turned off."""
         if not self.settings.workdir.enabled:
             return None
-        return workdirs.path_for(self.settings.workdir, self.model, session)
+        return workdirs.path_for(self.settings.workdir, self.model or self.config.defaults.model, session)
 
     async def plan(self, code: str, progress: Progress | None = None) -> BuildResult:
         """Which tools ``code`` can call (``BuildResult.plan``), from the type check alone:

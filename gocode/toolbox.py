@@ -545,6 +545,7 @@ class Toolbox:
         arguments: dict[str, Any] | None,
         progress: ProgressFnT | None = None,
         approve: Approver | None = None,
+        session: str | None = None,
     ) -> tuple[types.CallToolResult, RunResult | None]:
         """Dispatch one call: the MCP result (and the run, for Go code).
 
@@ -556,7 +557,7 @@ class Toolbox:
         token = logs.REQUEST_ID.set(rid)
         start = time.monotonic()
         try:
-            result, run = await self._dispatch(route, arguments, progress, approve)
+            result, run = await self._dispatch(route, arguments, progress, approve, session)
         finally:
             logs.REQUEST_ID.reset(token)
         meta = dict(result.meta or {})
@@ -576,7 +577,12 @@ class Toolbox:
         return result, run
 
     async def _dispatch(
-        self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None, approve: Approver | None
+        self,
+        route: Route,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFnT | None,
+        approve: Approver | None,
+        session: str | None,
     ) -> tuple[types.CallToolResult, RunResult | None]:
         if route.tool is None and route.name == SEARCH_TOOL_NAME:
             text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
@@ -585,7 +591,7 @@ class Toolbox:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):
                 return error_result(f"{TOOL_NAME} needs a string argument `code` (the Go statements to run)"), None
-            run = await self.execute(code, approve=approve)
+            run = await self.execute(code, approve=approve, session=session)
             return run_to_result(run), run
         try:
             return await self._upstreams[route.tool.server].call(

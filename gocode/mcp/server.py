@@ -19,6 +19,7 @@ import logging
 import os
 import socket
 import sys
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +64,7 @@ class ToolServer:
         # Handshake-era sessions, one per live connection, to notify when the tool list changes;
         # each is dropped when its connection ends (an HTTP client that left, a stream closed).
         self._sessions: dict[object, ServerSession] = {}
+        self._stdio_session = f"stdio-{os.getpid()}-{int(time.time())}"
         self.server: Server[Any] = Server(
             "gocode",
             version=_version(),
@@ -83,6 +85,15 @@ class ToolServer:
 
     def initialization_options(self) -> Any:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    def _session_key(self, ctx: ServerRequestContext[Any]) -> str | None:
+        """Which client session a call belongs to, for workspaces scoped per session: the
+        Mcp-Session-Id over HTTP, this process over stdio (one client); None when stateless."""
+        request = ctx.request
+        headers = getattr(request, "headers", None)
+        if headers is not None:
+            return headers.get("mcp-session-id") or None
+        return self._stdio_session
 
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is None:
@@ -126,7 +137,9 @@ class ToolServer:
                     modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
                     approve = elicitation_approver(ctx, params, modern)
                     try:
-                        result, _ = await self.toolbox.call_mcp(params.name, params.arguments, progress, approve)
+                        result, _ = await self.toolbox.call_mcp(
+                            params.name, params.arguments, progress, approve, self._session_key(ctx)
+                        )
                     except InputRequired as ask:
                         input_required = ask.result()
                     tg.cancel_scope.cancel()
