@@ -345,6 +345,13 @@ func restrict(abi int, writable []string, exe string, ro []string, port uint64) 
 
 func addPath(ruleset int, path string, rights uint64) error {
 	f, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err == unix.EACCES {
+		// The program's own user may not search the directories above its workspace (a private
+		// home): it starts in the workspace, which it reaches as ".".
+		if wd, werr := os.Getwd(); werr == nil && wd == filepath.Clean(path) {
+			f, err = unix.Open(".", unix.O_PATH|unix.O_CLOEXEC, 0)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("open %s: %v", path, err)
 	}

@@ -132,8 +132,8 @@ class _Capped:
     ``keep_cap`` bytes) and its last bytes are kept too, so the answer can show head and tail.
     """
 
-    def __init__(self, limit: int, keep: Path | None = None, keep_cap: int = 0) -> None:
-        self.limit, self.buf, self.dropped = limit, bytearray(), 0
+    def __init__(self, limit: int, keep: Path | None = None, keep_cap: int = 0, label: str = "") -> None:
+        self.limit, self.buf, self.dropped, self.label = limit, bytearray(), 0, label
         self.keep, self.keep_cap, self.kept, self.total = keep, keep_cap, 0, 0
         self.tail_limit = limit // 4
         self.tail = bytearray()
@@ -186,9 +186,10 @@ class _Capped:
             tail_b = tail_b[cut + 1 :]
         head, tail = head_b.decode("utf-8", "replace"), tail_b.decode("utf-8", "replace")
         whole = "kept whole" if self.kept == self.total else f"its first {self.kept} bytes kept (the workspace cap)"
+        where = self.label or str(self.keep)
         sep = "" if head.endswith("\n") else "\n"
         return (
-            f"{head}{sep}[output: {self.total} bytes in all, {whole} at {self.keep}; "
+            f"{head}{sep}[output: {self.total} bytes in all, {whole} in {where}; "
             f"shown: the first {len(head.encode())} and the last {len(tail.encode())} bytes; "
             "read the file in the next program for the rest]\n"
             f"{tail}"
@@ -327,7 +328,11 @@ async def run_program(
             await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
             confinement.release()
         raise
-    out, err = _Capped(max_output, keep_output, keep_cap), _Capped(STDERR_LIMIT)
+    label = ""
+    if keep_output is not None and keep_output.is_relative_to(cwd):
+        # As the program sees it: it starts in cwd, and may not be able to reach it by its absolute path.
+        label = f"the file {keep_output.relative_to(cwd)} of the working directory"
+    out, err = _Capped(max_output, keep_output, keep_cap, label), _Capped(STDERR_LIMIT)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
     status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None
