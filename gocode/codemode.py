@@ -433,6 +433,7 @@ class CodeMode:
                     build_mode=build.mode, cached_binary=build.cached, duration_ms=(time.monotonic() - start) * 1000,
                 )  # fmt: skip
         workdir = self.workdir(session)
+        found = None
         if workdir is not None:
             found = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
             if found.over:
@@ -495,7 +496,8 @@ class CodeMode:
             max_output=self.settings.max_output_bytes,
             confinement=confinement,
             keep_output=workdirs.output_file(workdir) if workdir is not None else None,
-            keep_cap=self.settings.workdir.max_mb << 20,
+            # A kept output is a file like any other: at most fileSizeMB, and never past the cap.
+            keep_cap=min(self.settings.limits.file_size_mb << 20, found.cap - found.used) if found is not None else 0,
         )
         if workdir is not None:
             left = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)

@@ -391,7 +391,10 @@ async def run_program(
     if over_disk:
         stderr = _append(
             stderr,
-            f"the program wrote more than {over_disk[0] >> 20} MiB into its scratch directory "
+            f"the program filled its workspace past its cap of {-over_disk[0] >> 20} MiB "
+            "(codeMode.workspace.maxMB) and was killed; delete files from it or run `gocode workspace clean`"
+            if over_disk[0] < 0
+            else f"the program wrote more than {over_disk[0] >> 20} MiB into its scratch directory "
             "(codeMode.limits.scratchMB) and was killed",
         )
         return RunResult(
@@ -516,11 +519,16 @@ def _limit_hint(stderr: str, code: int | None, c: Confinement) -> str:
 
 
 async def _watch_scratch(proc: asyncio.subprocess.Process, c: Confinement, over: list[int]) -> None:
-    """Kill the program when its scratch directory outgrows the limit (rlimits cannot cap a directory)."""
+    """Kill the program when its scratch directory (or its workspace) outgrows the limit
+    (rlimits cannot cap a directory)."""
     while proc.returncode is None:
         await asyncio.sleep(0.2)
         used = await asyncio.to_thread(lambda: dir_size(c.scratch) + deleted_open_files(proc.pid))
         if used > c.scratch_limit:
             over.append(c.scratch_limit)
+            _kill_group(proc.pid)
+            return
+        if c.cwd is not None and c.cwd_limit and await asyncio.to_thread(dir_size, c.cwd) > c.cwd_limit:
+            over.append(-c.cwd_limit)  # negative: the workspace's cap
             _kill_group(proc.pid)
             return

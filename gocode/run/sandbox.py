@@ -298,6 +298,7 @@ class Confinement:
     endpoint: asyncio.Future[None] | None = None  # the task serving that listener during the run
     uid: int | None = None  # the run user from run_uids, given back by release()
     cwd: Path | None = None  # where the program starts (its workspace), else scratch
+    cwd_limit: int = 0  # the workspace's cap (bytes), watched like scratch
 
     def release(self) -> None:
         """Gives the run user back (after the program and its threads are gone)."""
@@ -390,7 +391,7 @@ async def confine(
         env[WORKSPACE_ENV] = str(workdir)
     return Confinement(
         argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary, decision.tier == "netns", port,
-        uid=uid, cwd=workdir,
+        uid=uid, cwd=workdir, cwd_limit=settings.workdir.max_mb << 20,
     )  # fmt: skip
 
 
