@@ -114,7 +114,7 @@ def test_a_workspace_over_its_cap_is_a_clear_error(tmp_path, workspace):  # noqa
     cleaned = subprocess.run([GOCODE, "workspace", "clean", "-c", str(cfg)], capture_output=True, text=True)
     assert cleaned.returncode == 0 and "removed" in cleaned.stderr
     (again,) = run_all(config, workspace, hello)
-    assert again.output == "hello\n"
+    assert again.output == "hello\n", again.error_text()
 
 
 @pytest.mark.go
