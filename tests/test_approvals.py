@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -234,3 +235,18 @@ def test_serve_refuses_when_the_client_cannot_be_asked(tmp_path):
     text = "".join(x.text for x in got.content if isinstance(x, types.TextContent))
     assert got.is_error and "notes.delete_note" in text and "no one can be asked" in text
     assert json.dumps(got.meta or {}).find("delete_note") > 0
+
+
+@pytest.mark.go
+def test_exec_plan_prints_the_tools_and_runs_nothing(tmp_path):
+    config = tmp_path / "gocode.json"
+    config.write_text(json.dumps({"mcpServers": {"notes": NOTES}}))
+    prog = tmp_path / "prog.go"
+    prog.write_text(BOTH)
+    got = subprocess.run([GOCODE, "exec", "-c", str(config), "--plan", str(prog)], capture_output=True, text=True)
+    assert (got.returncode, got.stdout) == (0, "notes.delete_note, notes.read_note\n"), got.stderr
+    prog.write_text("undefinedThing()\n")
+    got = subprocess.run(
+        [GOCODE, "exec", "-c", str(config), "--plan", "--json", str(prog)], capture_output=True, text=True
+    )
+    assert got.returncode == 1 and "undefined: undefinedThing" in got.stderr
