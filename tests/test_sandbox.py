@@ -415,10 +415,10 @@ for i := range temps {
 if err := g.Wait(); err != nil {
 	return err
 }
-if err := os.MkdirAll("d/e", 0o700); err != nil {
+if err := os.MkdirAll(filepath.Join(os.Getenv("HOME"), "d/e"), 0o700); err != nil {
 	return err
 }
-if err := os.WriteFile("d/e/f.json", []byte(`{"a": 1}`), 0o600); err != nil {
+if err := os.WriteFile(filepath.Join(os.Getenv("HOME"), "d/e/f.json"), []byte(`{"a": 1}`), 0o600); err != nil {
 	return err
 }
 raw, err := os.ReadFile(filepath.Join(os.Getenv("HOME"), "d/e/f.json"))

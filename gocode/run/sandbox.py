@@ -374,8 +374,8 @@ async def confine(
     for path in READ_ONLY:
         argv += ["-ro", path]
     if workdir is not None:
-        try:  # the run's user must be able to write it (a no-op when it runs as us)
-            await asyncio.to_thread(prepare_workdir, workdir, uid)
+        try:  # the run's user must own it: another run may have left it to its own user
+            await asyncio.to_thread(prepare_workdir, workdir, uid if uid is not None else os.geteuid())
         except OSError as exc:
             if uid is not None:
                 run_uids.release(uid)

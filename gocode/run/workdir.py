@@ -81,10 +81,14 @@ def prepare(path: Path, owner: int | None = None) -> Path:
     """Create the workspace (private to its user); with ``owner``, hand it to the run's user."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     if owner is not None:
+        # lchown and a walk that does not follow links: a symlink a program planted is never followed.
         for dirpath, dirs, files in os.walk(path):
             for name in [*dirs, *files]:
-                os.lchown(os.path.join(dirpath, name), owner, owner)
-        os.chown(path, owner, owner)
+                entry = os.path.join(dirpath, name)
+                if os.lstat(entry).st_uid != owner:
+                    os.lchown(entry, owner, owner)
+        if path.stat().st_uid != owner:
+            os.chown(path, owner, owner)
     return path
 
 
