@@ -18,11 +18,12 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gocode.compile.workspace import Progress, Workspace
+from gocode.compile.workspace import BuildResult, Progress, Workspace
 from gocode.config import CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError
 from gocode.mcp.cache import ListingCache
@@ -30,6 +31,9 @@ from gocode.mcp.discovery import DiscoveryResult, discover
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.diagnostics import parse_diagnostics
 from gocode.program.modelcode import split_code
+from gocode.program.plan import Plan, plan_from_answer, program_hash
+from gocode.run import workdir as workdirs
+from gocode.run.approvals import ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
 from gocode.run.runner import RunResult, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
@@ -159,6 +163,7 @@ class CodeMode:
         self._view: ToolView | None = None
         self._package: Package | None = None
         self._allowed: frozenset[tuple[str, str]] = frozenset()  # (server, tool) in code mode
+        self._infos: dict[tuple[str, str], ToolInfo] = {}
         self._unavailable: dict[str, str] = {}  # server -> why it is down
         self._tool_warnings: tuple[str, ...] = ()
         self._active = self.settings.enabled is True
@@ -196,9 +201,9 @@ class CodeMode:
         enabled = code_mode_on(self.settings, servers)
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
         package = build_package(view.code_tools)
-        allowed = frozenset((s.server, t.name) for s in view.code_tools.servers for t in s.tools)
+        infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
-        self._view, self._package, self._allowed = view, package, allowed
+        self._view, self._package, self._allowed, self._infos = view, package, frozenset(infos), infos
         self._active = enabled
         self._unavailable = dict(sorted((unavailable or {}).items()))
         self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
@@ -371,6 +376,19 @@ class CodeMode:
             await asyncio.to_thread(self.workspace.ensure, progress)
         await self.workspace.build(self.package, split_code(""))
 
+    def workdir(self, session: str | None = None) -> Path | None:
+        """The workspace programs of this model (or session) start in; None when turned off."""
+        if not self.settings.workdir.enabled:
+            return None
+        return workdirs.path_for(self.settings.workdir, self.model or self.config.defaults.model, session)
+
+    async def plan(self, code: str, progress: Progress | None = None) -> BuildResult:
+        """Which tools ``code`` can call (``BuildResult.plan``), from the type check alone:
+        nothing is compiled or run."""
+        if not self.workspace.ready:
+            await asyncio.to_thread(self.workspace.ensure, progress)
+        return await self.workspace.plan(self.package, split_code(code))
+
     async def execute(
         self,
         code: str,
@@ -381,6 +399,10 @@ class CodeMode:
         sandbox_port: int | None = None,
         package: Package | None = None,
         godebug: str = "",
+        approve: Approver | None = None,
+        on_plan: Callable[[Plan], None] | None = None,
+        session: str | None = None,
+        calls_servers: bool = True,
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
@@ -388,9 +410,15 @@ class CodeMode:
         endpoint); by default it starts or dials them itself (direct mode). ``package``
         replaces the tool set's bindings (the tool set plus client-owned tools); ``godebug``
         adds Go runtime settings (``randautoseed=0`` for passes that must repeat themselves).
+        A program that can call tools needing approval (``codeMode.approval``) runs only if
+        ``approve`` says so; ``on_plan`` learns what the program can call before it starts (the
+        loopback endpoint refuses anything else). The program starts in its workspace
+        (``codeMode.workspace``; per ``session`` when its scope is ``session``). A run whose
+        calls are all answered without a server (``calls_servers`` false: a replay or a dry run)
+        needs no approval: there is nothing to approve.
         """
         start = time.monotonic()
-        view, package = self.view, package or self.package
+        view, package, infos = self.view, package or self.package, self._infos
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
         build = await self.workspace.build(package, split_code(code))
@@ -406,11 +434,38 @@ class CodeMode:
                 duration_ms=(time.monotonic() - start) * 1000,
             )
         assert build.binary is not None
+        plan = build.plan or plan_from_answer(None, package)
+        if on_plan is not None:
+            on_plan(plan)
+        held = tools_needing_approval(self.settings.approval, plan, infos) if calls_servers else []
+        if held:
+            why = await refused(ApprovalRequest(program_hash(code, package), code, held, plan), approve)
+            if why is not None:
+                return RunResult(
+                    False, "approval", stderr=why, plan=plan.as_json(), build_ms=build.duration_ms,
+                    build_mode=build.mode, cached_binary=build.cached, duration_ms=(time.monotonic() - start) * 1000,
+                )  # fmt: skip
+        workdir = self.workdir(session)
+        found = None
+        if workdir is not None:
+            found = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
+            if found.over:
+                return RunResult(
+                    False, "limit", stderr=f"not run: {found.message()}", plan=plan.as_json(),
+                    build_ms=build.duration_ms, duration_ms=(time.monotonic() - start) * 1000,
+                )  # fmt: skip
+            await asyncio.to_thread(workdirs.prepare, workdir)
         servers = specs if specs is not None else self.server_specs(view)
+        if specs is None:  # servers the program starts itself run where gocode was started, not in the workspace
+            for spec in servers.values():
+                if spec["transport"] == "stdio":
+                    spec.setdefault("cwd", os.getcwd())
         servers_json = json.dumps(servers)
         # Direct mode: the program starts its servers, which inherit its environment.
         server_envs = [s.get("env") or {} for s in servers.values()] if specs is None else []
         env = unsandboxed_env(os.environ, servers_json, server_envs)
+        if workdir is not None:
+            env[workdirs.WORKSPACE_ENV] = str(workdir)
         run_timeout = self.settings.clamp_timeout(timeout)
         confinement = None
         unconfined_note: dict[str, Any] | None = None
@@ -432,7 +487,7 @@ class CodeMode:
                 )
             try:
                 got = await confine(
-                    self.workspace, self.settings, build.binary, sandbox_port, servers_json, run_timeout
+                    self.workspace, self.settings, build.binary, sandbox_port, servers_json, run_timeout, workdir
                 )
             except SandboxError as exc:
                 return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)
@@ -453,14 +508,23 @@ class CodeMode:
         result = await run_program(
             build.binary,
             env,
-            Path.cwd(),
+            workdir or Path.cwd(),
             timeout=run_timeout,
             max_output=self.settings.max_output_bytes,
             confinement=confinement,
+            keep_output=workdirs.output_file(workdir) if workdir is not None else None,
+            # A kept output is a file like any other: at most fileSizeMB, and never past the cap.
+            keep_cap=min(self.settings.limits.file_size_mb << 20, found.cap - found.used) if found is not None else 0,
         )
+        if workdir is not None:
+            left = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
+            if left.over:  # the files stay (nothing is deleted silently); the next run is refused
+                result.ok, result.phase = False, "limit"
+                result.stderr = (result.stderr.rstrip() + "\n" if result.stderr.strip() else "") + left.message()
         if unconfined_note is not None:
             result.sandbox = unconfined_note
         result.build_ms = build.duration_ms
+        result.plan = build.plan.as_json() if build.plan is not None else None
         result.cached_binary = build.cached
         result.build_mode = build.mode
         result.warnings = list(build.notes)

@@ -108,6 +108,44 @@ class SandboxLimits(_Strict):
     )
 
 
+class ApprovalConfig(_Strict):
+    """``codeMode.approval``: which programs are held until someone approves them (docs/approvals.md).
+
+    A tool needs approval when it matches ``ask``; else not when it matches ``allow``; else its
+    MCP annotations decide (``readOnlyHint: true`` never asks, ``destructiveHint: true`` asks);
+    else ``unannotated``. Patterns are globs on ``server.tool``.
+    """
+
+    enabled: bool = True
+    ask: tuple[str, ...] = Field(default=(), description="server.tool globs that always need approval")
+    allow: tuple[str, ...] = Field(default=(), description="server.tool globs that never do")
+    unannotated: Literal["ask", "allow"] = Field(
+        default="allow", description="tools whose server sets neither readOnlyHint nor destructiveHint"
+    )
+
+    @field_validator("ask", "allow")
+    @classmethod
+    def _check_patterns(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
+        for p in patterns:
+            if not p.strip() or any(c in p for c in "\n\r\0"):
+                raise ValueError(f"approval pattern {p!r} must be a non-empty server.tool glob on one line")
+        return patterns
+
+
+class WorkspaceConfig(_Strict):
+    """``codeMode.workspace``: the directory programs keep files in between calls (docs/workspace.md)."""
+
+    enabled: bool = True
+    scope: Literal["model", "session"] = Field(
+        default="model", description="one directory per model, or per client session (MCP sessions)"
+    )
+    max_mb: int = Field(default=256, ge=1, alias="maxMB", description="size cap of one workspace")
+    dir: str | None = Field(
+        default=None,
+        description="where workspaces live; default $GOCODE_WORKSPACES or ~/.local/state/gocode/workspaces",
+    )
+
+
 class CodeModeConfig(_Strict):
     """``codeMode`` in ``defaults`` or a model. A model's block replaces the default one whole (as in CPE)."""
 
@@ -131,6 +169,8 @@ class CodeModeConfig(_Strict):
         default="auto", description="confine the program: see docs/sandbox.md"
     )
     limits: SandboxLimits = Field(default_factory=SandboxLimits)
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
+    workdir: WorkspaceConfig = Field(default_factory=WorkspaceConfig, alias="workspace")
     max_concurrent_runs: int | None = Field(
         default=None, ge=1, alias="maxConcurrentRuns", description="programs at once per process; default max(2, cores)"
     )

@@ -56,9 +56,11 @@ from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.provider import ToolProvider, ToolProviderError
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
+from gocode.program.plan import PLAN_META_KEY, Plan
 from gocode.program.render import tools_import_path
 from gocode.run import records
 from gocode.run import step as stepping
+from gocode.run.approvals import Approver
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.recording import Interceptor
 from gocode.run.runner import RunResult
@@ -162,8 +164,12 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "sandbox": run.sandbox,
             "retryable": run.phase == "busy",
             "runId": run.run_id or None,
+            "outputBytes": run.output_bytes,
+            "outputFile": run.output_file,
         }
     }
+    if run.plan is not None:
+        meta[PLAN_META_KEY] = run.plan
     warning = (run.sandbox or {}).get("warning")
     if warning:  # a weaker sandbox than asked for is something the model's user must see
         note = f"\n[{warning}]"
@@ -256,6 +262,7 @@ class Toolbox:
         tools: list[Callable[..., Any] | PythonTool] | tuple[Callable[..., Any] | PythonTool, ...] = (),
         python_server: str = PYTHON_SERVER,
         stateless_step: bool = False,
+        approve: Approver | None = None,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
         self.python_tools = _python_tools(self.config, tools, python_server, pooled)
@@ -263,6 +270,8 @@ class Toolbox:
         self.settings = self.config.code_mode_for(model)
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
         self._prewarm = prewarm
+        # Decides programs that can call tools needing approval (docs/approvals.md); None: refused.
+        self.approve = approve
         self._retry = retry
         self._start_wait = start_wait
         self._started = False  # tool-list changes before the first build are part of it
@@ -509,7 +518,14 @@ class Toolbox:
     # --- calls --------------------------------------------------------------------------------
 
     async def execute(
-        self, code: str, timeout: float | None = None, *, dry_run: bool = False, _pass: _Pass | None = None
+        self,
+        code: str,
+        timeout: float | None = None,
+        approve: Approver | None = None,
+        session: str | None = None,
+        *,
+        dry_run: bool = False,
+        _pass: _Pass | None = None,
     ) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
 
@@ -530,7 +546,8 @@ class Toolbox:
                 self.metrics.queue_wait_seconds.observe(waited)
                 # Not queued (or barely): the full timeout, so the limit the model was told holds.
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
-                result = await self._execute(code, remaining, _pass or _Pass("dry-run" if dry_run else "live"))
+                how = _pass or _Pass("dry-run" if dry_run else "live")
+                result = await self._execute(code, remaining, how, approve or self.approve, session)
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -578,14 +595,22 @@ class Toolbox:
             )  # fmt: skip
         return summary
 
-    async def _execute(self, code: str, timeout: float, how: _Pass) -> RunResult:
+    async def _execute(
+        self, code: str, timeout: float, how: _Pass, approve: Approver | None, session: str | None
+    ) -> RunResult:
         if self._loopback is None:
             if how.mode != "live":
                 return RunResult(False, "code", stderr=f"a {how.mode} run needs pooled sessions (Toolbox(pooled=True))")
-            return await self.code_mode.execute(code, timeout, progress=self._progress)
+            return await self.code_mode.execute(
+                code, timeout, progress=self._progress, approve=approve, session=session
+            )
         toolset = self.code_mode.view.code_tools
         ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
         run = self._loopback.open_run(ic, {p.name: p for p in how.providers})
+
+        def foresee(plan: Plan) -> None:
+            run.foreseen = plan.allows
+
         try:
             specs = self._loopback.specs(run, [*self.code_mode.code_servers(), *(p.name for p in how.providers)])
             result = await self.code_mode.execute(
@@ -598,6 +623,10 @@ class Toolbox:
                 # A step pass runs again from the top: math/rand's global functions then give the
                 # same numbers every pass (seeded with 1), so they cannot make it diverge.
                 godebug="randautoseed=0" if how.mode == "step" else "",
+                approve=approve,
+                on_plan=foresee,
+                session=session,
+                calls_servers=how.mode not in ("dry-run", "replay"),
             )
         finally:
             await self._loopback.close_run(run)
@@ -655,7 +684,12 @@ class Toolbox:
         return stepping.outcome(ic, state, result, secret)
 
     async def call_mcp(
-        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFnT | None = None,
+        approve: Approver | None = None,
+        session: str | None = None,
     ) -> tuple[types.CallToolResult, RunResult | None]:
         """Dispatch one call: the MCP result (and the run, for Go code).
 
@@ -667,7 +701,7 @@ class Toolbox:
         token = logs.REQUEST_ID.set(rid)
         start = time.monotonic()
         try:
-            result, run = await self._dispatch(route, arguments, progress)
+            result, run = await self._dispatch(route, arguments, progress, approve, session)
         finally:
             logs.REQUEST_ID.reset(token)
         meta = dict(result.meta or {})
@@ -687,7 +721,12 @@ class Toolbox:
         return result, run
 
     async def _dispatch(
-        self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None
+        self,
+        route: Route,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFnT | None,
+        approve: Approver | None,
+        session: str | None,
     ) -> tuple[types.CallToolResult, RunResult | None]:
         if route.tool is None and route.name == stepping.STEP_TOOL_NAME:
             return await self._step_call(arguments or {}), None
@@ -710,7 +749,7 @@ class Toolbox:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):
                 return error_result(f"{TOOL_NAME} needs a string argument `code` (the Go statements to run)"), None
-            run = await self.execute(code)
+            run = await self.execute(code, approve=approve, session=session)
             return run_to_result(run), run
         try:
             return await self._providers[route.tool.server].call(
@@ -803,6 +842,10 @@ async def replay_offline(
         loopback = Loopback({}, code_mode.settings.clamp_timeout(None), code_mode.allows)
         await loopback.start(tg)
         run = loopback.open_run(ic, {p.name: p for p in served})
+
+        def foresee(plan: Plan) -> None:
+            run.foreseen = plan.allows
+
         try:
             result = await code_mode.execute(
                 recording.code if code is None else code,
@@ -810,6 +853,8 @@ async def replay_offline(
                 specs=loopback.specs(run, sorted(p.name for p in served)),
                 sandbox_port=loopback.port,
                 package=build_package(recording.toolset),
+                on_plan=foresee,
+                calls_servers=False,
             )
         finally:
             await loopback.close_run(run)

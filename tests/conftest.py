@@ -16,6 +16,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,8 @@ from gocode.schema.ir import Package
 from gocode.view.modelview import render_full
 
 ROOT = Path(__file__).resolve().parent.parent
+# Programs keep files in a workspace (docs/workspace.md): the tests' own, never the user's.
+os.environ.setdefault("GOCODE_WORKSPACES", tempfile.mkdtemp(prefix="gocode-test-workspaces-"))
 EVERYTHING = ROOT / ".cache" / "npm" / "node_modules" / ".bin" / "mcp-server-everything"
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
 

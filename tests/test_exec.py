@@ -174,7 +174,9 @@ def test_two_runs_at_the_same_time(demo_cm: CodeMode):
 
 
 def test_output_is_capped(workspace):
-    cm = code_mode(config_from({"weather": demo_stdio()}, defaults={"codeMode": {"maxOutputBytes": 1000}}), workspace)
+    # Without a workspace to keep it in, output past the cap is cut (tests/test_workspace.py: kept).
+    settings = {"maxOutputBytes": 1000, "workspace": {"enabled": False}}
+    cm = code_mode(config_from({"weather": demo_stdio()}, defaults={"codeMode": settings}), workspace)
     r = run(cm, 'fmt.Print(strings.Repeat("x", 5000))\n')
     assert r.ok and r.truncated
     assert r.output.startswith("x" * 1000 + "\n[output truncated: 4000 more bytes beyond the 1000-byte limit]")

@@ -305,7 +305,7 @@ def test_a_program_cannot_outlive_its_run(world):
 
 def test_deleted_open_files_count_against_the_scratch_limit(world):
     code = (
-        'var keep []*os.File\nfor i := 0; i < 64; i++ {\n\tf, err := os.Create(fmt.Sprintf("f%d", i))\n'
+        'var keep []*os.File\nfor i := 0; i < 64; i++ {\n\tf, err := os.Create(filepath.Join(os.TempDir(), fmt.Sprintf("f%d", i)))\n'
         "\tif err != nil {\n\t\treturn err\n\t}\n\tf.Write(make([]byte, 4<<20))\n\tos.Remove(f.Name())\n"
         "\tkeep = append(keep, f)\n}\ntime.Sleep(5 * time.Second)\nfmt.Println(len(keep))"
     )
@@ -380,7 +380,7 @@ def test_output_flood_is_capped(world):
 
 
 def test_full_disk_hits_the_scratch_limit(world):
-    code = 'buf := make([]byte, 1<<20)\nfor i := 0; ; i++ {\n\tif err := os.WriteFile(fmt.Sprintf("f%d", i), buf, 0o600); err != nil {\n\t\treturn err\n\t}\n}'
+    code = 'buf := make([]byte, 1<<20)\nfor i := 0; ; i++ {\n\tif err := os.WriteFile(filepath.Join(os.TempDir(), fmt.Sprintf("f%d", i)), buf, 0o600); err != nil {\n\t\treturn err\n\t}\n}'
     r = world["box"].execute(code)
     assert r.phase == "limit" and "more than 16 MiB into its scratch directory" in r.stderr, r.error_text()
 
@@ -415,10 +415,10 @@ for i := range temps {
 if err := g.Wait(); err != nil {
 	return err
 }
-if err := os.MkdirAll("d/e", 0o700); err != nil {
+if err := os.MkdirAll(filepath.Join(os.Getenv("HOME"), "d/e"), 0o700); err != nil {
 	return err
 }
-if err := os.WriteFile("d/e/f.json", []byte(`{"a": 1}`), 0o600); err != nil {
+if err := os.WriteFile(filepath.Join(os.Getenv("HOME"), "d/e/f.json"), []byte(`{"a": 1}`), 0o600); err != nil {
 	return err
 }
 raw, err := os.ReadFile(filepath.Join(os.Getenv("HOME"), "d/e/f.json"))

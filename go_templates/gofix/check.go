@@ -18,17 +18,35 @@ import (
 type checked struct {
 	Errors []diag `json:"errors"`
 	Phase  string `json:"phase,omitempty"` // "syntax" or "types" with Errors
+	Plan   *plan  `json:"plan,omitempty"`  // the tools the program can call (see plan.go)
+}
+
+// noImports stands in for export data when there is none: the plan still follows the
+// model's names to main.go's aliases, which is all it needs.
+type noImports struct{}
+
+func (noImports) Import(path string) (*types.Package, error) {
+	return nil, fmt.Errorf("no export data for %s", path)
 }
 
 const maxErrors = 10
 
-// check type-checks a rendered main.go; positions follow its //line directives.
+// check type-checks a rendered main.go; positions follow its //line directives. Without
+// export data (haveCfg false) only the plan is computed, from what can be resolved.
 func check(src string, haveCfg bool, lang string) checked {
 	if !haveCfg {
-		return checked{Phase: "unchecked"}
+		fs := token.NewFileSet()
+		f, err := parser.ParseFile(fs, "gocode_main.go", src, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return checked{Phase: "unchecked"}
+		}
+		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}}
+		conf := types.Config{Importer: noImports{}, GoVersion: lang, Error: func(error) {}}
+		_, _ = conf.Check("main", fs, []*ast.File{f}, info)
+		return checked{Phase: "unchecked", Plan: planOf(fs, f, info)}
 	}
 	fs := token.NewFileSet() // per check: a shared one would grow with every program
-	f, err := parser.ParseFile(fs, "gocode_main.go", src, parser.AllErrors|parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fs, "gocode_main.go", src, parser.AllErrors|parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
 		var out []diag
 		var list scanner.ErrorList
@@ -51,8 +69,9 @@ func check(src string, haveCfg bool, lang string) checked {
 			}
 		},
 	}
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}}
 	_, _ = conf.Check("main", fs, []*ast.File{f}, info)
+	planned := planOf(fs, f, info)
 	// Made-up enum values too, even next to other errors: a model fixes both in one round.
 	out = append(out, enumValues(fs, f, info)...)
 	sort.SliceStable(out, func(i, j int) bool {
@@ -68,9 +87,9 @@ func check(src string, haveCfg bool, lang string) checked {
 		out = out[:maxErrors]
 	}
 	if len(out) > 0 {
-		return checked{Errors: out, Phase: "types"}
+		return checked{Errors: out, Phase: "types", Plan: planned}
 	}
-	return checked{}
+	return checked{Plan: planned}
 }
 
 // toolsImportName is what the generated main.go imports the tool bindings as.

@@ -11,7 +11,8 @@
 // prepare splits the code into imports, top-level declarations (hoisted out of Run) and Run's
 // statements, adds the standard-library imports the code uses (by symbol, as goimports does)
 // and drops imports it does not use. check type-checks a rendered main.go against the export
-// data named by an importcfg, so only code that type-checks is compiled and linked.
+// data named by an importcfg, so only code that type-checks is compiled and linked; its
+// answer also names the tools the program can call (plan.go).
 package main
 
 import (
@@ -71,7 +72,7 @@ func handle(req *request) (answer any) {
 			req.Filename = "model.go"
 		}
 		return prepare(req.Code, req.Filename, req.Predeclared, loadImportcfg(req.Importcfg))
-	case "check":
+	case "check": // the answer carries the plan too (plan.go); with no importcfg, only the plan
 		return check(req.Src, loadImportcfg(req.Importcfg), req.Lang)
 	case "preload": // export data of packages most programs use, so the first real check is fast
 		loadImportcfg(req.Importcfg)

@@ -10,7 +10,7 @@
 // closes it. See docs/sandbox.md for what each layer guarantees and why.
 //
 //	launcher -probe
-//	launcher -status-fd 3 -scratch DIR -exe PROG -port P [-ro PATH]... [limits] -- PROG ARGS...
+//	launcher -status-fd 3 -scratch DIR -exe PROG -port P [-ro PATH]... [-rw DIR]... [limits] -- PROG ARGS...
 package main
 
 import (
@@ -80,8 +80,9 @@ func main() {
 	nproc := flag.Uint64("nproc", 0, "RLIMIT_NPROC (threads of the program's user); 0: unchanged")
 	uid := flag.Int("uid", -1, "run the program as this user (from root)")
 	gid := flag.Int("gid", -1, "… and this group")
-	var ro listFlag
+	var ro, rw listFlag
 	flag.Var(&ro, "ro", "a path the program may read (repeatable)")
+	flag.Var(&rw, "rw", "a directory the program may read and write, as scratch (repeatable): its workspace")
 	flag.Parse()
 
 	if *probe {
@@ -174,7 +175,7 @@ func main() {
 	// and without Landlock only seccomp and the limits remain; the policy says which.
 	tier, network := "landlock", fmt.Sprintf("TCP connect to port %d only (any address); no UDP, UNIX, MPTCP, raw or other sockets; no listening", *port)
 	if abi > 0 {
-		if err := restrict(abi, *scratch, exePath, ro, *port); err != nil {
+		if err := restrict(abi, append([]string{*scratch}, rw...), exePath, ro, *port); err != nil {
 			fail("landlock: %v", err)
 		}
 	}
@@ -195,7 +196,7 @@ func main() {
 		Tier:        tier,
 		LandlockABI: abi,
 		Network:     network,
-		Files:       map[string]any{"readWrite": []string{*scratch}, "execute": []string{exePath}, "readOnly": []string(ro)},
+		Files:       map[string]any{"readWrite": append([]string{*scratch}, rw...), "execute": []string{exePath}, "readOnly": []string(ro)},
 		Limits:      limits,
 		Seccomp:     true,
 		UID:         os.Getuid(),
@@ -286,7 +287,10 @@ func fsRights(abi int) uint64 {
 	return r
 }
 
-func restrict(abi int, scratch, exe string, ro []string, port uint64) error {
+// restrict confines the process to read and write beneath writable (scratch, then the
+// workspace), execute exe, read ro, and (ABI 4+) connect to port. Landlock checks the resolved
+// path of every access, so ".." and symlinks leading out of these directories reach nothing.
+func restrict(abi int, writable []string, exe string, ro []string, port uint64) error {
 	handled := fsRights(abi)
 	attr := unix.LandlockRulesetAttr{Access_fs: handled}
 	size := unsafe.Sizeof(attr.Access_fs)
@@ -308,8 +312,10 @@ func restrict(abi int, scratch, exe string, ro []string, port uint64) error {
 	scratchRights := uint64(unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_READ_DIR|unix.LANDLOCK_ACCESS_FS_WRITE_FILE|
 		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR|unix.LANDLOCK_ACCESS_FS_REMOVE_FILE|unix.LANDLOCK_ACCESS_FS_MAKE_DIR|
 		unix.LANDLOCK_ACCESS_FS_MAKE_REG|unix.LANDLOCK_ACCESS_FS_MAKE_SYM) | (handled & (unix.LANDLOCK_ACCESS_FS_REFER | unix.LANDLOCK_ACCESS_FS_TRUNCATE))
-	if err := addPath(int(fd), scratch, scratchRights); err != nil {
-		return err
+	for _, dir := range writable {
+		if err := addPath(int(fd), dir, scratchRights); err != nil {
+			return err
+		}
 	}
 	if err := addPath(int(fd), exe, unix.LANDLOCK_ACCESS_FS_EXECUTE|unix.LANDLOCK_ACCESS_FS_READ_FILE); err != nil {
 		return err
@@ -339,6 +345,13 @@ func restrict(abi int, scratch, exe string, ro []string, port uint64) error {
 
 func addPath(ruleset int, path string, rights uint64) error {
 	f, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err == unix.EACCES {
+		// The program's own user may not search the directories above its workspace (a private
+		// home): it starts in the workspace, which it reaches as ".".
+		if wd, werr := os.Getwd(); werr == nil && wd == filepath.Clean(path) {
+			f, err = unix.Open(".", unix.O_PATH|unix.O_CLOEXEC, 0)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("open %s: %v", path, err)
 	}

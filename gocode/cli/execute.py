@@ -50,6 +50,9 @@ def _read_code(source: str) -> str:
 @click.option(
     "--dry-run", is_flag=True, help="Call no server: answer every call with a stub shaped by the tool's output schema."
 )
+@click.option(
+    "--plan", "plan_only", is_flag=True, help="Only check the code and print the tools it can call; run nothing."
+)
 @click.argument("source", metavar="FILE|-", required=False)
 @handle_errors
 def exec_cmd(
@@ -60,6 +63,7 @@ def exec_cmd(
     direct: bool,
     replay_id: str | None,
     dry_run: bool,
+    plan_only: bool,
     source: str | None,
 ) -> None:
     """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
@@ -70,8 +74,15 @@ def exec_cmd(
         raise click.UsageError("missing FILE|- (the Go code to run)")
     if direct and (replay_id or dry_run):
         raise click.UsageError("--direct cannot be combined with --replay or --dry-run (they need gocode's sessions)")
+    if plan_only and (replay_id or dry_run or direct):
+        raise click.UsageError("--plan runs nothing: it cannot be combined with --replay, --dry-run or --direct")
     code = _read_code(source) if source is not None else None
     config = load_config(config_path)
+    if plan_only:
+        assert code is not None
+        ok, text = asyncio.run(plan_text(config, model, code, as_json))
+        click.echo(text) if ok else _err(text)
+        sys.exit(0 if ok else 1)
     if replay_id is not None:
         result = asyncio.run(replay_offline(config, model, replay_id, timeout, code))
     else:
@@ -103,3 +114,17 @@ async def _exec(
     # gocode exec is the controller for its one run: its sessions serve the program.
     async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
         return await box.execute(code, timeout, dry_run=dry_run)
+
+
+async def plan_text(config: Config, model: str | None, code: str, as_json: bool) -> tuple[bool, str]:
+    """(ok, what to print) for ``gocode exec --plan``: the tools, or why the code does not check."""
+    from gocode.codemode import CodeMode
+
+    cm = CodeMode(config, model)
+    await cm.refresh()
+    got = await cm.plan(code, progress=_progress)
+    if got.plan is None:
+        return False, json.dumps({"ok": False, "errors": got.output}) if as_json else got.output.rstrip()
+    if as_json:
+        return True, json.dumps({"ok": True, "plan": got.plan.as_json()})
+    return True, got.plan.text()

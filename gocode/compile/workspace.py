@@ -53,6 +53,7 @@ from gocode.program.code import ModelCode, Prepared
 from gocode.program.diagnostics import Diagnostic, parse_diagnostics
 from gocode.program.gofix import CheckTimeout, GoFix
 from gocode.program.messages import explain, scrub
+from gocode.program.plan import Plan, plan_from_answer
 from gocode.program.render import main_names, render_bindings, render_main, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.schema.ir import Package
@@ -146,6 +147,7 @@ class BuildResult:
     mode: str = "go build"
     notes: tuple[str, ...] = ()  # what was changed in the model's code (an unused import removed, …)
     diagnostics: tuple[Diagnostic, ...] = ()  # the errors, at the model's positions
+    plan: Plan | None = None  # the tools the program can call (None: it did not type-check)
 
 
 class Workspace:
@@ -338,6 +340,32 @@ class Workspace:
         )
         return Prepared.from_answer(answer)
 
+    async def plan(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> BuildResult:
+        """Check the program and say which tools it can call, without compiling anything
+        (``ok`` False with the errors when it does not type-check)."""
+        start = time.monotonic()
+        self.ensure_bindings(pkg)
+        prepared = await self.prepare(pkg, code, filename)
+        if prepared.errors:
+            return self._failed(prepared, prepared.errors, start, "checked", pkg, code)
+        main_src = render_main(pkg, prepared, filename)
+        direct = await self.direct_config(pkg) if self.direct_builds else None
+        checked = await self.gofix.call(
+            {
+                "op": "check",
+                "src": main_src,
+                "importcfg": str(direct.importcfg) if direct is not None else "",
+                "lang": direct.lang if direct is not None else "",
+            }
+        )
+        errors = Prepared.from_answer(checked).errors
+        if errors and not any(e.message.startswith("could not import ") for e in errors):
+            return self._failed(prepared, errors, start, "checked", pkg, code)
+        plan = plan_from_answer(checked.get("plan"), pkg)
+        return BuildResult(
+            True, None, "", (time.monotonic() - start) * 1000, mode="checked", notes=prepared.notes, plan=plan
+        )
+
     async def build(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> BuildResult:
         """Compile one program; identical source on the same tool set reuses the last binary.
 
@@ -364,18 +392,26 @@ class Workspace:
         # The bindings' source (not just the tool set) is in the key: a newer gocode renders differently.
         digest = hashlib.sha256((bindings_hash + "\0" + main_src).encode()).hexdigest()[:24]
         cached = self.state / "bin" / digest
+        direct = await self.direct_config(pkg) if self.direct_builds else None
+        # Checked on every path (a cached binary too): the answer carries the plan.
+        checked = await self.gofix.call(
+            {
+                "op": "check",
+                "src": main_src,
+                "importcfg": str(direct.importcfg) if direct is not None else "",
+                "lang": direct.lang if direct is not None else "",
+            }
+        )
+        plan = plan_from_answer(checked.get("plan"), pkg)
         if cached.is_file():
             with contextlib.suppress(OSError):
                 os.utime(cached)
             return BuildResult(
-                True, cached, "", (time.monotonic() - start) * 1000, cached=True, mode="cached", notes=prepared.notes
-            )
-        direct = await self.direct_config(pkg) if self.direct_builds else None
+                True, cached, "", (time.monotonic() - start) * 1000, cached=True, mode="cached", notes=prepared.notes,
+                plan=plan,
+            )  # fmt: skip
         fallback = False
         if direct is not None:
-            checked = await self.gofix.call(
-                {"op": "check", "src": main_src, "importcfg": str(direct.importcfg), "lang": direct.lang}
-            )
             errors = Prepared.from_answer(checked).errors
             if not code.source.strip():
                 # The empty program is the warm-up build: load what most programs import too.
@@ -422,7 +458,9 @@ class Workspace:
             cached.parent.mkdir(parents=True, exist_ok=True)
             out_path.replace(cached)
             self._prune_binaries()
-            return BuildResult(True, cached, text, (time.monotonic() - start) * 1000, mode=mode, notes=prepared.notes)
+            return BuildResult(
+                True, cached, text, (time.monotonic() - start) * 1000, mode=mode, notes=prepared.notes, plan=plan
+            )
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -71,6 +71,9 @@ class Run:
     # tools) or the servers of a replayed recording. They need no code-mode permission: they
     # exist only for the run that declared them.
     providers: dict[str, ToolProvider] = field(default_factory=dict)
+    # What the program can call, from its static plan (set before it starts): a call it did not
+    # declare is refused, so an approval covers exactly what was shown. None: not known yet.
+    foreseen: Callable[[str, str], bool] | None = None
 
 
 class _QuietServer(uvicorn.Server):
@@ -246,6 +249,13 @@ class Loopback:
                 code=types.INVALID_PARAMS,
                 message=f"tool {params.name!r} of server {server!r} is not in code mode",
             )
+        if run.foreseen is None or not run.foreseen(server, params.name):
+            error = (
+                f"tool {params.name!r} of server {server!r} is not among the tools this program was "
+                "checked (and approved) for; call tools through their functions or callTool with a constant name"
+            )
+            run.calls.append(ToolCall(server, params.name, 0.0, error))
+            return types.CallToolResult(content=[types.TextContent(type="text", text=error)], is_error=True)
         start = time.monotonic()
         error: str | None = None
         result: types.CallToolResult | None = None

@@ -22,13 +22,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from gocode.files import dir_size
 from gocode.mcp.toolcall import ToolCall
 from gocode.program.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from gocode.run.sandbox import Confinement
 
-Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy"]
+Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy", "approval"]
 STDERR_LIMIT = 16 * 1024
 
 
@@ -59,6 +60,9 @@ class RunResult:
     tool_calls: list[ToolCall] = field(default_factory=list)
     sandbox: dict[str, Any] | None = None  # the effective policy when sandboxed (tier, limits, …)
     run_id: str = ""  # the recording of its calls (gocode exec --replay RUN_ID); pooled runs only
+    output_file: str | None = None  # where output beyond the cap was kept whole (in the workspace)
+    output_bytes: int = 0  # what the program printed on stdout in all
+    plan: dict[str, Any] | None = None  # the tools the program could call, known before it ran
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
@@ -72,6 +76,7 @@ class RunResult:
             "limit": "a sandbox limit was reached",
             "sandbox": "the sandbox refused to run the program",
             "busy": "not run (retry later)",
+            "approval": "held for approval",
         }
         parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
         if self.output:
@@ -88,20 +93,74 @@ class RunResult:
 
 
 class _Capped:
-    """Keeps the first ``limit`` bytes of a stream and counts the rest."""
+    """Keeps the first ``limit`` bytes of a stream and counts the rest.
 
-    def __init__(self, limit: int) -> None:
-        self.limit, self.buf, self.dropped = limit, bytearray(), 0
+    With ``keep`` (a file path), a stream longer than ``limit`` is written there whole (up to
+    ``keep_cap`` bytes) and its last bytes are kept too, so the answer can show head and tail.
+    """
+
+    def __init__(self, limit: int, keep: Path | None = None, keep_cap: int = 0, label: str = "") -> None:
+        self.limit, self.buf, self.dropped, self.label = limit, bytearray(), 0, label
+        self.keep, self.keep_cap, self.kept, self.total = keep, keep_cap, 0, 0
+        self.tail_limit = limit // 4
+        self.tail = bytearray()
+        self._file: Any = None
 
     async def drain(self, stream: asyncio.StreamReader) -> None:
-        while chunk := await stream.read(65536):
-            room = self.limit - len(self.buf)
-            if room > 0:
-                self.buf += chunk[:room]
-            self.dropped += max(0, len(chunk) - max(room, 0))
+        try:
+            while chunk := await stream.read(65536):
+                self.total += len(chunk)
+                room = self.limit - len(self.buf)
+                if room > 0:
+                    self.buf += chunk[:room]
+                self.dropped += max(0, len(chunk) - max(room, 0))
+                if self.keep is not None and self.total > self.limit:
+                    self._spill(chunk)
+        finally:
+            if self._file is not None:
+                self._file.close()
+
+    def _spill(self, chunk: bytes) -> None:
+        assert self.keep is not None
+        if self._file is None:  # the head is in buf; the rest of this chunk follows it
+            self._file = open(self.keep, "wb")  # noqa: SIM115 (closed at the end of drain)
+            done = len(self.buf)
+            self._write(bytes(self.buf))
+            chunk = chunk[len(chunk) - (self.total - done) :]
+        self._write(chunk)
+        self.tail = (self.tail + chunk)[-self.tail_limit :]
+
+    def _write(self, data: bytes) -> None:
+        room = self.keep_cap - self.kept
+        if room > 0:
+            self._file.write(data[:room])
+            self.kept += min(room, len(data))
+
+    @property
+    def spilled(self) -> bool:
+        return self._file is not None
 
     def text(self) -> str:
         return self.buf.decode("utf-8", "replace")
+
+    def head_and_tail(self) -> str:
+        """The head and the tail of a kept stream, with where the whole of it is."""
+        head_b, tail_b = bytes(self.buf[: self.limit - self.tail_limit]), bytes(self.tail)
+        # Whole lines where there are lines: a model reads them more easily than cut ones.
+        if (cut := head_b.rfind(b"\n")) > len(head_b) // 2:
+            head_b = head_b[: cut + 1]
+        if 0 <= (cut := tail_b.find(b"\n")) < len(tail_b) // 2:
+            tail_b = tail_b[cut + 1 :]
+        head, tail = head_b.decode("utf-8", "replace"), tail_b.decode("utf-8", "replace")
+        whole = "kept whole" if self.kept == self.total else f"its first {self.kept} bytes kept (the workspace cap)"
+        where = self.label or str(self.keep)
+        sep = "" if head.endswith("\n") else "\n"
+        return (
+            f"{head}{sep}[output: {self.total} bytes in all, {whole} in {where}; "
+            f"shown: the first {len(head.encode())} and the last {len(tail.encode())} bytes; "
+            "read the file in the next program for the rest]\n"
+            f"{tail}"
+        )
 
 
 async def launch(
@@ -128,7 +187,7 @@ async def launch(
         fds = (write_end,) if theirs is None else (write_end, theirs.fileno())
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=confinement.env, cwd=str(confinement.scratch),
+            stderr=asyncio.subprocess.PIPE, env=confinement.env, cwd=str(confinement.cwd or confinement.scratch),
             start_new_session=True, pass_fds=fds,
         )  # fmt: skip
     except BaseException:
@@ -221,8 +280,13 @@ async def run_program(
     timeout: float,
     max_output: int,
     confinement: Confinement | None = None,
+    keep_output: Path | None = None,
+    keep_cap: int = 0,
 ) -> RunResult:
-    """Run a built program to completion or ``timeout``; never raises for the program's failures."""
+    """Run a built program to completion or ``timeout``; never raises for the program's failures.
+
+    With ``keep_output``, output beyond ``max_output`` is written whole to that file (at most
+    ``keep_cap`` bytes) and the answer shows its head and tail and the path."""
     start = time.monotonic()
     try:
         proc, status_fd = await launch(binary, env, cwd, confinement)
@@ -231,7 +295,11 @@ async def run_program(
             await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
             confinement.release()
         raise
-    out, err = _Capped(max_output), _Capped(STDERR_LIMIT)
+    label = ""
+    if keep_output is not None and keep_output.is_relative_to(cwd):
+        # As the program sees it: it starts in cwd, and may not be able to reach it by its absolute path.
+        label = f"the file {keep_output.relative_to(cwd)} of the working directory"
+    out, err = _Capped(max_output, keep_output, keep_cap, label), _Capped(STDERR_LIMIT)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
     status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None
@@ -267,8 +335,12 @@ async def run_program(
         readers.cancel()
     run_ms = (time.monotonic() - start) * 1000
     output = out.text()
-    truncated = out.dropped > 0
-    if truncated:
+    truncated = out.dropped > 0 and not (out.spilled and out.kept == out.total)
+    kept: dict[str, Any] = {"output_bytes": out.total}
+    if out.spilled:
+        output = out.head_and_tail()
+        kept["output_file"] = str(keep_output)
+    elif truncated:
         output += f"\n[output truncated: {out.dropped} more bytes beyond the {max_output}-byte limit]"
     stderr = trim_traceback(err.text())
     if err.dropped:
@@ -286,36 +358,32 @@ async def run_program(
     if over_disk:
         stderr = _append(
             stderr,
-            f"the program wrote more than {over_disk[0] >> 20} MiB into its scratch directory "
+            f"the program filled its workspace past its cap of {-over_disk[0] >> 20} MiB "
+            "(codeMode.workspace.maxMB) and was killed; delete files from it or run `gocode workspace clean`"
+            if over_disk[0] < 0
+            else f"the program wrote more than {over_disk[0] >> 20} MiB into its scratch directory "
             "(codeMode.limits.scratchMB) and was killed",
         )
-        return RunResult(False, "limit", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
+        return RunResult(
+            False, "limit", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
+        )
     if timed_out:
         stderr = _append(
             stderr, f"the program did not finish within {timeout:g} s and was killed (with every process it started)"
         )
-        return RunResult(False, "timeout", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
+        return RunResult(
+            False, "timeout", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
+        )
     code = proc.returncode
     if code == 0:
-        return RunResult(True, "ok", output, stderr, 0, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
+        return RunResult(True, "ok", output, stderr, 0, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept)
     if code is not None and code < 0:
         stderr = _append(stderr, f"killed by signal {signal.Signals(-code).name}")
     if confinement is not None:
         stderr = _append(stderr, _limit_hint(stderr, code, confinement))
-    return RunResult(False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
-
-
-def dir_size(path: Path) -> int:
-    """Bytes used beneath ``path``; every entry counts at least one 4 KiB block (inodes are not free)."""
-    total = 0
-    for root, dirs, files in os.walk(path, onerror=lambda _e: None):
-        for name in files + dirs:
-            try:
-                st = os.lstat(os.path.join(root, name))
-            except OSError:
-                continue
-            total += max(st.st_blocks * 512, 0 if name in dirs else st.st_size, 4096)
-    return total
+    return RunResult(
+        False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
+    )
 
 
 def deleted_open_files(pgid: int) -> int:
@@ -405,11 +473,16 @@ def _limit_hint(stderr: str, code: int | None, c: Confinement) -> str:
 
 
 async def _watch_scratch(proc: asyncio.subprocess.Process, c: Confinement, over: list[int]) -> None:
-    """Kill the program when its scratch directory outgrows the limit (rlimits cannot cap a directory)."""
+    """Kill the program when its scratch directory (or its workspace) outgrows the limit
+    (rlimits cannot cap a directory)."""
     while proc.returncode is None:
         await asyncio.sleep(0.2)
         used = await asyncio.to_thread(lambda: dir_size(c.scratch) + deleted_open_files(proc.pid))
         if used > c.scratch_limit:
             over.append(c.scratch_limit)
+            _kill_group(proc.pid)
+            return
+        if c.cwd is not None and c.cwd_limit and await asyncio.to_thread(dir_size, c.cwd) > c.cwd_limit:
+            over.append(-c.cwd_limit)  # negative: the workspace's cap
             _kill_group(proc.pid)
             return

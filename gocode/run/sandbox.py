@@ -41,6 +41,8 @@ from gocode.errors import GocodeError
 from gocode.files import write_file
 from gocode.resources import templates_dir
 from gocode.run.env import sandboxed_env
+from gocode.run.workdir import WORKSPACE_ENV
+from gocode.run.workdir import prepare as prepare_workdir
 
 MIN_ABI = 4  # TCP port rules
 NOBODY = 65534
@@ -295,6 +297,8 @@ class Confinement:
     port: int = 0  # the controller's loopback port, which that listener forwards to
     endpoint: asyncio.Future[None] | None = None  # the task serving that listener during the run
     uid: int | None = None  # the run user from run_uids, given back by release()
+    cwd: Path | None = None  # where the program starts (its workspace), else scratch
+    cwd_limit: int = 0  # the workspace's cap (bytes), watched like scratch
 
     def release(self) -> None:
         """Gives the run user back (after the program and its threads are gone)."""
@@ -313,10 +317,19 @@ def launcher_for(workspace: Workspace) -> Launcher:
 
 
 async def confine(
-    workspace: Workspace, settings: CodeModeConfig, binary: Path, port: int, servers_json: str, timeout: float
+    workspace: Workspace,
+    settings: CodeModeConfig,
+    binary: Path,
+    port: int,
+    servers_json: str,
+    timeout: float,
+    workdir: Path | None = None,
 ) -> Confinement | Decision:
     """The confinement for one run, or the decision to run unconfined (``best-effort`` with nothing
-    to offer: its warning goes into the result); raises :class:`SandboxError` when refused."""
+    to offer: its warning goes into the result); raises :class:`SandboxError` when refused.
+
+    ``workdir`` (the model's workspace) is the one directory besides scratch the program may
+    write, and where it starts."""
     launcher = launcher_for(workspace)
     decision = decide(settings.sandbox, await launcher.probe())
     if decision.error:
@@ -360,14 +373,25 @@ async def confine(
         argv += [f"-{key}", str(value)]
     for path in READ_ONLY:
         argv += ["-ro", path]
+    if workdir is not None:
+        try:  # the run's user must own it: another run may have left it to its own user
+            await asyncio.to_thread(prepare_workdir, workdir, uid if uid is not None else os.geteuid())
+        except OSError as exc:
+            if uid is not None:
+                run_uids.release(uid)
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise SandboxError(f"the workspace {workdir} cannot be prepared: {exc}") from exc
+        argv += ["-rw", str(workdir)]
     fake = os.environ.get(FAKE_ABI_ENV)
     if fake is not None:
         argv += ["-fake-abi", fake]
     # A scrubbed environment: nothing of the controller's (its API keys) reaches the program.
     env = sandboxed_env(str(scratch), servers_json, data * 8 // 10)
+    if workdir is not None:
+        env[WORKSPACE_ENV] = str(workdir)
     return Confinement(
         argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary, decision.tier == "netns", port,
-        uid=uid,
+        uid=uid, cwd=workdir, cwd_limit=settings.workdir.max_mb << 20,
     )  # fmt: skip
 
 

@@ -19,6 +19,7 @@ import logging
 import os
 import socket
 import sys
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from gocode.run.approvals import InputRequired, elicitation_approver
 from gocode.serve import ops
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
 from gocode.toolbox import Toolbox, UnknownToolError
@@ -61,6 +63,7 @@ class ToolServer:
         # Handshake-era sessions, one per live connection, to notify when the tool list changes;
         # each is dropped when its connection ends (an HTTP client that left, a stream closed).
         self._sessions: dict[object, ServerSession] = {}
+        self._stdio_session = f"stdio-{os.getpid()}-{int(time.time())}"
         self.server: Server[Any] = Server(
             "gocode",
             version=_version(),
@@ -81,6 +84,15 @@ class ToolServer:
 
     def initialization_options(self) -> Any:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    def _session_key(self, ctx: ServerRequestContext[Any]) -> str | None:
+        """Which client session a call belongs to, for workspaces scoped per session: the
+        Mcp-Session-Id over HTTP, this process over stdio (one client); None when stateless."""
+        request = ctx.request
+        headers = getattr(request, "headers", None)
+        if headers is not None:
+            return headers.get("mcp-session-id") or None
+        return self._stdio_session
 
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is None:
@@ -106,7 +118,7 @@ class ToolServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         self._remember(ctx)
         gone = _disconnect_event(ctx)
 
@@ -115,12 +127,20 @@ class ToolServer:
             await ctx.session.report_progress(value, total, message)
 
         result: types.CallToolResult | None = None
+        input_required: types.InputRequiredResult | None = None
         try:
             async with anyio.create_task_group() as tg:
 
                 async def call() -> None:
-                    nonlocal result
-                    result, _ = await self.toolbox.call_mcp(params.name, params.arguments, progress)
+                    nonlocal result, input_required
+                    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+                    approve = elicitation_approver(ctx, params, modern)
+                    try:
+                        result, _ = await self.toolbox.call_mcp(
+                            params.name, params.arguments, progress, approve, self._session_key(ctx)
+                        )
+                    except InputRequired as ask:
+                        input_required = ask.result()
                     tg.cancel_scope.cancel()
 
                 async def hang_up() -> None:
@@ -138,6 +158,8 @@ class ToolServer:
             raise MCPError(code=types.INVALID_PARAMS, message=str(group.exceptions[0])) from None
         except* MCPError as group:
             raise group.exceptions[0] from None
+        if input_required is not None:  # the client is asked to approve the program, then retries
+            return input_required
         if result is None:
             raise MCPError(code=types.INTERNAL_ERROR, message="the client disconnected; the call was cancelled")
         return result

@@ -34,6 +34,13 @@ def rules(settings: CodeModeConfig, go_version: str, tier: str | None = None) ->
         limits += f"; sandboxed ({tier} tier): {_TIERS.get(tier, 'confined')}, {settings.limits.memory_mb} MB memory"
     elif settings.sandbox in _SETTINGS:
         limits += f"; sandboxed: {_SETTINGS[settings.sandbox]}, {settings.limits.memory_mb} MB memory"
+    kept = ""
+    if settings.workdir.enabled:
+        # The workspace (gocode.run.workdir): state between calls, and output too long to return.
+        kept = (
+            f"The working directory persists between calls ({settings.workdir.max_mb} MB); "
+            "longer output is saved there.\n"
+        )
     return f"""\
 Run Go {go_version} code that calls the tools as typed functions; you get back what it prints.
 Your code is the body of `func Run(ctx context.Context) error`; import lines and top-level funcs/types may come first.
@@ -42,7 +49,7 @@ Every tool is `func(ctx, Input) (Output, error)`; input fields above `// optiona
   r := must(someTool(ctx, SomeToolInput{{Name: "x"}}))
   fmt.Printf("%+v\\n", r)
 Each call is a fresh program: {limits}. Print summaries, not dumps.
-"""
+{kept}"""
 
 
 def search_hint(tier: str) -> str:

@@ -1,0 +1,177 @@
+"""Approvals: a program that can call a tool needing approval is held before it starts.
+
+Which tools need approval follows ``codeMode.approval`` (:class:`~gocode.config.ApprovalConfig`)
+and the tools' MCP annotations; what a program can call is its static plan
+(:mod:`gocode.program.plan`). A program that may call any tool needs approval when any tool of
+the set does. Whoever runs the program decides through an :data:`Approver`: the Python API's
+callback, or ``gocode serve``'s client through elicitation. With no approver the run is refused,
+naming the tools: nothing is approved silently. An approval is for one program hash (its code
+and the tool set it was built against), and only for the run that asked.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gocode.config import ApprovalConfig
+from gocode.program.plan import Plan
+from gocode.toolset import ToolInfo
+
+# Shown in place of the tool list for a program that may call any tool.
+ANY_TOOL = "any tool"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What someone is asked to approve: this program, which can call these tools."""
+
+    program_hash: str
+    code: str
+    tools: tuple[str, ...]  # the tools needing approval, as server.tool (or ANY_TOOL first)
+    plan: Plan
+
+    def message(self, code_chars: int = 4000) -> str:
+        """The text a person reads: the tools, why, and the program."""
+        code = self.code if len(self.code) <= code_chars else self.code[:code_chars] + "\n… (cut)"
+        return (
+            f"A Go program wants to run. It can call tools that need approval: {', '.join(self.tools)}.\n"
+            f"It can call: {self.plan.text()}.\n"
+            f"Program {self.program_hash[:12]}:\n{code}"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {"programHash": self.program_hash, "tools": list(self.tools), "plan": self.plan.as_json()}
+
+
+# Decides one request: True runs the program, False refuses it.
+Approver = Callable[[ApprovalRequest], "bool | Awaitable[bool]"]
+
+
+class NoApprover(Exception):
+    """There is no one to ask."""
+
+
+def needs_approval(settings: ApprovalConfig, server: str, tool: ToolInfo | None) -> bool:
+    """Whether calling this tool needs approval (``tool`` None: not in the set, so unannotated)."""
+    if not settings.enabled:
+        return False
+    name = f"{server}.{tool.name}" if tool is not None else server
+    if any(fnmatch.fnmatchcase(name, p) for p in settings.ask):
+        return True
+    if any(fnmatch.fnmatchcase(name, p) for p in settings.allow):
+        return False
+    hints = (tool.definition.get("annotations") if tool is not None else None) or {}
+    if not isinstance(hints, Mapping):
+        hints = {}
+    if hints.get("readOnlyHint") is True:
+        return False
+    if hints.get("destructiveHint") is True:
+        return True
+    return settings.unannotated == "ask"
+
+
+def tools_needing_approval(
+    settings: ApprovalConfig, plan: Plan, tools: Mapping[tuple[str, str], ToolInfo]
+) -> tuple[str, ...]:
+    """The tools of ``plan`` that need approval; for a program that may call any tool, ANY_TOOL
+    followed by every tool of the set that needs it (empty when none does)."""
+    if not settings.enabled:
+        return ()
+    if plan.is_any:
+        held = tuple(f"{s}.{t}" for (s, t), info in sorted(tools.items()) if needs_approval(settings, s, info))
+        return (ANY_TOOL, *held) if held else ()
+    return tuple(f"{s}.{t}" for s, t in plan.tools if needs_approval(settings, s, tools.get((s, t))))
+
+
+def refusal(request: ApprovalRequest, why: str) -> str:
+    return (
+        f"not run: the program can call tools that need approval ({', '.join(request.tools)}) and {why}. "
+        "Nothing was called."
+    )
+
+
+async def refused(request: ApprovalRequest, approver: Approver | None) -> str | None:
+    """None when the program may run, else why not (for the model and the user)."""
+    if approver is None:
+        return refusal(request, "no one can be asked here (no approval callback or elicitation-capable client)")
+    try:
+        answer = approver(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except NoApprover as exc:
+        return refusal(request, str(exc) or "no one can be asked here")
+    if answer is True:
+        return None
+    return refusal(request, "it was not approved")
+
+
+# --- over MCP: elicitation ------------------------------------------------------------------
+
+# The key of gocode's one input request in the multi-round-trip flow, and the form it asks.
+APPROVAL_INPUT_KEY = "gocode.approval"
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {"type": "boolean", "title": "Run this program", "description": "true runs it once"},
+    },
+    "required": ["approve"],
+}
+
+
+class InputRequired(Exception):
+    """The client must be asked first (2026-07-28 era): answer with an ``InputRequiredResult``
+    and decide when the client retries the call with the response."""
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__(request.message())
+        self.request = request
+
+    def result(self) -> Any:
+        import mcp_types as types
+
+        ask = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(message=self.request.message(), requested_schema=APPROVAL_SCHEMA)
+        )
+        # The state names the program: a retry carrying another program's approval is asked again.
+        return types.InputRequiredResult(
+            input_requests={APPROVAL_INPUT_KEY: ask}, request_state=self.request.program_hash
+        )
+
+
+def accepted(answer: Any) -> bool:
+    """Only an explicit accept with ``approve: true`` approves."""
+    return (
+        getattr(answer, "action", None) == "accept" and (getattr(answer, "content", None) or {}).get("approve") is True
+    )
+
+
+def elicitation_approver(ctx: Any, params: Any, modern: bool) -> Approver | None:
+    """The approver of one MCP ``tools/call``: the client, if it declared elicitation.
+
+    Handshake era: an ``elicitation/create`` request on the call's session. 2026-07-28 era: the
+    multi-round-trip flow (:class:`InputRequired`, then the retry's ``inputResponses``).
+    """
+    caps = getattr(ctx.session, "client_capabilities", None)
+    if caps is None or getattr(caps, "elicitation", None) is None:
+        return None
+    if modern:
+        responses = getattr(params, "input_responses", None) or {}
+        state = getattr(params, "request_state", None)
+
+        def from_retry(request: ApprovalRequest) -> bool:
+            answer = responses.get(APPROVAL_INPUT_KEY)
+            if answer is None or state != request.program_hash:
+                raise InputRequired(request)
+            return accepted(answer)
+
+        return from_retry
+
+    async def ask(request: ApprovalRequest) -> bool:
+        answer = await ctx.session.elicit_form(request.message(), APPROVAL_SCHEMA, related_request_id=ctx.request_id)
+        return accepted(answer)
+
+    return ask

@@ -1,0 +1,252 @@
+"""The static plan and approvals: which tools a program can call, known before it runs, and
+programs that can call a tool needing approval held until someone approves them.
+
+Against tests/servers/notes_server.py (annotated tools), through the Python API and through
+`gocode serve` with the Python `mcp` client answering elicitation requests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import mcp_types as types
+import pytest
+import yaml
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from gocode.config import ApprovalConfig, ConfigError
+from gocode.program.plan import Plan
+from gocode.run.approvals import ANY_TOOL, needs_approval, tools_needing_approval
+from gocode.toolbox import PLAN_META_KEY, Toolbox
+from gocode.toolset import ToolInfo
+from tests.conftest import ROOT, config_from, workspace  # noqa: F401 (fixture)
+
+NOTES = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "notes_server.py")]}
+GOCODE = str(Path(sys.executable).parent / "gocode")
+
+READ = (
+    'n, err := readNote(ctx, ReadNoteInput{Name: "hello"})\nif err != nil {\n\treturn err\n}\nfmt.Println(n.Result)\n'
+)
+DELETE = 'if _, err := deleteNote(ctx, DeleteNoteInput{Name: "hello"}); err != nil {\n\treturn err\n}\nfmt.Println("deleted")\n'
+BOTH = READ + "\n" + DELETE
+
+
+def tool(name: str, **hints: bool) -> ToolInfo:
+    return ToolInfo("notes", name, definition={"name": name, "annotations": hints} if hints else {"name": name})
+
+
+# --- pure rules ------------------------------------------------------------------------------
+
+
+@pytest.mark.fast
+def test_annotations_decide_unless_a_pattern_does():
+    default = ApprovalConfig()
+    assert not needs_approval(default, "notes", tool("read_note", readOnlyHint=True))
+    assert needs_approval(default, "notes", tool("delete_note", destructiveHint=True))
+    assert not needs_approval(default, "notes", tool("add_note"))  # unannotated: allow by default
+    assert needs_approval(ApprovalConfig(unannotated="ask"), "notes", tool("add_note"))
+    # A pattern wins over the annotations, ask over allow.
+    assert needs_approval(ApprovalConfig(ask=("notes.read_*",)), "notes", tool("read_note", readOnlyHint=True))
+    assert not needs_approval(ApprovalConfig(allow=("notes.*",)), "notes", tool("delete_note", destructiveHint=True))
+    both = ApprovalConfig(ask=("notes.delete_*",), allow=("notes.*",))
+    assert needs_approval(both, "notes", tool("delete_note"))
+    assert not needs_approval(ApprovalConfig(enabled=False), "notes", tool("delete_note", destructiveHint=True))
+
+
+@pytest.mark.fast
+def test_a_program_that_may_call_any_tool_is_held_when_any_tool_needs_approval():
+    tools = {("notes", "read_note"): tool("read_note", readOnlyHint=True)}
+    anything = Plan(any_tool=("model.go:2: callTool with a name computed at run time",))
+    assert tools_needing_approval(ApprovalConfig(), anything, tools) == ()
+    tools[("notes", "delete_note")] = tool("delete_note", destructiveHint=True)
+    assert tools_needing_approval(ApprovalConfig(), anything, tools) == (ANY_TOOL, "notes.delete_note")
+    only_read = Plan(tools=(("notes", "read_note"),))
+    assert tools_needing_approval(ApprovalConfig(), only_read, tools) == ()
+
+
+@pytest.mark.fast
+def test_approval_config_is_strict():
+    with pytest.raises(ConfigError, match="approval"):
+        config_from({}, defaults={"codeMode": {"approval": {"ask": ["x"], "askk": ["y"]}}})
+    with pytest.raises(ConfigError, match="unannotated"):
+        config_from({}, defaults={"codeMode": {"approval": {"unannotated": "sometimes"}}})
+    with pytest.raises(ConfigError, match="non-empty"):
+        config_from({}, defaults={"codeMode": {"approval": {"ask": [" "]}}})
+
+
+# --- the plan, from the type check ---------------------------------------------------------------
+
+
+@pytest.mark.go
+def test_plan_names_the_tools_without_running_anything(workspace):  # noqa: F811
+    async def go() -> dict[str, Plan | None]:
+        async with Toolbox(config_from({"notes": NOTES}), workspace=workspace, prewarm=False) as box:
+            cm = box.code_mode
+            codes = {
+                "typed": BOTH,
+                "constant": 'v, err := callTool(ctx, "notes.add_note", map[string]any{"name": "a", "text": "b"})\n'
+                "fmt.Println(v, err)\n",
+                "computed": 'name := "notes." + os.Getenv("X")\nv, err := callTool(ctx, name, nil)\nfmt.Println(v, err)\n',
+                # A local variable that shadows a tool's function is not the tool.
+                "shadowed": 'deleteNote := func() string { return "x" }\nfmt.Println(deleteNote())\n',
+                "value": "f := callTool\n_ = f\n",
+                "broken": "undefinedThing()\n",
+            }
+            return {k: (await cm.plan(code)).plan for k, code in codes.items()}
+
+    got = asyncio.run(go())
+    assert got["typed"] == Plan(tools=(("notes", "delete_note"), ("notes", "read_note")))
+    assert got["constant"] == Plan(tools=(("notes", "add_note"),))
+    assert got["computed"] is not None and got["computed"].any_tool == (
+        "model.go:2: callTool with a name computed at run time",
+    )
+    assert got["shadowed"] == Plan()
+    assert got["value"] is not None and got["value"].any_tool == ("model.go:1: callTool used as a value",)
+    assert got["broken"] is None  # does not type-check: no plan, the errors instead
+
+
+# --- held for approval: the Python API -----------------------------------------------------------------
+
+
+@pytest.mark.go
+def test_a_destructive_program_is_held_while_a_read_only_one_runs(workspace):  # noqa: F811
+    asked: list = []
+
+    async def go():
+        async with Toolbox(config_from({"notes": NOTES}), workspace=workspace, prewarm=False) as box:
+            read = await box.execute(READ)  # read-only: nobody is asked
+            refused = await box.execute(BOTH)  # no callback: refused, naming the tool
+            declined = await box.execute(BOTH, approve=lambda r: asked.append(r) or False)
+            still_there = await box.execute(READ)
+            approved = await box.execute(BOTH, approve=lambda r: asked.append(r) or True)
+            gone = await box.execute(READ)
+            result, _ = await box.call_mcp("execute_go_code", {"code": READ})
+            return read, refused, declined, still_there, approved, gone, result
+
+    read, refused, declined, still_there, approved, gone, result = asyncio.run(go())
+    assert (read.ok, read.output) == (True, "Hello, world.\n")
+    assert (
+        refused.phase == "approval"
+        and "notes.delete_note" in refused.stderr
+        and "no one can be asked" in refused.stderr
+    )
+    assert refused.tool_calls == []
+    assert declined.phase == "approval" and "not approved" in declined.stderr
+    assert still_there.output == "Hello, world.\n"  # nothing ran: the note is still there
+    assert (approved.ok, approved.output) == (True, "Hello, world.\ndeleted\n")
+    assert gone.output == "\n"
+    assert len(asked) == 2 and asked[0].tools == ("notes.delete_note",)
+    assert asked[0].program_hash == asked[1].program_hash and BOTH in asked[0].message()
+    assert result.meta is not None
+    assert result.meta[PLAN_META_KEY] == {"tools": ["notes.read_note"], "anyTool": False, "anyToolReasons": []}
+
+
+RAW_CALL = """\
+var specs map[string]struct {
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+if err := json.Unmarshal([]byte(os.Getenv("GOCODE_SERVERS")), &specs); err != nil {
+	return err
+}
+s := specs["notes"]
+body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_note","arguments":{"name":"hello"}}}`
+req, _ := http.NewRequest("POST", s.URL, strings.NewReader(body))
+for k, v := range s.Headers {
+	req.Header.Set(k, v)
+}
+req.Header.Set("Content-Type", "application/json")
+req.Header.Set("Accept", "application/json, text/event-stream")
+req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+resp, err := http.DefaultClient.Do(req)
+if err != nil {
+	return err
+}
+out, _ := io.ReadAll(resp.Body)
+fmt.Println(string(out))
+"""
+
+
+@pytest.mark.go
+def test_a_call_the_plan_did_not_show_is_refused_by_the_endpoint(workspace):  # noqa: F811
+    """A program that talks to the endpoint itself cannot reach a tool it was not checked for."""
+    config = config_from({"notes": NOTES}, defaults={"codeMode": {"sandbox": "off"}})
+
+    async def go():
+        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+            raw = await box.execute(RAW_CALL)
+            after = await box.execute(READ)
+            return raw, after
+
+    raw, after = asyncio.run(go())
+    assert raw.ok, raw.error_text()
+    assert "is not among the tools this program was checked" in raw.output
+    assert after.output == "Hello, world.\n"
+
+
+# --- held for approval: over MCP, through elicitation --------------------------------------------------
+
+
+@pytest.mark.go
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_serve_asks_the_client_through_elicitation(tmp_path, mode):
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}}))
+    params = StdioServerParameters(command=GOCODE, args=["serve", "-c", str(config)], env=dict(os.environ))
+    asked: list[str] = []
+    answers = iter([False, True])
+
+    async def on_elicit(context, p: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(p.message)
+        return types.ElicitResult(action="accept", content={"approve": next(answers)})
+
+    async def go():
+        async with Client(stdio_client(params), mode=mode, elicitation_callback=on_elicit) as c:
+            read = await c.call_tool("execute_go_code", {"code": READ})
+            declined = await c.call_tool("execute_go_code", {"code": BOTH})
+            approved = await c.call_tool("execute_go_code", {"code": BOTH})
+            return read, declined, approved
+
+    read, declined, approved = asyncio.run(go())
+    text = ["".join(x.text for x in r.content if isinstance(x, types.TextContent)) for r in (read, declined, approved)]
+    assert text[0] == "Hello, world.\n" and not read.is_error
+    assert declined.is_error and "notes.delete_note" in text[1] and "not approved" in text[1]
+    assert text[2] == "Hello, world.\ndeleted\n" and not approved.is_error
+    assert len(asked) == 2  # the read-only program asked no one
+    assert "notes.delete_note" in asked[0] and "deleteNote(ctx" in asked[0]
+
+
+@pytest.mark.go
+def test_serve_refuses_when_the_client_cannot_be_asked(tmp_path):
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}}))
+    params = StdioServerParameters(command=GOCODE, args=["serve", "-c", str(config)], env=dict(os.environ))
+
+    async def go():
+        async with Client(stdio_client(params), mode="legacy") as c:
+            return await c.call_tool("execute_go_code", {"code": DELETE})
+
+    got = asyncio.run(go())
+    text = "".join(x.text for x in got.content if isinstance(x, types.TextContent))
+    assert got.is_error and "notes.delete_note" in text and "no one can be asked" in text
+    assert json.dumps(got.meta or {}).find("delete_note") > 0
+
+
+@pytest.mark.go
+def test_exec_plan_prints_the_tools_and_runs_nothing(tmp_path):
+    config = tmp_path / "gocode.json"
+    config.write_text(json.dumps({"mcpServers": {"notes": NOTES}}))
+    prog = tmp_path / "prog.go"
+    prog.write_text(BOTH)
+    got = subprocess.run([GOCODE, "exec", "-c", str(config), "--plan", str(prog)], capture_output=True, text=True)
+    assert (got.returncode, got.stdout) == (0, "notes.delete_note, notes.read_note\n"), got.stderr
+    prog.write_text("undefinedThing()\n")
+    got = subprocess.run(
+        [GOCODE, "exec", "-c", str(config), "--plan", "--json", str(prog)], capture_output=True, text=True
+    )
+    assert got.returncode == 1 and "undefined: undefinedThing" in got.stderr

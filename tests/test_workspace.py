@@ -1,0 +1,137 @@
+"""The workspace: files kept between calls, confined by the sandbox this host has, size-capped,
+and output too long for the answer kept whole there (head, tail and path in the answer)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from gocode.config import WorkspaceConfig
+from gocode.run import workdir
+from gocode.toolbox import Toolbox
+from tests.conftest import ROOT, config_from, workspace  # noqa: F401 (fixture)
+
+NOTES = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "notes_server.py")]}
+GOCODE = str(Path(sys.executable).parent / "gocode")
+
+
+def notes_config(root: Path, **workspace_settings: object):
+    return config_from({"notes": NOTES}, defaults={"codeMode": {"workspace": {"dir": str(root), **workspace_settings}}})
+
+
+def run_all(config, workspace, *codes: str):  # noqa: F811
+    async def go():
+        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+            return [await box.execute(code) for code in codes]
+
+    return asyncio.run(go())
+
+
+@pytest.mark.fast
+def test_workspace_paths_per_model_and_session(tmp_path):
+    settings = WorkspaceConfig(dir=str(tmp_path))
+    assert workdir.path_for(settings, None) == tmp_path / "default"
+    assert workdir.path_for(settings, "gpt-5") == tmp_path / "gpt-5"
+    odd = workdir.path_for(settings, "../../etc")  # a model ref is no path
+    assert odd.parent == tmp_path and odd.name.startswith("etc-")
+    per_session = settings.model_copy(update={"scope": "session"})
+    a, b = workdir.path_for(per_session, "m", "abc"), workdir.path_for(per_session, "m", "def")
+    assert a == tmp_path / "m" / "sessions" / "abc" and a != b
+    assert workdir.path_for(per_session, "m", None) == tmp_path / "m"  # no session known: the model's
+    a.mkdir(parents=True)
+    (a / "f.txt").write_text("x" * 10)
+    names = [r["name"] for r in workdir.listing(per_session)]
+    assert names == ["m", "m/session:abc"]
+    path, freed = workdir.clean(per_session, "m")
+    assert path == tmp_path / "m" and freed > 0 and not path.exists()
+
+
+@pytest.mark.go
+def test_files_persist_between_calls(tmp_path, workspace):  # noqa: F811
+    write = 'must(0, os.WriteFile("state.txt", []byte("kept"), 0o644))\nwd, _ := os.Getwd()\nfmt.Println(wd == os.Getenv("GOCODE_WORKSPACE"))\n'
+    read = 'fmt.Println(string(must(os.ReadFile("state.txt"))))\n'
+    first, second = run_all(notes_config(tmp_path), workspace, write, read)
+    assert (first.output, second.output) == ("true\n", "kept\n"), (first.error_text(), second.error_text())
+    assert (tmp_path / "default" / "state.txt").read_text() == "kept"
+
+
+ESCAPES = """\
+fmt.Println("write ..:", os.WriteFile("../escape.txt", []byte("x"), 0o644) != nil)
+_, err := os.ReadFile("../other/secret.txt")
+fmt.Println("read ..:", err != nil)
+must(0, os.Symlink(%s, "link"))
+defer os.Remove("link")
+_, err = os.ReadFile("link/secret.txt")
+fmt.Println("read via link:", err != nil)
+fmt.Println("write via link:", os.WriteFile("link/new.txt", []byte("x"), 0o644) != nil)
+"""
+
+
+@pytest.mark.go
+def test_the_sandbox_keeps_a_program_inside_its_workspace(workspace):  # noqa: F811
+    # Open to everyone, so only the sandbox can refuse (not file permissions, when the program
+    # runs as a user of its own).
+    tmp_path = Path(tempfile.mkdtemp(prefix="gocode-escape-", dir="/tmp"))
+    tmp_path.chmod(0o755)
+    other = tmp_path / "other"
+    other.mkdir(mode=0o777)
+    other.chmod(0o777)
+    (other / "secret.txt").write_text("secret")
+    (other / "secret.txt").chmod(0o666)
+    (result,) = run_all(notes_config(tmp_path), workspace, ESCAPES % json.dumps(str(other)))
+    tier = (result.sandbox or {}).get("tier")
+    if tier is None:
+        pytest.skip(f"this host runs programs unconfined: {result.sandbox}")
+    assert result.ok, result.error_text()
+    assert result.output == "write ..: true\nread ..: true\nread via link: true\nwrite via link: true\n"
+    assert str(tmp_path / "default") in result.sandbox["files"]["readWrite"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["default", "other"]
+    assert sorted(p.name for p in other.iterdir()) == ["secret.txt"]
+    shutil.rmtree(tmp_path)
+
+
+@pytest.mark.go
+def test_a_workspace_over_its_cap_is_a_clear_error(tmp_path, workspace):  # noqa: F811
+    grow = 'must(0, os.WriteFile("big.bin", make([]byte, 2<<20), 0o644))\nfmt.Println("wrote")\n'
+    hello = 'fmt.Println("hello")\n'
+    config = notes_config(tmp_path, maxMB=1)
+    over, refused = run_all(config, workspace, grow, hello)
+    # Found over the cap after the run, or killed by the watch on it during the run.
+    assert over.phase == "limit" and "gocode workspace clean" in over.stderr, over.error_text()
+    assert "over its cap of 1 MB" in over.stderr or "past its cap of 1 MiB" in over.stderr
+    assert refused.phase == "limit" and refused.stderr.startswith("not run: the workspace")
+    assert (tmp_path / "default" / "big.bin").stat().st_size == 2 << 20  # nothing deleted silently
+    cfg = tmp_path / "gocode.json"
+    cfg.write_text(json.dumps({"defaults": {"codeMode": {"workspace": {"dir": str(tmp_path)}}}}))
+    cleaned = subprocess.run([GOCODE, "workspace", "clean", "-c", str(cfg)], capture_output=True, text=True)
+    assert cleaned.returncode == 0 and "removed" in cleaned.stderr
+    (again,) = run_all(config, workspace, hello)
+    assert again.output == "hello\n", again.error_text()
+
+
+@pytest.mark.go
+def test_a_5mb_result_comes_back_as_head_tail_and_path(tmp_path, workspace):  # noqa: F811
+    big = "r := must(bigText(ctx, BigTextInput{Size: 5_000_000}))\nfmt.Print(r.Result)\n"
+    (result,) = run_all(notes_config(tmp_path), workspace, big)
+    assert result.ok, result.error_text()
+    assert result.output_bytes == 5_000_000 and not result.truncated
+    kept = Path(result.output_file or "")
+    assert kept.parent == tmp_path / "default" / workdir.OUTPUT_DIR and kept.stat().st_size == 5_000_000
+    assert result.output.startswith("BEGIN\nline 00000000\n") and result.output.endswith("END\n")
+    rel = kept.relative_to(tmp_path / "default")
+    assert f"[output: 5000000 bytes in all, kept whole in the file {rel} of the working directory;" in result.output
+    assert len(result.output) < 65536 + 400
+    # The next program reads the rest from the file named in the answer.
+    read = f'b := must(os.ReadFile({json.dumps(str(rel))}))\nlines := strings.Split(string(b), "\\n")\nfmt.Println(len(b), len(lines), lines[len(lines)-3])\n'
+    (after,) = run_all(notes_config(tmp_path), workspace, read)
+    assert after.ok, after.error_text()
+    assert after.output == "5000000 357145 line 00357141\n"
+    assert os.path.getsize(kept) == 5_000_000
