@@ -16,6 +16,7 @@ import asyncio
 import difflib
 import json
 import os
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from gocode.errors import GocodeError
 from gocode.mcp.discovery import DiscoveryResult, discover
 from gocode.program.modelcode import split_code
 from gocode.run.env import unsandboxed_env
-from gocode.run.runner import RunResult, parse_diagnostics, run_program
+from gocode.run.runner import LineFn, RunResult, parse_diagnostics, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
 from gocode.schema.gotypes import Package, build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
@@ -40,6 +41,7 @@ from gocode.view.search import SEARCH_TOOL_NAME, SearchIndex, SearchRequestError
 from gocode.view.search import answer as search_answer
 
 TOOL_NAME = "execute_go_code"
+RESULT_FILE_ENV = "GOCODE_RESULT_FILE"  # where a program without a controller writes result() (rt.EnvResultFile)
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -54,7 +56,10 @@ INPUT_SCHEMA: dict[str, Any] = {
 }
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"output": {"type": "string", "description": "What the program printed on stdout."}},
+    "properties": {
+        "output": {"type": "string", "description": "What the program printed on stdout."},
+        "result": {},  # the value given to result(v), if any (the rules say so: no tokens spent here)
+    },
     "required": ["output"],
 }
 
@@ -373,11 +378,14 @@ class CodeMode:
         *,
         specs: dict[str, dict[str, Any]] | None = None,
         sandbox_port: int | None = None,
+        on_line: LineFn | None = None,
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
         ``specs`` overrides how the program reaches the servers (a controller's loopback
-        endpoint); by default it starts or dials them itself (direct mode).
+        endpoint, which also receives its ``result()``); by default it starts or dials them
+        itself (direct mode), and its result comes back in a file. ``on_line`` gets each line
+        the program prints while it runs.
         """
         start = time.monotonic()
         view, package = self.view, self.package
@@ -401,6 +409,11 @@ class CodeMode:
         # Direct mode: the program starts its servers, which inherit its environment.
         server_envs = [s.get("env") or {} for s in servers.values()] if specs is None else []
         env = unsandboxed_env(os.environ, servers_json, server_envs)
+        result_file = None
+        if specs is None:  # no controller to take the value of result(): a file
+            fd, result_file = tempfile.mkstemp(prefix="gocode-result-", suffix=".json")
+            os.close(fd)
+            env[RESULT_FILE_ENV] = result_file
         run_timeout = self.settings.clamp_timeout(timeout)
         confinement = None
         unconfined_note: dict[str, Any] | None = None
@@ -436,14 +449,21 @@ class CodeMode:
                     unconfined_note["note"] = got.note
         else:
             unconfined_note = {"setting": setting, "tier": None}
-        result = await run_program(
-            build.binary,
-            env,
-            Path.cwd(),
-            timeout=run_timeout,
-            max_output=self.settings.max_output_bytes,
-            confinement=confinement,
-        )
+        try:
+            result = await run_program(
+                build.binary,
+                env,
+                Path.cwd(),
+                timeout=run_timeout,
+                max_output=self.settings.max_output_bytes,
+                confinement=confinement,
+                on_line=on_line,
+            )
+            if result_file is not None and result.ok:
+                result.result = _read_result(Path(result_file))
+        finally:
+            if result_file is not None:
+                Path(result_file).unlink(missing_ok=True)
         if unconfined_note is not None:
             result.sandbox = unconfined_note
         result.build_ms = build.duration_ms
@@ -452,3 +472,17 @@ class CodeMode:
         result.warnings = list(build.notes)
         result.duration_ms = (time.monotonic() - start) * 1000
         return result
+
+
+def _read_result(path: Path) -> Any:
+    """The value a program wrote for ``result()`` (None if it wrote none or it is not JSON)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None

@@ -25,10 +25,11 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -56,7 +57,7 @@ from gocode.mcp.provider import ToolProvider, ToolProviderError
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.render import tools_import_path
 from gocode.run.limiter import Busy, RunLimiter, default_limit
-from gocode.run.runner import RunResult
+from gocode.run.runner import LineFn, RunResult
 from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
 from gocode.toolset import ToolInfo
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
@@ -103,6 +104,14 @@ class ToolResult:
     @property
     def is_error(self) -> bool:
         return bool(self.result.is_error)
+
+    @property
+    def value(self) -> Any:
+        """The structured value: what the program gave ``result(v)`` for ``execute_go_code``
+        (None if nothing), else the tool's ``structuredContent``."""
+        if self.run is not None:
+            return self.run.result
+        return self.result.structured_content
 
     @property
     def text(self) -> str:
@@ -157,14 +166,25 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
         note = f"\n[{warning}]"
         run = dataclasses.replace(run, output=run.output + note) if run.ok else run
     if run.ok:
+        structured: dict[str, Any] = {"output": run.output}
+        if run.result is not None:
+            structured["result"] = run.result
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=run.output or "(the program printed nothing)")],
-            structured_content={"output": run.output},
+            content=[types.TextContent(type="text", text=_shown(run))],
+            structured_content=structured,
             _meta=meta,
         )
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=run.error_text())], is_error=True, _meta=meta
     )
+
+
+def _shown(run: RunResult) -> str:
+    """The text a model reads for a run that worked: what it printed, and its result() as JSON."""
+    if run.result is None:
+        return run.output or "(the program printed nothing)"
+    value = json.dumps(run.result, ensure_ascii=False)
+    return f"{run.output.rstrip()}\nresult: {value}" if run.output.strip() else f"result: {value}"
 
 
 def exposed_names(tools: list[ToolInfo], reserved: set[str]) -> dict[str, ToolInfo]:
@@ -457,8 +477,11 @@ class Toolbox:
 
     # --- calls --------------------------------------------------------------------------------
 
-    async def execute(self, code: str, timeout: float | None = None) -> RunResult:
+    async def execute(self, code: str, timeout: float | None = None, *, on_line: LineFn | None = None) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
+
+        ``on_line`` is awaited with each line the program prints, while it runs
+        (:meth:`execute_stream` is the same as an async iterator).
 
         Pooled (the default): the program reaches the servers through this toolbox's sessions
         on the loopback endpoint, and the calls it makes are in ``RunResult.tool_calls``.
@@ -473,7 +496,7 @@ class Toolbox:
                 self.metrics.queue_wait_seconds.observe(waited)
                 # Not queued (or barely): the full timeout, so the limit the model was told holds.
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
-                result = await self._execute(code, remaining)
+                result = await self._execute(code, remaining, on_line)
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -521,19 +544,44 @@ class Toolbox:
             )  # fmt: skip
         return summary
 
-    async def _execute(self, code: str, timeout: float) -> RunResult:
+    async def execute_stream(self, code: str, timeout: float | None = None) -> AsyncIterator[str | RunResult]:
+        """Run Go code as :meth:`execute` does, yielding each line the program prints as it prints
+        it (``str``, without the newline), then the :class:`RunResult`. Leaving the loop early
+        stops the program."""
+        if self._tg is None:
+            raise RuntimeError("enter the toolbox first: async with Toolbox(...) as tools")
+        send, receive = anyio.create_memory_object_stream[str | RunResult](math.inf)
+        scope = anyio.CancelScope()
+
+        async def produce() -> None:
+            with scope:
+                async with send:
+                    result = await self.execute(code, timeout, on_line=send.send)
+                    await send.send(result)
+
+        self._tg.start_soon(produce)
+        try:
+            async with receive:
+                async for item in receive:
+                    yield item
+        finally:
+            scope.cancel()
+
+    async def _execute(self, code: str, timeout: float, on_line: LineFn | None = None) -> RunResult:
         if self._loopback is None:
-            return await self.code_mode.execute(code, timeout, progress=self._progress)
+            return await self.code_mode.execute(code, timeout, progress=self._progress, on_line=on_line)
         run = self._loopback.open_run()
         try:
             specs = self._loopback.specs(run, self.code_mode.code_servers())
             result = await self.code_mode.execute(
-                code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port
+                code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port, on_line=on_line
             )
         finally:
             await self._loopback.close_run(run)
         result.pooled = True
         result.tool_calls = list(run.calls)
+        if result.ok:
+            result.result = run.result
         return result
 
     async def call_mcp(
@@ -578,7 +626,7 @@ class Toolbox:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):
                 return error_result(f"{TOOL_NAME} needs a string argument `code` (the Go statements to run)"), None
-            run = await self.execute(code)
+            run = await self.execute(code, on_line=_lines_as_progress(progress))
             return run_to_result(run), run
         try:
             return await self._providers[route.tool.server].call(
@@ -624,6 +672,21 @@ def _python_tools(config: Config, tools: Any, server: str, pooled: bool) -> Pyth
     if not server or server.startswith("@"):
         raise ConfigError(f"python_server {server!r} is not a usable server name")
     return PythonTools(tools, server)
+
+
+def _lines_as_progress(progress: ProgressFnT | None) -> LineFn | None:
+    """A program's printed lines as progress notifications (numbered from 1, the line as the
+    message), for a client that asked for progress; None without one."""
+    if progress is None:
+        return None
+    count = 0
+
+    async def line(text: str) -> None:
+        nonlocal count
+        count += 1
+        await progress(count, None, text)
+
+    return line
 
 
 def _workspace_ready(code_mode: CodeMode) -> bool:

@@ -17,7 +17,7 @@ import shutil
 import signal
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy"]
 STDERR_LIMIT = 16 * 1024
+# Called with each line the program prints on stdout (without its newline) while it runs.
+LineFn = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class RunResult:
     failed: ``code`` (the code could not be placed in Run), ``compile``, ``runtime`` (non-zero
     exit, including an error returned from Run) or ``timeout``. ``output`` is what the
     program printed on stdout (so far), ``stderr`` its error stream or the compiler's messages.
+    ``result`` is the value the program gave ``result(v)`` (JSON data), None if it gave none.
     """
 
     ok: bool
@@ -81,6 +84,7 @@ class RunResult:
     pooled: bool = False  # the program reached the servers through the controller's sessions
     tool_calls: list[ToolCall] = field(default_factory=list)
     sandbox: dict[str, Any] | None = None  # the effective policy when sandboxed (tier, limits, …)
+    result: Any = None
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
@@ -124,8 +128,10 @@ def parse_diagnostics(text: str) -> list[Diagnostic]:
 class _Capped:
     """Keeps the first ``limit`` bytes of a stream and counts the rest."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, on_line: LineFn | None = None) -> None:
         self.limit, self.buf, self.dropped = limit, bytearray(), 0
+        self.on_line = on_line
+        self._told = 0  # bytes of buf already handed to on_line
 
     async def drain(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(65536):
@@ -133,6 +139,24 @@ class _Capped:
             if room > 0:
                 self.buf += chunk[:room]
             self.dropped += max(0, len(chunk) - max(room, 0))
+            await self._tell(final=False)
+        await self._tell(final=True)
+
+    async def _tell(self, final: bool) -> None:
+        """Hand the complete lines kept so far to on_line (and a last partial one at the end)."""
+        if self.on_line is None:
+            return
+        end = len(self.buf) if final else self.buf.rfind(b"\n", self._told) + 1
+        if end <= self._told:
+            return
+        text = self.buf[self._told : end].decode("utf-8", "replace")
+        self._told = end
+        for line in text.removesuffix("\n").split("\n"):
+            try:
+                await self.on_line(line)
+            except Exception:  # a listener that went away (a client hung up) must not stop the run
+                self.on_line = None
+                return
 
     def text(self) -> str:
         return self.buf.decode("utf-8", "replace")
@@ -255,8 +279,12 @@ async def run_program(
     timeout: float,
     max_output: int,
     confinement: Confinement | None = None,
+    on_line: LineFn | None = None,
 ) -> RunResult:
-    """Run a built program to completion or ``timeout``; never raises for the program's failures."""
+    """Run a built program to completion or ``timeout``; never raises for the program's failures.
+
+    ``on_line`` gets each line the program prints, as it prints it (within ``max_output``).
+    """
     start = time.monotonic()
     try:
         proc, status_fd = await launch(binary, env, cwd, confinement)
@@ -265,7 +293,7 @@ async def run_program(
             await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
             confinement.release()
         raise
-    out, err = _Capped(max_output), _Capped(STDERR_LIMIT)
+    out, err = _Capped(max_output, on_line), _Capped(STDERR_LIMIT)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
     status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None

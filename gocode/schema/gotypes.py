@@ -43,7 +43,7 @@ PTR_HELPER = "ptr"
 # have imported for it automatically; a tool function must not shadow them.
 RESERVED_FUNC_NAMES = frozenset(
     {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", PTR_HELPER, *STDLIB}
-    | {"searchTools", "callTool"}  # run-time search helpers (render.RUNTIME_ALIASES)
+    | {"searchTools", "callTool", "callToolStream", "result"}  # run-time helpers (render.RUNTIME_ALIASES)
 )
 DESCRIPTION_LIMIT = 4000
 FIELD_DOC_LIMIT = 600
@@ -246,7 +246,7 @@ class _ToolCtx:
 
 class _Builder:
     def __init__(self) -> None:
-        self.types = Registry({"Run", "ToolMatch"})
+        self.types = Registry({"Run", "ToolMatch", "ToolProgress"})
         self.warnings: list[str] = []
         # Identical $defs (same server, same name, same schema) are declared once.
         self.defs: dict[tuple[str, str, str], str] = {}
