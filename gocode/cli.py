@@ -36,6 +36,7 @@ from gocode.mcp.guard import is_loopback
 from gocode.program.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.toolbox import Toolbox
+from gocode.tools import call as call_mod
 from gocode.view import search as search_mod
 from gocode.view import semantic
 from gocode.view.modelview import render_funcs
@@ -353,6 +354,38 @@ async def _exec(config: Config, model: str | None, code: str, timeout: float | N
     # gocode exec is the controller for its one run: its sessions serve the program.
     async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
         return await box.execute(code, timeout)
+
+
+@main.command("call")
+@config_option
+@model_option
+@click.argument("server")
+@click.argument("tool")
+@click.argument("pairs", nargs=-1, metavar="[KEY=VALUE]...")
+@click.option("--args", "args_json", metavar="JSON", help="The arguments as a JSON object (KEY=VALUE pairs add to it).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole MCP result as JSON.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the output to this file instead of stdout.")
+@click.option("--timeout", type=float, help="Seconds to wait for the tool (default: the model's codeMode.timeout).")
+@handle_errors
+def call_cmd(
+    config_path: str | None, model: str | None, server: str, tool: str, pairs: tuple[str, ...],
+    args_json: str | None, as_json: bool, out: str | None, timeout: float | None,
+) -> None:  # fmt: skip
+    """Call one tool of a server: `gocode call weather get_weather city=Paris`. KEY=VALUE values are
+    read as the tool's schema types them. Exit 0; 1 when the tool reports an error; 2 when it
+    could not be called (bad arguments are refused before the call, with the tool's Go declaration)."""
+    config = load_config(config_path)
+    called = asyncio.run(
+        call_mod.call_tool(config, server, tool, args_json=args_json, pairs=pairs, model=model, timeout=timeout)
+    )
+    text = call_mod.rendered(called.result, as_json)
+    if called.result.is_error and not as_json:
+        _err(f"gocode: {server}.{called.tool.name} failed: {text.rstrip()}")
+    elif out is not None:
+        Path(out).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    sys.exit(1 if called.result.is_error else 0)
 
 
 @main.command()
