@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -43,9 +44,9 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode import tool_formats
-from gocode.build import housekeeping
-from gocode.build.workspace import Progress, Workspace
 from gocode.codemode import TOOL_NAME, CodeMode
+from gocode.compile import housekeeping
+from gocode.compile.workspace import Progress, Workspace
 from gocode.config import Config, load_config
 from gocode.errors import ConfigError, GocodeError
 from gocode.mcp import logs
@@ -56,10 +57,16 @@ from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.provider import ToolProvider, ToolProviderError
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.render import tools_import_path
+from gocode.run import records
+from gocode.run import step as stepping
 from gocode.run.limiter import Busy, RunLimiter, default_limit
+from gocode.run.recording import Interceptor
 from gocode.run.runner import LineFn, RunResult
+from gocode.schema.builder import build_package
+from gocode.schema.ir import Package
+from gocode.tools.declared import DeclaredTools
 from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
-from gocode.toolset import ToolInfo
+from gocode.toolset import ToolInfo, ToolSet
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 
 log = logging.getLogger("gocode.toolbox")
@@ -159,6 +166,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "toolCalls": [c.as_json() for c in run.tool_calls],
             "sandbox": run.sandbox,
             "retryable": run.phase == "busy",
+            "runId": run.run_id or None,
         }
     }
     warning = (run.sandbox or {}).get("warning")
@@ -263,6 +271,7 @@ class Toolbox:
         listing_cache: ListingCache | Literal[False] | None = None,
         tools: list[Callable[..., Any] | PythonTool] | tuple[Callable[..., Any] | PythonTool, ...] = (),
         python_server: str = PYTHON_SERVER,
+        stateless_step: bool = False,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
         self.python_tools = _python_tools(self.config, tools, python_server, pooled)
@@ -276,6 +285,8 @@ class Toolbox:
         # Tool listings a server allows to be kept (ttlMs): None is the default directory.
         self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
         self.pooled = pooled
+        # Offer step_go_code (client-owned tools over the stateless step protocol; needs pooled).
+        self.stateless_step = stateless_step and pooled
         self._loopback: Loopback | None = None
         self._progress = progress
         self._upstreams: dict[str, Upstream] = {}
@@ -433,6 +444,10 @@ class Toolbox:
             if not self.code_mode.complete():  # the description shows less than every declaration
                 routes[SEARCH_TOOL_NAME] = Route(SEARCH_TOOL_NAME)
                 tools.append(types.Tool.model_validate(search_tool_definition()))
+            if self.stateless_step:
+                reserved.add(stepping.STEP_TOOL_NAME)
+                routes[stepping.STEP_TOOL_NAME] = Route(stepping.STEP_TOOL_NAME)
+                tools.append(types.Tool.model_validate(stepping.tool_definition(self.code_mode.rules())))
         for name, info in exposed_names(list(view.excluded), reserved).items():
             routes[name] = Route(name, info)
             tools.append(_passthrough_tool(name, info))
@@ -477,9 +492,20 @@ class Toolbox:
 
     # --- calls --------------------------------------------------------------------------------
 
-    async def execute(self, code: str, timeout: float | None = None, *, on_line: LineFn | None = None) -> RunResult:
+    async def execute(
+        self,
+        code: str,
+        timeout: float | None = None,
+        *,
+        dry_run: bool = False,
+        on_line: LineFn | None = None,
+        _pass: _Pass | None = None,
+    ) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
 
+        Every pooled run's calls are recorded under its ``run_id`` (see :mod:`gocode.run.records`).
+        ``dry_run``: no call reaches a server; each is answered with a stub shaped by the tool's
+        output schema (zero values), so a program that would write can be checked first.
         ``on_line`` is awaited with each line the program prints, while it runs
         (:meth:`execute_stream` is the same as an async iterator).
 
@@ -496,7 +522,8 @@ class Toolbox:
                 self.metrics.queue_wait_seconds.observe(waited)
                 # Not queued (or barely): the full timeout, so the limit the model was told holds.
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
-                result = await self._execute(code, remaining, on_line)
+                how = _pass or _Pass("dry-run" if dry_run else "live")
+                result = await self._execute(code, remaining, how, on_line)
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -514,7 +541,7 @@ class Toolbox:
 
     async def housekeep(self) -> dict[str, Any] | None:
         """Mark this toolbox's workspace and bindings used, and bound the cache (see
-        :mod:`gocode.build.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
+        :mod:`gocode.compile.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
         self._last_housekeeping = time.monotonic()
         try:
             ws = self.code_mode.workspace
@@ -567,14 +594,27 @@ class Toolbox:
         finally:
             scope.cancel()
 
-    async def _execute(self, code: str, timeout: float, on_line: LineFn | None = None) -> RunResult:
+    async def _execute(self, code: str, timeout: float, how: _Pass, on_line: LineFn | None = None) -> RunResult:
         if self._loopback is None:
+            if how.mode != "live":
+                return RunResult(False, "code", stderr=f"a {how.mode} run needs pooled sessions (Toolbox(pooled=True))")
             return await self.code_mode.execute(code, timeout, progress=self._progress, on_line=on_line)
-        run = self._loopback.open_run()
+        toolset = self.code_mode.view.code_tools
+        ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
+        run = self._loopback.open_run(ic, {p.name: p for p in how.providers})
         try:
-            specs = self._loopback.specs(run, self.code_mode.code_servers())
+            specs = self._loopback.specs(run, [*self.code_mode.code_servers(), *(p.name for p in how.providers)])
             result = await self.code_mode.execute(
-                code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port, on_line=on_line
+                code,
+                timeout,
+                progress=self._progress,
+                specs=specs,
+                sandbox_port=self._loopback.port,
+                package=how.package,
+                on_line=on_line,
+                # A step pass runs again from the top: math/rand's global functions then give the
+                # same numbers every pass (seeded with 1), so they cannot make it diverge.
+                godebug="randautoseed=0" if how.mode == "step" else "",
             )
         finally:
             await self._loopback.close_run(run)
@@ -582,7 +622,56 @@ class Toolbox:
         result.tool_calls = list(run.calls)
         if result.ok:
             result.result = run.result
+        if how.interceptor is None:  # a step's calls travel in its continuation instead
+            local = tuple(s.server for s in toolset.servers if s.server not in self.config.mcp_servers)
+            recording = records.Recording(records.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local)
+            result.run_id = await _keep(recording)
         return result
+
+    async def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
+        """Run a recorded run's program again, every call answered from its recording (no server is
+        called). Raises :class:`~gocode.run.records.RecordingError` when the recording is missing or
+        the tool set changed since it was made (naming what differs)."""
+        recording = await anyio.to_thread.run_sync(records.load, run_id)
+        changed = records.differences(recording.toolset, self.code_mode.view.code_tools)
+        if changed:
+            raise records.RecordingError(f"run {run_id} was recorded against other tools: {'; '.join(changed)}")
+        ic = Interceptor("replay", recording.calls)
+        result = await self.execute(recording.code if code is None else code, timeout, _pass=_Pass("replay", ic))
+        result.run_id = run_id
+        return records.settle(result, ic)
+
+    async def step(
+        self,
+        code: str,
+        tools: list[Any],
+        continuation: str | None = None,
+        results: list[Any] | None = None,
+        timeout: float | None = None,
+    ) -> stepping.StepResult:
+        """One pass of the stateless step protocol (see :mod:`gocode.run.step`, docs/stateless.md).
+
+        ``tools``: the caller's own tools (:class:`~gocode.run.step.ClientTool` or dicts with
+        name, description, inputSchema, outputSchema), typed Go functions like the servers' tools.
+        The first call passes no continuation; each later one passes the last answer's
+        ``continuation`` and a result for every call it listed (``{id, result, isError}``).
+        Raises :class:`~gocode.run.step.StepError` for a refused continuation or bad answers.
+        """
+        client = stepping.client_tools(tools)
+        toolset = ToolSet((*self.code_mode.view.code_tools.servers, client))
+        digest, secret = toolset.digest(), await anyio.to_thread.run_sync(stepping.key)
+        if continuation:
+            state = stepping.decode(continuation, secret, stepping.program_hash(code), digest)
+            known = stepping.apply_answers(state, list(results or []))
+        elif results:
+            raise stepping.StepError("results were given without the continuation of the step that asked for them")
+        else:
+            state, known = stepping.State(stepping.program_hash(code), digest), []
+        clients = frozenset((client.server, t.name) for t in client.tools)
+        ic = Interceptor("step", known, client=clients)
+        how = _Pass("step", ic, (DeclaredTools(client, "the caller"),), build_package(toolset))
+        result = await stepping.drive(ic, lambda: self.execute(code, timeout, _pass=how), stepping.grace())
+        return stepping.outcome(ic, state, result, secret)
 
     async def call_mcp(
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
@@ -619,6 +708,8 @@ class Toolbox:
     async def _dispatch(
         self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None
     ) -> tuple[types.CallToolResult, RunResult | None]:
+        if route.tool is None and route.name == stepping.STEP_TOOL_NAME:
+            return await self._step_call(arguments or {}), None
         if route.tool is None and route.name == SEARCH_TOOL_NAME:
             text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed), None
@@ -634,6 +725,29 @@ class Toolbox:
             ), None
         except ToolProviderError as exc:
             return error_result(str(exc)), None
+
+    async def _step_call(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        """``step_go_code``: one pass, its answer as structured content (and the same JSON as text)."""
+        name = stepping.STEP_TOOL_NAME
+        code, tools = arguments.get("code"), arguments.get("tools", [])
+        continuation, results = arguments.get("continuation"), arguments.get("results") or []
+        if not isinstance(code, str):
+            return error_result(f"{name} needs a string argument `code` (the Go statements to run)")
+        if continuation is not None and not isinstance(continuation, str):
+            return error_result(f"{name}: `continuation` must be the string the last step returned")
+        try:
+            got = await self.step(code, tools, continuation, results)
+        except stepping.StepError as exc:
+            return error_result(f"{name}: {exc}")
+        doc = got.as_json()
+        failed = got.status == "error" or (got.run is not None and got.status == "done" and not got.run.ok)
+        meta = run_to_result(got.run).meta if got.run is not None else None
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(doc))],
+            structured_content=doc,
+            is_error=failed,
+            _meta=meta,
+        )
 
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         """Dispatch a tool call the model made; every failure is an error result, never an exception.
@@ -687,6 +801,63 @@ def _lines_as_progress(progress: ProgressFnT | None) -> LineFn | None:
         await progress(count, None, text)
 
     return line
+
+
+async def replay_offline(
+    config: Config, model: str | None, run_id: str, timeout: float | None = None, code: str | None = None
+) -> RunResult:
+    """Replay a recorded run without starting, dialing or calling any server.
+
+    The program is built against the tool set it was recorded with and reaches a loopback
+    endpoint that answers every call from the recording and refuses any other. Raises
+    :class:`~gocode.run.records.RecordingError` when the recording is missing or names a server
+    the config no longer has. (That the servers' tools are unchanged is checked by
+    :meth:`Toolbox.replay`, which has live sessions.)
+    """
+    recording = await anyio.to_thread.run_sync(records.load, run_id)
+    if missing := records.servers_missing(recording, set(config.mcp_servers)):
+        raise records.RecordingError(f"run {run_id} used servers the config no longer has: {', '.join(missing)}")
+    code_mode = CodeMode(config, model)
+    code_mode.use(list(recording.toolset.servers))
+    served = [DeclaredTools(s, "the recording") for s in recording.toolset.servers if s.tools]
+    ic = Interceptor("replay", recording.calls)
+    async with anyio.create_task_group() as tg:
+        loopback = Loopback({}, code_mode.settings.clamp_timeout(None), code_mode.allows)
+        await loopback.start(tg)
+        run = loopback.open_run(ic, {p.name: p for p in served})
+        try:
+            result = await code_mode.execute(
+                recording.code if code is None else code,
+                timeout,
+                specs=loopback.specs(run, sorted(p.name for p in served)),
+                sandbox_port=loopback.port,
+                package=build_package(recording.toolset),
+            )
+        finally:
+            await loopback.close_run(run)
+            await loopback.stop()
+            tg.cancel_scope.cancel()
+    result.pooled, result.tool_calls, result.run_id = True, list(run.calls), run_id
+    return records.settle(result, ic)
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """How one program's calls are answered (see :class:`~gocode.run.recording.Interceptor`)."""
+
+    mode: str
+    interceptor: Interceptor | None = None  # None: a fresh one for ``mode``, recorded afterwards
+    providers: tuple[DeclaredTools, ...] = ()  # this run's own tools (client-owned ones)
+    package: Package | None = None  # bindings beyond the tool set's (client-owned tools)
+
+
+async def _keep(recording: records.Recording) -> str:
+    try:
+        await anyio.to_thread.run_sync(records.save, recording)
+    except OSError as exc:  # a full disk must not fail the run
+        log.warning("could not record run %s: %s", recording.run_id, exc)
+        return ""
+    return recording.run_id
 
 
 def _workspace_ready(code_mode: CodeMode) -> bool:
@@ -759,8 +930,21 @@ class SyncToolbox:
     def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         return self._portal.call(self.toolbox.call, name, arguments)
 
-    def execute(self, code: str, timeout: float | None = None) -> RunResult:
-        return self._portal.call(self.toolbox.execute, code, timeout)
+    def execute(self, code: str, timeout: float | None = None, *, dry_run: bool = False) -> RunResult:
+        return self._portal.call(functools.partial(self.toolbox.execute, code, timeout, dry_run=dry_run))
+
+    def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
+        return self._portal.call(self.toolbox.replay, run_id, timeout, code)
+
+    def step(
+        self,
+        code: str,
+        tools: list[Any],
+        continuation: str | None = None,
+        results: list[Any] | None = None,
+        timeout: float | None = None,
+    ) -> stepping.StepResult:
+        return self._portal.call(self.toolbox.step, code, tools, continuation, results, timeout)
 
     def wait_warm(self) -> None:
         self._portal.call(self.toolbox.wait_warm)

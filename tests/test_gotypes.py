@@ -7,7 +7,8 @@ import random
 import pytest
 
 from gocode.program.render import render_bindings
-from gocode.schema.gotypes import EnumDecl, StructDecl, TypeDecl, build_package
+from gocode.schema.builder import build_package
+from gocode.schema.ir import EnumDecl, StructDecl, TypeDecl
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view.modelview import render_full
 from tests.schemas import CPE_WEATHER, HOSTILE, toolset

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from gocode import Toolbox
 from gocode.codemode import TOOL_NAME
 from gocode.errors import ConfigError
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.tools.python import PYTHON_SERVER, PythonTools, python_tool
 from gocode.toolset import ToolSet
 from gocode.view.modelview import render_full

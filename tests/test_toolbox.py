@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 
 from gocode import SyncToolbox, Toolbox
-from gocode.cli import DEMO_CODE
+from gocode.demo.runner import DEMO_CODE
 from gocode.run.runner import RunResult
 from gocode.tool_formats import (
     anthropic_tool_result,

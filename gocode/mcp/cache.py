@@ -46,7 +46,7 @@ class ListingCache:
 
     def __init__(self, root: Path | None = None) -> None:
         if root is None:
-            from gocode.build.workspace import cache_dir
+            from gocode.paths import cache_dir
 
             root = cache_dir() / "tool-lists"
         self.root = root

@@ -44,8 +44,9 @@ from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider, ToolProviderError
-from gocode.run.runner import ToolCall
+from gocode.mcp.toolcall import ToolCall
 from gocode.toolset import LEGACY_PROTOCOL, ServerTools
 
 SERVER_HEADER = "X-Gocode-Server"
@@ -78,6 +79,13 @@ class Run:
     result: Any = None  # the value the program gave result(), if any
     # The calls in flight, cancelled when the run closes: nobody is left to read their answers.
     scopes: set[anyio.CancelScope] = field(default_factory=set)
+    # Every call goes through it when set: recorded, answered from a record, or held for the
+    # caller (see gocode.run.recording).
+    interceptor: CallInterceptor | None = None
+    # Providers for this run only, by server name: tools the caller declared for it (client-owned
+    # tools) or the servers of a replayed recording. They need no code-mode permission: they
+    # exist only for the run that declared them.
+    providers: dict[str, ToolProvider] = field(default_factory=dict)
 
 
 class _QuietServer(uvicorn.Server):
@@ -146,8 +154,10 @@ class Loopback:
 
     # --- runs ---------------------------------------------------------------------------------
 
-    def open_run(self) -> Run:
-        run = Run(secrets.token_urlsafe(24))
+    def open_run(
+        self, interceptor: CallInterceptor | None = None, providers: dict[str, ToolProvider] | None = None
+    ) -> Run:
+        run = Run(secrets.token_urlsafe(24), interceptor=interceptor, providers=dict(providers or {}))
         self._runs[run.token] = run
         return run
 
@@ -188,11 +198,22 @@ class Loopback:
         scope = getattr(request, "scope", {})
         run = scope.get(RUN_KEY)
         name = request.headers.get(SERVER_HEADER, "") if request is not None else ""
-        provider = self.providers.get(name)
+        provider = (run.providers.get(name) if run is not None else None) or self.providers.get(name)
         known = provider.known_tools if provider is not None else None
-        if provider is None or run is None or known is None or not any(self.allows(name, t.name) for t in known.tools):
+        if (
+            provider is None
+            or run is None
+            or known is None
+            or not any(self._allows(run, name, t.name) for t in known.tools)
+        ):
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown server {name!r}")
         return provider, known, run
+
+    def _allows(self, run: Run, server: str, tool: str) -> bool:
+        if server in run.providers:
+            known = run.providers[server].known_tools
+            return known is not None and any(t.name == tool for t in known.tools)
+        return self.allows(server, tool)
 
     def _is_controller(self, ctx: ServerRequestContext[Any]) -> bool:
         request = ctx.request
@@ -207,11 +228,11 @@ class Loopback:
                 schema = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
                 tools.append(types.Tool(name=SEARCH_TOOL, input_schema=schema))
             return types.ListToolsResult(tools=tools)
-        _, known, _ = self._target(ctx)
+        _, known, run = self._target(ctx)
         tools = [
             types.Tool.model_validate(t.definition or t.as_json())
             for t in known.tools
-            if self.allows(known.server, t.name)
+            if self._allows(run, known.server, t.name)
         ]
         return types.ListToolsResult(tools=tools)
 
@@ -225,7 +246,7 @@ class Loopback:
             return await anyio.to_thread.run_sync(self._search, ctx, params)
         provider, known, run = self._target(ctx)
         server = known.server
-        if not self.allows(server, params.name):
+        if not self._allows(run, server, params.name):
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"tool {params.name!r} of server {server!r} is not in code mode",
@@ -237,7 +258,15 @@ class Loopback:
             with anyio.CancelScope() as scope:
                 run.scopes.add(scope)
                 try:
-                    result = await provider.call(params.name, params.arguments, self.call_timeout, _progress(ctx))
+                    if run.interceptor is not None:
+                        result = await run.interceptor.call(
+                            server,
+                            params.name,
+                            params.arguments,
+                            _forward(provider, params, self.call_timeout, _progress(ctx)),
+                        )
+                    else:
+                        result = await provider.call(params.name, params.arguments, self.call_timeout, _progress(ctx))
                 finally:
                     run.scopes.discard(scope)
             if result is None:
@@ -322,6 +351,20 @@ def _progress(ctx: ServerRequestContext[Any]) -> ProgressFnT | None:
 
     async def forward(progress: float, total: float | None, message: str | None) -> None:
         await ctx.session.report_progress(progress, total, message)
+
+    return forward
+
+
+def _forward(
+    provider: ToolProvider, params: types.CallToolRequestParams, timeout: float, progress: ProgressFnT | None
+) -> Forward:
+    """The call to the provider, its failures as results (so they are recorded like any answer)."""
+
+    async def forward() -> types.CallToolResult:
+        try:
+            return await provider.call(params.name, params.arguments, timeout, progress)
+        except ToolProviderError as exc:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
 
     return forward
 

@@ -25,9 +25,8 @@ import mcp_types as types
 from gocode.config import Config
 from gocode.errors import ConfigError, GocodeError
 from gocode.mcp.discovery import connect, failure, list_all_tools, server_tools
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.schema.names import camel
-from gocode.tool_formats import result_text
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.modelview import render_funcs
 
@@ -268,12 +267,3 @@ def _refused(listed: ServerTools, tool: ToolInfo, why: str) -> CallError:
     pkg = build_package(ToolSet((ServerTools(listed.server, (tool,), listed.protocol_version),)))
     declaration = render_funcs(pkg, pkg.funcs).strip()
     return CallError(f"bad arguments for {listed.server}.{tool.name}: {why}\n\nthe tool:\n{declaration}")
-
-
-def rendered(result: types.CallToolResult, as_json: bool) -> str:
-    """What ``gocode call`` prints: the result's text (non-text parts as bracketed notes), or
-    the whole MCP result as JSON."""
-    if as_json:
-        return json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"), ensure_ascii=False) + "\n"
-    text = result_text(result)
-    return text if not text or text.endswith("\n") else text + "\n"
