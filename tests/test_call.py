@@ -121,6 +121,6 @@ def test_a_tool_error_exits_non_zero(ledger):
     cfg, _ = ledger
     p = gocode("call", "-c", str(cfg), "ledger", "refuse", "reason=closed")
     assert p.returncode == 1 and p.stdout == ""
-    assert "gocode: ledger.refuse failed: refused: closed" in p.stderr
+    assert "gocode: ledger.refuse failed: Error executing tool refuse: refused: closed" in p.stderr
     p = gocode("call", "-c", str(cfg), "ledger", "refuse", "reason=closed", "--json")
     assert p.returncode == 1 and json.loads(p.stdout)["isError"] is True
