@@ -838,6 +838,8 @@ async def replay_offline(
             await loopback.stop()
             tg.cancel_scope.cancel()
     result.pooled, result.tool_calls, result.run_id = True, list(run.calls), run_id
+    if result.ok:
+        result.result = run.result
     return records.settle(result, ic)
 
 
