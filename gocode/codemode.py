@@ -16,6 +16,7 @@ import asyncio
 import difflib
 import json
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -35,7 +36,7 @@ from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
 from gocode.run.approvals import ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
-from gocode.run.runner import RunResult, run_program
+from gocode.run.runner import LineFn, RunResult, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
@@ -48,6 +49,7 @@ from gocode.view.search import SEARCH_TOOL_NAME, SearchIndex, SearchRequestError
 from gocode.view.search import answer as search_answer
 
 TOOL_NAME = "execute_go_code"
+RESULT_FILE_ENV = "GOCODE_RESULT_FILE"  # where a program without a controller writes result() (rt.EnvResultFile)
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -62,7 +64,10 @@ INPUT_SCHEMA: dict[str, Any] = {
 }
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"output": {"type": "string", "description": "What the program printed on stdout."}},
+    "properties": {
+        "output": {"type": "string", "description": "What the program printed on stdout."},
+        "result": {},  # the value given to result(v), if any (the rules say so: no tokens spent here)
+    },
     "required": ["output"],
 }
 
@@ -397,6 +402,7 @@ class CodeMode:
         *,
         specs: dict[str, dict[str, Any]] | None = None,
         sandbox_port: int | None = None,
+        on_line: LineFn | None = None,
         package: Package | None = None,
         godebug: str = "",
         approve: Approver | None = None,
@@ -407,15 +413,17 @@ class CodeMode:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
         ``specs`` overrides how the program reaches the servers (a controller's loopback
-        endpoint); by default it starts or dials them itself (direct mode). ``package``
-        replaces the tool set's bindings (the tool set plus client-owned tools); ``godebug``
-        adds Go runtime settings (``randautoseed=0`` for passes that must repeat themselves).
-        A program that can call tools needing approval (``codeMode.approval``) runs only if
-        ``approve`` says so; ``on_plan`` learns what the program can call before it starts (the
-        loopback endpoint refuses anything else). The program starts in its workspace
-        (``codeMode.workspace``; per ``session`` when its scope is ``session``). A run whose
-        calls are all answered without a server (``calls_servers`` false: a replay or a dry run)
-        needs no approval: there is nothing to approve.
+        endpoint, which also receives its ``result()``); by default it starts or dials them
+        itself (direct mode), and its result comes back in a file. ``on_line`` gets each line
+        the program prints while it runs. ``package`` replaces the tool set's bindings (the
+        tool set plus client-owned tools); ``godebug`` adds Go runtime settings
+        (``randautoseed=0`` for passes that must repeat themselves). A program that can call
+        tools needing approval (``codeMode.approval``) runs only if ``approve`` says so;
+        ``on_plan`` learns what the program can call before it starts (the loopback endpoint
+        refuses anything else). The program starts in its workspace (``codeMode.workspace``; per
+        ``session`` when its scope is ``session``). A run whose calls are all answered without a
+        server (``calls_servers`` false: a replay or a dry run) needs no approval: there is
+        nothing to approve.
         """
         start = time.monotonic()
         view, package, infos = self.view, package or self.package, self._infos
@@ -466,6 +474,11 @@ class CodeMode:
         env = unsandboxed_env(os.environ, servers_json, server_envs)
         if workdir is not None:
             env[workdirs.WORKSPACE_ENV] = str(workdir)
+        result_file = None
+        if specs is None:  # no controller to take the value of result(): a file
+            fd, result_file = tempfile.mkstemp(prefix="gocode-result-", suffix=".json")
+            os.close(fd)
+            env[RESULT_FILE_ENV] = result_file
         run_timeout = self.settings.clamp_timeout(timeout)
         confinement = None
         unconfined_note: dict[str, Any] | None = None
@@ -505,17 +518,26 @@ class CodeMode:
             for target in (env, confinement.env if confinement is not None else None):
                 if target is not None:
                     target["GODEBUG"] = ",".join(filter(None, [target.get("GODEBUG", ""), godebug]))
-        result = await run_program(
-            build.binary,
-            env,
-            workdir or Path.cwd(),
-            timeout=run_timeout,
-            max_output=self.settings.max_output_bytes,
-            confinement=confinement,
-            keep_output=workdirs.output_file(workdir) if workdir is not None else None,
-            # A kept output is a file like any other: at most fileSizeMB, and never past the cap.
-            keep_cap=min(self.settings.limits.file_size_mb << 20, found.cap - found.used) if found is not None else 0,
-        )
+        try:
+            result = await run_program(
+                build.binary,
+                env,
+                workdir or Path.cwd(),
+                timeout=run_timeout,
+                max_output=self.settings.max_output_bytes,
+                confinement=confinement,
+                keep_output=workdirs.output_file(workdir) if workdir is not None else None,
+                # A kept output is a file like any other: at most fileSizeMB, and never past the cap.
+                keep_cap=min(self.settings.limits.file_size_mb << 20, found.cap - found.used)
+                if found is not None
+                else 0,
+                on_line=on_line,
+            )
+            if result_file is not None and result.ok:
+                result.result = _read_result(Path(result_file))
+        finally:
+            if result_file is not None:
+                Path(result_file).unlink(missing_ok=True)
         if workdir is not None:
             left = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
             if left.over:  # the files stay (nothing is deleted silently); the next run is refused
@@ -530,3 +552,17 @@ class CodeMode:
         result.warnings = list(build.notes)
         result.duration_ms = (time.monotonic() - start) * 1000
         return result
+
+
+def _read_result(path: Path) -> Any:
+    """The value a program wrote for ``result()`` (None if it wrote none or it is not JSON)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None

@@ -26,10 +26,11 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -63,7 +64,7 @@ from gocode.run import step as stepping
 from gocode.run.approvals import Approver
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.recording import Interceptor
-from gocode.run.runner import RunResult
+from gocode.run.runner import LineFn, RunResult
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
 from gocode.tools import saved
@@ -116,6 +117,14 @@ class ToolResult:
     @property
     def is_error(self) -> bool:
         return bool(self.result.is_error)
+
+    @property
+    def value(self) -> Any:
+        """The structured value: what the program gave ``result(v)`` for ``execute_go_code``
+        (None if nothing), else the tool's ``structuredContent``."""
+        if self.run is not None:
+            return self.run.result
+        return self.result.structured_content
 
     @property
     def text(self) -> str:
@@ -175,14 +184,25 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
         note = f"\n[{warning}]"
         run = dataclasses.replace(run, output=run.output + note) if run.ok else run
     if run.ok:
+        structured: dict[str, Any] = {"output": run.output}
+        if run.result is not None:
+            structured["result"] = run.result
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=run.output or "(the program printed nothing)")],
-            structured_content={"output": run.output},
+            content=[types.TextContent(type="text", text=_shown(run))],
+            structured_content=structured,
             _meta=meta,
         )
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=run.error_text())], is_error=True, _meta=meta
     )
+
+
+def _shown(run: RunResult) -> str:
+    """The text a model reads for a run that worked: what it printed, and its result() as JSON."""
+    if run.result is None:
+        return run.output or "(the program printed nothing)"
+    value = json.dumps(run.result, ensure_ascii=False)
+    return f"{run.output.rstrip()}\nresult: {value}" if run.output.strip() else f"result: {value}"
 
 
 def exposed_names(tools: list[ToolInfo], reserved: set[str]) -> dict[str, ToolInfo]:
@@ -525,6 +545,7 @@ class Toolbox:
         session: str | None = None,
         *,
         dry_run: bool = False,
+        on_line: LineFn | None = None,
         _pass: _Pass | None = None,
     ) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
@@ -532,6 +553,8 @@ class Toolbox:
         Every pooled run's calls are recorded under its ``run_id`` (see :mod:`gocode.run.records`).
         ``dry_run``: no call reaches a server; each is answered with a stub shaped by the tool's
         output schema (zero values), so a program that would write can be checked first.
+        ``on_line`` is awaited with each line the program prints, while it runs
+        (:meth:`execute_stream` is the same as an async iterator).
 
         Pooled (the default): the program reaches the servers through this toolbox's sessions
         on the loopback endpoint, and the calls it makes are in ``RunResult.tool_calls``.
@@ -547,7 +570,7 @@ class Toolbox:
                 # Not queued (or barely): the full timeout, so the limit the model was told holds.
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
                 how = _pass or _Pass("dry-run" if dry_run else "live")
-                result = await self._execute(code, remaining, how, approve or self.approve, session)
+                result = await self._execute(code, remaining, how, approve or self.approve, session, on_line)
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -595,14 +618,43 @@ class Toolbox:
             )  # fmt: skip
         return summary
 
+    async def execute_stream(self, code: str, timeout: float | None = None) -> AsyncIterator[str | RunResult]:
+        """Run Go code as :meth:`execute` does, yielding each line the program prints as it prints
+        it (``str``, without the newline), then the :class:`RunResult`. Leaving the loop early
+        stops the program."""
+        if self._tg is None:
+            raise RuntimeError("enter the toolbox first: async with Toolbox(...) as tools")
+        send, receive = anyio.create_memory_object_stream[str | RunResult](math.inf)
+        scope = anyio.CancelScope()
+
+        async def produce() -> None:
+            with scope:
+                async with send:
+                    result = await self.execute(code, timeout, on_line=send.send)
+                    await send.send(result)
+
+        self._tg.start_soon(produce)
+        try:
+            async with receive:
+                async for item in receive:
+                    yield item
+        finally:
+            scope.cancel()
+
     async def _execute(
-        self, code: str, timeout: float, how: _Pass, approve: Approver | None, session: str | None
+        self,
+        code: str,
+        timeout: float,
+        how: _Pass,
+        approve: Approver | None,
+        session: str | None,
+        on_line: LineFn | None = None,
     ) -> RunResult:
         if self._loopback is None:
             if how.mode != "live":
                 return RunResult(False, "code", stderr=f"a {how.mode} run needs pooled sessions (Toolbox(pooled=True))")
             return await self.code_mode.execute(
-                code, timeout, progress=self._progress, approve=approve, session=session
+                code, timeout, progress=self._progress, approve=approve, session=session, on_line=on_line
             )
         toolset = self.code_mode.view.code_tools
         ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
@@ -620,6 +672,7 @@ class Toolbox:
                 specs=specs,
                 sandbox_port=self._loopback.port,
                 package=how.package,
+                on_line=on_line,
                 # A step pass runs again from the top: math/rand's global functions then give the
                 # same numbers every pass (seeded with 1), so they cannot make it diverge.
                 godebug="randautoseed=0" if how.mode == "step" else "",
@@ -632,6 +685,8 @@ class Toolbox:
             await self._loopback.close_run(run)
         result.pooled = True
         result.tool_calls = list(run.calls)
+        if result.ok:
+            result.result = run.result
         if how.interceptor is None:  # a step's calls travel in its continuation instead
             local = tuple(s.server for s in toolset.servers if s.server not in self.config.mcp_servers)
             recording = records.Recording(records.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local)
@@ -749,7 +804,7 @@ class Toolbox:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):
                 return error_result(f"{TOOL_NAME} needs a string argument `code` (the Go statements to run)"), None
-            run = await self.execute(code, approve=approve, session=session)
+            run = await self.execute(code, approve=approve, session=session, on_line=_lines_as_progress(progress))
             return run_to_result(run), run
         try:
             return await self._providers[route.tool.server].call(
@@ -820,6 +875,21 @@ def _python_tools(config: Config, tools: Any, server: str, pooled: bool) -> Pyth
     return PythonTools(tools, server)
 
 
+def _lines_as_progress(progress: ProgressFnT | None) -> LineFn | None:
+    """A program's printed lines as progress notifications (numbered from 1, the line as the
+    message), for a client that asked for progress; None without one."""
+    if progress is None:
+        return None
+    count = 0
+
+    async def line(text: str) -> None:
+        nonlocal count
+        count += 1
+        await progress(count, None, text)
+
+    return line
+
+
 async def replay_offline(
     config: Config, model: str | None, run_id: str, timeout: float | None = None, code: str | None = None
 ) -> RunResult:
@@ -861,6 +931,8 @@ async def replay_offline(
             await loopback.stop()
             tg.cancel_scope.cancel()
     result.pooled, result.tool_calls, result.run_id = True, list(run.calls), run_id
+    if result.ok:
+        result.result = run.result
     return records.settle(result, ic)
 
 

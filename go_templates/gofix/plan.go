@@ -24,12 +24,14 @@ type plan struct {
 }
 
 const (
-	rtImportPath     = "gocodews/rt"
-	toolsPathPrefix  = "gocodews/tools/"
-	sdkPathPrefix    = "github.com/modelcontextprotocol/"
-	generatedPrefix  = "gocode_"
-	callToolAlias    = "CallTool"
-	searchToolsAlias = "SearchTools"
+	rtImportPath    = "gocodews/rt"
+	toolsPathPrefix = "gocodews/tools/"
+	sdkPathPrefix   = "github.com/modelcontextprotocol/"
+	generatedPrefix = "gocode_"
+	callToolAlias   = "CallTool"
+	// CallToolStream names its tool as CallTool does: callToolStream(ctx, "server.tool", args, fn).
+	callToolStreamAlias = "CallToolStream"
+	searchToolsAlias    = "SearchTools"
 )
 
 // planOf reads a checked (or partly checked) main.go. Only what the model's own lines use
@@ -124,7 +126,7 @@ func planOf(fs *token.FileSet, f *ast.File, info *types.Info) *plan {
 			funcs[name] = true
 		case strings.HasPrefix(path, sdkPathPrefix):
 			anyWhy(where, "uses the MCP SDK directly")
-		case path == rtImportPath && name == callToolAlias:
+		case path == rtImportPath && (name == callToolAlias || name == callToolStreamAlias):
 			if call == nil || len(call.Args) < 2 {
 				anyWhy(where, "callTool used as a value")
 			} else if s, ok := str(call.Args[1]); ok {

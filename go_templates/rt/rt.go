@@ -41,6 +41,9 @@ type ServerSpec struct {
 	Headers         map[string]string `json:"headers,omitempty"`
 	ProtocolVersion string            `json:"protocolVersion,omitempty"`
 	ConnectTimeout  float64           `json:"connectTimeout,omitempty"` // seconds
+	// StreamURL: where calls that want progress go, when it is not URL (the controller's
+	// endpoint answers URL with plain JSON, which has no room for notifications).
+	StreamURL string `json:"streamUrl,omitempty"`
 }
 
 // A ToolError is a tool call that the server answered with isError: the tool's own message.
@@ -85,25 +88,42 @@ func loadSpecs() {
 // Session returns the shared session for a server, connecting on first use. Safe for
 // concurrent use; a failed connect is remembered and returned to every later caller.
 func Session(ctx context.Context, server string) (*mcp.ClientSession, error) {
+	return session(ctx, server, false)
+}
+
+// session is [Session], or with stream the session to the server's StreamURL (the same
+// session when it has none).
+func session(ctx context.Context, server string, stream bool) (*mcp.ClientSession, error) {
+	key := connKey(server, stream)
 	mu.Lock()
 	if closed {
 		mu.Unlock()
 		return nil, errors.New("gocode runtime is closed")
 	}
-	c, ok := conns[server]
+	c, ok := conns[key]
 	if !ok {
 		c = &conn{}
-		conns[server] = c
+		conns[key] = c
 	}
 	mu.Unlock()
-	c.once.Do(func() { c.session, c.err = connect(ctx, server, c) })
+	c.once.Do(func() { c.session, c.err = connect(ctx, server, stream, c) })
 	if c.session == nil && c.err == nil { // Close ran first: it spends the once without connecting
 		return nil, errors.New("gocode runtime is closed")
 	}
 	return c.session, c.err
 }
 
-func connect(ctx context.Context, server string, c *conn) (*mcp.ClientSession, error) {
+// connKey names a server's session: its own, or the one for streamed calls when the server
+// has a StreamURL.
+func connKey(server string, stream bool) string {
+	specsOnce.Do(loadSpecs)
+	if stream && specs[server].StreamURL != "" {
+		return server + "\x00stream"
+	}
+	return server
+}
+
+func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.ClientSession, error) {
 	specsOnce.Do(loadSpecs)
 	if specsErr != nil {
 		return nil, specsErr
@@ -111,6 +131,9 @@ func connect(ctx context.Context, server string, c *conn) (*mcp.ClientSession, e
 	spec, ok := specs[server]
 	if !ok {
 		return nil, fmt.Errorf("server %q is not configured (known: %s)", server, strings.Join(specNames(), ", "))
+	}
+	if stream && spec.StreamURL != "" {
+		spec.URL = spec.StreamURL
 	}
 	timeout := 60 * time.Second
 	if spec.ConnectTimeout > 0 {
@@ -144,7 +167,10 @@ func connect(ctx context.Context, server string, c *conn) (*mcp.ClientSession, e
 	}
 	// Empty capabilities: advertising roots changes some servers' tool lists and keeps
 	// server-everything alive after stdin closes.
-	client := mcp.NewClient(&mcp.Implementation{Name: "gocode", Version: "0.1.0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "gocode", Version: "0.1.0"}, &mcp.ClientOptions{
+		Capabilities:                &mcp.ClientCapabilities{},
+		ProgressNotificationHandler: onProgress,
+	})
 	session, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: spec.ProtocolVersion})
 	if err != nil {
 		if errors.Is(context.Cause(cctx), context.DeadlineExceeded) {
@@ -180,7 +206,7 @@ func (c *conn) stderrTail() string {
 func specNames() []string {
 	names := make([]string, 0, len(specs))
 	for n := range specs {
-		if n != searchServer {
+		if n != controllerServer {
 			names = append(names, n)
 		}
 	}
@@ -224,17 +250,28 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // call runs one tool call and turns protocol failures and isError results into errors.
 func call(ctx context.Context, server, tool string, args any) (*mcp.CallToolResult, error) {
-	session, err := Session(ctx, server)
+	return callWith(ctx, server, tool, args, nil)
+}
+
+// callWith is [call], with progress notifications for the call sent to progress (if not nil).
+func callWith(ctx context.Context, server, tool string, args any, progress func(Progress)) (*mcp.CallToolResult, error) {
+	s, err := session(ctx, server, progress != nil)
 	if err != nil {
 		return nil, err
 	}
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if progress != nil {
+		token, done := watchProgress(progress)
+		defer done()
+		params.SetProgressToken(token)
+	}
+	res, err := s.CallTool(ctx, params)
 	if err != nil {
 		mu.Lock()
-		c := conns[server]
+		c := conns[connKey(server, progress != nil)]
 		mu.Unlock()
 		if how := c.command.ended(100 * time.Millisecond); how != "" {
 			err = fmt.Errorf("%s: %w", how, err)
@@ -397,11 +434,15 @@ func Close() {
 	wg.Wait()
 }
 
-// Main runs a program's Run function: the context is cancelled on SIGINT or SIGTERM,
-// sessions are closed afterwards, and a returned error is printed to stderr with exit status 1.
+// Main runs a program's Run function: the context is cancelled on SIGINT or SIGTERM, the
+// value given to [Result] goes to the controller, sessions are closed afterwards, and a
+// returned error is printed to stderr with exit status 1.
 func Main(run func(context.Context) error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx)
+	if err == nil {
+		err = sendResult(ctx)
+	}
 	stop()
 	Close()
 	if err != nil {

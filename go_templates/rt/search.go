@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// searchServer is the pseudo-server through which a program reaches its controller's tool
-// search (the loopback endpoint serves it). It is in GOCODE_SERVERS only when a controller
-// runs the program; no configured server name can start with "@".
-const searchServer = "@gocode"
+// controllerServer is the pseudo-server through which a program reaches its controller: the
+// tool search, and the run's structured result (the loopback endpoint serves it). It is in
+// GOCODE_SERVERS only when a controller runs the program; no configured server name can
+// start with "@".
+const controllerServer = "@gocode"
 
 // A ToolMatch is a tool found by [SearchTools].
 type ToolMatch struct {
@@ -30,11 +33,11 @@ func SearchTools(ctx context.Context, query string) ([]ToolMatch, error) {
 	if specsErr != nil {
 		return nil, specsErr
 	}
-	if _, ok := specs[searchServer]; !ok {
+	if _, ok := specs[controllerServer]; !ok {
 		return nil, errors.New("searchTools needs gocode's tool index, which only a controller has " +
 			"(execute_go_code, gocode exec without --direct, the Python API); call the typed functions or callTool instead")
 	}
-	res, err := call(ctx, searchServer, "search_tools", map[string]any{"query": query})
+	res, err := call(ctx, controllerServer, "search_tools", map[string]any{"query": query})
 	if err != nil {
 		var te *ToolError
 		if errors.As(err, &te) {
@@ -67,6 +70,11 @@ func CallTool(ctx context.Context, name string, args map[string]any) (any, error
 	if err != nil {
 		return nil, err
 	}
+	return decodeAny(res, server, tool)
+}
+
+// decodeAny is [CallTool]'s result: the structured content, else JSON text decoded, else the text.
+func decodeAny(res *mcp.CallToolResult, server, tool string) (any, error) {
 	if res.StructuredContent != nil {
 		raw, err := json.Marshal(res.StructuredContent)
 		if err != nil {
@@ -95,7 +103,7 @@ func splitToolName(name string) (string, string, error) {
 	}
 	best := ""
 	for server := range specs {
-		if server != searchServer && strings.HasPrefix(name, server+".") && len(server) > len(best) {
+		if server != controllerServer && strings.HasPrefix(name, server+".") && len(server) > len(best) {
 			best = server
 		}
 	}

@@ -31,9 +31,7 @@ def _read_code(source: str) -> str:
 @click.option(
     "--timeout", type=float, help="Seconds before the program is killed (default: the model's codeMode.timeout)."
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print one JSON document (ok, phase, output, stderr, diagnostics, …)."
-)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (ok, phase, output, result, stderr, …).")
 @click.option(
     "--direct",
     is_flag=True,

@@ -5,7 +5,12 @@ per server (:mod:`gocode.mcp.upstream`) and may offer other tools, like Python f
 server name leads to a :class:`~gocode.mcp.provider.ToolProvider`. Instead of starting the
 servers itself, a program gets, for every server, a streamable-HTTP spec pointing here — ``http://127.0.0.1:PORT/mcp`` with
 two headers: the run's bearer token and the server's name. The program still talks through
-real Go SDK sessions, but connects in milliseconds and never starts a server.
+real Go SDK sessions, but connects in milliseconds and never starts a server. ``/mcp`` answers
+in plain JSON, the cheapest exchange; a call that wants progress notifications (``callToolStream``)
+goes to ``/mcp-stream`` (``streamUrl`` in the spec), which answers as an SSE stream.
+
+The pseudo-server ``@gocode`` is the controller itself: a program's ``searchTools`` and the
+value it gives ``result()`` reach it there.
 
 Every run gets a fresh token, valid only while it runs; a request without a live token gets
 401. The calls a program makes are recorded per run (tool, duration, error) and returned with
@@ -22,7 +27,7 @@ import json
 import secrets
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +37,12 @@ import uvicorn
 from anyio.abc import TaskGroup
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+from starlette.applications import Starlette
+from starlette.routing import Route
 
 from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider, ToolProviderError
@@ -48,8 +58,13 @@ RUN_KEY = "gocode.run"
 # every binary and need a second search engine in Go). No configured server can have this
 # name (server names start with a letter or digit).
 SEARCH_SERVER = "@gocode"
+CONTROLLER_SERVER = SEARCH_SERVER  # also where result() sends its value
 SEARCH_TOOL = "search_tools"
+RESULT_TOOL = "result"
 SEARCH_LIMIT = 10
+RESULT_LIMIT = 1 << 20  # bytes of JSON a program's result() may hand back
+MCP_PATH = "/mcp"
+STREAM_PATH = "/mcp-stream"
 CLOSE_WAIT_S = 1.0  # how long closing a run waits for its cancelled calls to unwind
 
 # (query, limit) -> matches as JSON objects (see rt.ToolMatch), best first.
@@ -62,6 +77,7 @@ class Run:
 
     token: str
     calls: list[ToolCall] = field(default_factory=list)
+    result: Any = None  # the value the program gave result(), if any
     # The calls in flight, cancelled when the run closes: nobody is left to read their answers.
     scopes: set[anyio.CancelScope] = field(default_factory=set)
     # Every call goes through it when set: recorded, answered from a record, or held for the
@@ -108,8 +124,7 @@ class Loopback:
         mcp_server: Server[Any] = Server(
             "gocode-loopback", on_list_tools=self._list_tools, on_call_tool=self._call_tool
         )
-        app = mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
-        self._app = _Guard(app, self)
+        self._app = _Guard(_app(mcp_server), self)
 
     async def start(self, tg: TaskGroup) -> None:
         """Listen on a free loopback port and serve in ``tg`` until :meth:`stop`."""
@@ -117,7 +132,7 @@ class Loopback:
         sock.bind(("127.0.0.1", 0))
         sock.listen(256)
         self.port = sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.url = f"http://127.0.0.1:{self.port}{MCP_PATH}"
         config = uvicorn.Config(
             self._app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=1
         )
@@ -169,11 +184,12 @@ class Loopback:
 
     def specs(self, run: Run, servers: list[str]) -> dict[str, dict[str, Any]]:
         """GOCODE_SERVERS for a program: every server through this endpoint, with the run's token."""
-        names = [*servers, SEARCH_SERVER] if self.search is not None else servers
+        names = [*servers, CONTROLLER_SERVER]
         return {
             name: {
                 "transport": "http",
                 "url": self.url,
+                "streamUrl": self.url.removesuffix(MCP_PATH) + STREAM_PATH,
                 "headers": {"Authorization": f"Bearer {run.token}", SERVER_HEADER: name},
                 "protocolVersion": LEGACY_PROTOCOL,
                 "connectTimeout": 10,
@@ -217,17 +233,19 @@ class Loopback:
 
         return learn
 
-    def _is_search(self, ctx: ServerRequestContext[Any]) -> bool:
+    def _is_controller(self, ctx: ServerRequestContext[Any]) -> bool:
         request = ctx.request
-        name = request.headers.get(SERVER_HEADER, "") if request is not None else ""
-        return name == SEARCH_SERVER and self.search is not None
+        return request is not None and request.headers.get(SERVER_HEADER, "") == CONTROLLER_SERVER
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        if self._is_search(ctx):
-            schema = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
-            return types.ListToolsResult(tools=[types.Tool(name=SEARCH_TOOL, input_schema=schema)])
+        if self._is_controller(ctx):
+            tools = [types.Tool(name=RESULT_TOOL, input_schema={"type": "object", "properties": {"value": {}}})]
+            if self.search is not None:
+                schema = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
+                tools.append(types.Tool(name=SEARCH_TOOL, input_schema=schema))
+            return types.ListToolsResult(tools=tools)
         _, known, run = self._target(ctx)
         tools = [
             types.Tool.model_validate(t.definition or t.as_json())
@@ -239,7 +257,9 @@ class Loopback:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if self._is_search(ctx):
+        if self._is_controller(ctx):
+            if params.name == RESULT_TOOL:
+                return self._result(ctx, params)
             # Ranking by meaning runs a model: off the event loop.
             return await anyio.to_thread.run_sync(self._search, ctx, params)
         provider, known, run = self._target(ctx)
@@ -268,10 +288,13 @@ class Loopback:
                     learn = self._learner(run, server, params.name)
                     if run.interceptor is not None:
                         result = await run.interceptor.call(
-                            server, params.name, params.arguments, _forward(provider, params, self.call_timeout, learn)
+                            server,
+                            params.name,
+                            params.arguments,
+                            _forward(provider, params, self.call_timeout, _progress(ctx), learn),
                         )
                     else:
-                        result = await provider.call(params.name, params.arguments, self.call_timeout)
+                        result = await provider.call(params.name, params.arguments, self.call_timeout, _progress(ctx))
                         if learn is not None:
                             learn(result)
                 finally:
@@ -290,6 +313,19 @@ class Loopback:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         finally:
             run.calls.append(ToolCall(server, params.name, (time.monotonic() - start) * 1000, error))
+
+    def _result(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        """result(v): keep the program's structured result in its run (the last one wins)."""
+        run = getattr(ctx.request, "scope", {}).get(RUN_KEY)
+        args = params.arguments or {}
+        if run is None or "value" not in args:
+            raise MCPError(code=types.INVALID_PARAMS, message="result needs a value")
+        size = len(json.dumps(args["value"]))
+        if size > RESULT_LIMIT:
+            text = f"the value is {size} bytes of JSON; at most {RESULT_LIMIT} are accepted"
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        run.result = args["value"]
+        return types.CallToolResult(content=[])
 
     def _search(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         """searchTools: the code-mode tools best matching a query (the index holds no other tools)."""
@@ -314,17 +350,53 @@ class Loopback:
         )
 
 
+def _app(server: Server[Any]) -> Starlette:
+    """The endpoint's two doors to one server: plain JSON at /mcp, SSE at /mcp-stream."""
+    # Loopback only: requests naming another host are refused (DNS rebinding).
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*"],
+    )
+    plain = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True, security_settings=security)
+    streamed = StreamableHTTPSessionManager(app=server, json_response=False, stateless=True, security_settings=security)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with plain.run(), streamed.run():
+            yield
+
+    routes = [
+        Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(plain)),
+        Route(STREAM_PATH, endpoint=StreamableHTTPASGIApp(streamed)),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _progress(ctx: ServerRequestContext[Any]) -> ProgressFnT | None:
+    """Pass a tool's progress on to the program, when its request asked for progress."""
+    meta = ctx.meta or {}
+    if meta.get("progress_token") is None and meta.get("progressToken") is None:  # type: ignore[misc]
+        return None
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.session.report_progress(progress, total, message)
+
+    return forward
+
+
 def _forward(
     provider: ToolProvider,
     params: types.CallToolRequestParams,
     timeout: float,
+    progress: ProgressFnT | None,
     learn: Callable[[types.CallToolResult], None] | None = None,
 ) -> Forward:
     """The call to the provider, its failures as results (so they are recorded like any answer)."""
 
     async def forward() -> types.CallToolResult:
         try:
-            result = await provider.call(params.name, params.arguments, timeout)
+            result = await provider.call(params.name, params.arguments, timeout, progress)
         except ToolProviderError as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         if learn is not None:

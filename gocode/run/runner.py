@@ -17,7 +17,7 @@ import shutil
 import signal
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy", "approval"]
 STDERR_LIMIT = 16 * 1024
+# Called with each line the program prints on stdout (without its newline) while it runs.
+LineFn = Callable[[str], Awaitable[None]]
 
 
 @dataclass
@@ -41,6 +43,7 @@ class RunResult:
     failed: ``code`` (the code could not be placed in Run), ``compile``, ``runtime`` (non-zero
     exit, including an error returned from Run) or ``timeout``. ``output`` is what the
     program printed on stdout (so far), ``stderr`` its error stream or the compiler's messages.
+    ``result`` is the value the program gave ``result(v)`` (JSON data), None if it gave none.
     """
 
     ok: bool
@@ -63,6 +66,7 @@ class RunResult:
     output_file: str | None = None  # where output beyond the cap was kept whole (in the workspace)
     output_bytes: int = 0  # what the program printed on stdout in all
     plan: dict[str, Any] | None = None  # the tools the program could call, known before it ran
+    result: Any = None
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
@@ -97,14 +101,19 @@ class _Capped:
 
     With ``keep`` (a file path), a stream longer than ``limit`` is written there whole (up to
     ``keep_cap`` bytes) and its last bytes are kept too, so the answer can show head and tail.
+    ``on_line`` gets each complete line kept within ``limit``, as it arrives.
     """
 
-    def __init__(self, limit: int, keep: Path | None = None, keep_cap: int = 0, label: str = "") -> None:
+    def __init__(
+        self, limit: int, keep: Path | None = None, keep_cap: int = 0, label: str = "", on_line: LineFn | None = None
+    ) -> None:
         self.limit, self.buf, self.dropped, self.label = limit, bytearray(), 0, label
         self.keep, self.keep_cap, self.kept, self.total = keep, keep_cap, 0, 0
         self.tail_limit = limit // 4
         self.tail = bytearray()
         self._file: Any = None
+        self.on_line = on_line
+        self._told = 0  # bytes of buf already handed to on_line
 
     async def drain(self, stream: asyncio.StreamReader) -> None:
         try:
@@ -116,9 +125,27 @@ class _Capped:
                 self.dropped += max(0, len(chunk) - max(room, 0))
                 if self.keep is not None and self.total > self.limit:
                     self._spill(chunk)
+                await self._tell(final=False)
+            await self._tell(final=True)
         finally:
             if self._file is not None:
                 self._file.close()
+
+    async def _tell(self, final: bool) -> None:
+        """Hand the complete lines kept so far to on_line (and a last partial one at the end)."""
+        if self.on_line is None:
+            return
+        end = len(self.buf) if final else self.buf.rfind(b"\n", self._told) + 1
+        if end <= self._told:
+            return
+        text = self.buf[self._told : end].decode("utf-8", "replace")
+        self._told = end
+        for line in text.removesuffix("\n").split("\n"):
+            try:
+                await self.on_line(line)
+            except Exception:  # a listener that went away (a client hung up) must not stop the run
+                self.on_line = None
+                return
 
     def _spill(self, chunk: bytes) -> None:
         assert self.keep is not None
@@ -282,11 +309,14 @@ async def run_program(
     confinement: Confinement | None = None,
     keep_output: Path | None = None,
     keep_cap: int = 0,
+    on_line: LineFn | None = None,
 ) -> RunResult:
     """Run a built program to completion or ``timeout``; never raises for the program's failures.
 
     With ``keep_output``, output beyond ``max_output`` is written whole to that file (at most
-    ``keep_cap`` bytes) and the answer shows its head and tail and the path."""
+    ``keep_cap`` bytes) and the answer shows its head and tail and the path. ``on_line`` gets
+    each line the program prints, as it prints it (within ``max_output``).
+    """
     start = time.monotonic()
     try:
         proc, status_fd = await launch(binary, env, cwd, confinement)
@@ -299,7 +329,7 @@ async def run_program(
     if keep_output is not None and keep_output.is_relative_to(cwd):
         # As the program sees it: it starts in cwd, and may not be able to reach it by its absolute path.
         label = f"the file {keep_output.relative_to(cwd)} of the working directory"
-    out, err = _Capped(max_output, keep_output, keep_cap, label), _Capped(STDERR_LIMIT)
+    out, err = _Capped(max_output, keep_output, keep_cap, label, on_line), _Capped(STDERR_LIMIT)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
     status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None

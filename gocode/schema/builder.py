@@ -79,7 +79,7 @@ from gocode.toolset import ToolInfo, ToolSet
 
 class _Builder:
     def __init__(self) -> None:
-        self.types = Registry({"Run", "ToolMatch"})
+        self.types = Registry({"Run", "ToolMatch", "ToolProgress"})
         self.warnings: list[str] = []
         # Identical $defs (same server, same name, same schema) are declared once.
         self.defs: dict[tuple[str, str, str], str] = {}

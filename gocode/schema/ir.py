@@ -13,7 +13,7 @@ PTR_HELPER = "ptr"
 # have imported for it automatically; a tool function must not shadow them.
 RESERVED_FUNC_NAMES = frozenset(
     {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", PTR_HELPER, *STDLIB}
-    | {"searchTools", "callTool"}  # run-time search helpers (render.RUNTIME_ALIASES)
+    | {"searchTools", "callTool", "callToolStream", "result"}  # run-time helpers (render.RUNTIME_ALIASES)
 )
 DESCRIPTION_LIMIT = 4000
 FIELD_DOC_LIMIT = 600

@@ -1,7 +1,7 @@
 """The usage rules every description starts with (and the MCP server's ``instructions``).
 
 Paid on every turn, so short: the Go version and what is importable, how to call a tool, the
-limits in force, and one example using ``must``.
+limits in force, ``result(v)`` for a structured answer, and one example using ``must``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ Only the standard library and golang.org/x/sync/errgroup exist (tools are safe t
 Every tool is `func(ctx, Input) (Output, error)`; input fields above `// optional:` are required. `must(v, err)` returns v or ends the run with err:
   r := must(someTool(ctx, SomeToolInput{{Name: "x"}}))
   fmt.Printf("%+v\\n", r)
-Each call is a fresh program: {limits}. Print summaries, not dumps.
+Each call is a fresh program: {limits}. Print summaries, not dumps; result(v) returns v as JSON.
 {kept}"""
 
 

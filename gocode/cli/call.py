@@ -1,0 +1,61 @@
+"""``gocode call SERVER TOOL``: one tool from the shell (library: :mod:`gocode.tools.call`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gocode.cli.app import _err, config_option, handle_errors, main, model_option
+
+if TYPE_CHECKING:
+    import mcp_types as types
+
+
+@main.command("call")
+@config_option
+@model_option
+@click.argument("server")
+@click.argument("tool")
+@click.argument("pairs", nargs=-1, metavar="[KEY=VALUE]...")
+@click.option("--args", "args_json", metavar="JSON", help="The arguments as a JSON object (KEY=VALUE pairs add to it).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole MCP result as JSON.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the output to this file instead of stdout.")
+@click.option("--timeout", type=float, help="Seconds to wait for the tool (default: the model's codeMode.timeout).")
+@handle_errors
+def call_cmd(
+    config_path: str | None, model: str | None, server: str, tool: str, pairs: tuple[str, ...],
+    args_json: str | None, as_json: bool, out: str | None, timeout: float | None,
+) -> None:  # fmt: skip
+    """Call one tool of a server: `gocode call weather get_weather city=Paris`. KEY=VALUE values are
+    read as the tool's schema types them. Exit 0; 1 when the tool reports an error; 2 when it
+    could not be called (bad arguments are refused before the call, with the tool's Go declaration)."""
+    from gocode.config import load_config
+    from gocode.tools import call as call_mod
+
+    config = load_config(config_path)
+    called = asyncio.run(
+        call_mod.call_tool(config, server, tool, args_json=args_json, pairs=pairs, model=model, timeout=timeout)
+    )
+    text = _rendered(called.result, as_json)
+    if called.result.is_error and not as_json:
+        _err(f"gocode: {server}.{called.tool.name} failed: {text.rstrip()}")
+    elif out is not None:
+        Path(out).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    sys.exit(1 if called.result.is_error else 0)
+
+
+def _rendered(result: types.CallToolResult, as_json: bool) -> str:
+    """The result's text (non-text parts as bracketed notes), or the whole MCP result as JSON."""
+    from gocode.tool_formats import result_text
+
+    if as_json:
+        return json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"), ensure_ascii=False) + "\n"
+    text = result_text(result)
+    return text if not text or text.endswith("\n") else text + "\n"
