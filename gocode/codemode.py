@@ -180,7 +180,10 @@ class CodeMode:
     async def refresh(self) -> None:
         """(Re)discover every server. One that fails is left out and named in :attr:`warnings`
         (its error in ``discovery.failures``); the others are used."""
-        result = await discover(self.config)
+        self.adopt(await discover(self.config))
+
+    def adopt(self, result: DiscoveryResult) -> None:
+        """Take a discovery's tools (from the servers or kept listings, :mod:`gocode.mcp.browse`)."""
         self.discovery = result
         self.use(result.servers, {name: exc.brief for name, exc in result.failures.items()})
 
