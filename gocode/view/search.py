@@ -160,7 +160,7 @@ _MEANING_DESC_CHARS = 400
 # means that server's tools: they get this much more fused score (on its 0–1 scale), enough to
 # rank them first unless the query is about something else entirely. Chosen on the query sets
 # written before fresh5 (docs/search.md).
-_NAMED_BONUS = 0.35
+_NAMED_BONUS = 0.3
 # A word names a server when it is in the server's name, starts several of its tool names
 # (jira_…, ChEMBL_…) or is capitalised mid-sentence in several of its descriptions (Loki, Jira),
 # and at most this many other servers mention it at all (so "time", "memory" or "fetch",
@@ -547,20 +547,17 @@ class SearchIndex:
 SEARCH_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "query": {"type": "string", "description": "What you want to do, in a few words: the best-matching tools."},
+        "query": {"type": "string", "description": "What you want to do, in a few words."},
         "names": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "Tool or function names (get_current_time, getCurrentTime, server.tool): those tools.",
+            "description": "Tool or function names (get_current_time, getCurrentTime, server.tool).",
         },
         "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": MAX_LIMIT,
-            "description": (
-                f"How many matches for the query, each in full (default: the best {_ANSWER_FULL} in full, "
-                f"then one line each up to {_ANSWER_TOTAL})."
-            ),
+            "description": f"Matches to show in full (default: the best few, then a line each up to {_ANSWER_TOTAL}).",
         },
     },
     "additionalProperties": False,
@@ -572,9 +569,8 @@ def search_tool_definition() -> dict[str, Any]:
     return {
         "name": SEARCH_TOOL_NAME,
         "description": (
-            "Find the Go functions for the tools execute_go_code can call, with their full declarations "
-            "(types, fields, doc comments). Give a `query` (what you want to do) for the best matches in rank "
-            "order, or `names` for those tools."
+            "Find the Go functions execute_go_code can call, with their declarations: a `query` (what you want "
+            "to do) for the best matches, or `names` for those tools."
         ),
         "inputSchema": SEARCH_INPUT_SCHEMA,
     }
