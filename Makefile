@@ -1,6 +1,6 @@
 # The two entry points of the README. Each installs what it needs into .venv/ and .cache/
 # (both git-ignored): the Python package and its test tools, the npm sample server, and the
-# warmed Go workspace (in the user cache, see gocode/build/workspace.py).
+# warmed Go workspace (in the user cache, see gocode/compile/workspace.py).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test test-fast lint setup smoke bench bench-load bench-tokens bench-play haproxy clean
+.PHONY: demo test test-fast lint setup smoke bench bench-load bench-tokens bench-play bench-ask haproxy clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,8 @@ bench-tokens: setup
 	$(BIN)/python bench/tokens.py
 bench-play: setup
 	$(BIN)/python bench/play.py
+bench-ask: setup
+	$(BIN)/python bench/ask_tokens.py --more
 
 smoke: setup
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml

@@ -37,7 +37,7 @@ from gocode.mcp.cache import ListingCache  # noqa: E402
 
 GOCODE = str(Path(sys.executable).parent / "gocode")
 WILD = str(ROOT / "tests" / "servers" / "wild_server.py")
-DEMO = {"command": sys.executable, "args": ["-m", "gocode.demo_server"], "cwd": str(ROOT)}
+DEMO = {"command": sys.executable, "args": ["-m", "gocode.demo.server"], "cwd": str(ROOT)}
 DEAD = {"command": "sh", "args": ["-c", "echo 'fatal: no config' >&2; exit 7"]}
 WEATHER = 'w, err := getWeather(ctx, GetWeatherInput{City: "Oslo"})\nif err != nil {\n\treturn err\n}\nfmt.Println(w.Temperature)\n'
 

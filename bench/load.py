@@ -241,7 +241,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="gocode-bench-load-") as tmp:
         config = Path(tmp) / "gocode.yaml"
-        demo = {"command": sys.executable, "args": ["-m", "gocode.demo_server"], "cwd": str(ROOT)}
+        demo = {"command": sys.executable, "args": ["-m", "gocode.demo.server"], "cwd": str(ROOT)}
         code_mode = {"limits": {"user": args.program_user}}
         config.write_text(yaml.safe_dump({"mcpServers": {"weather": demo}, "defaults": {"codeMode": code_mode}}))
         t0 = time.perf_counter()

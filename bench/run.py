@@ -24,7 +24,7 @@ the fan-out: 20 getWeather calls from goroutines):
 
 Then: peak memory of one program and of the controller (a ``gocode serve`` process), the
 controller's memory after 50 and after ``--calls`` consecutive calls, the first call after
-``gocode serve`` starts against a warm one, and 8 concurrent calls. The targets of issue 9
+``gocode serve`` starts against a warm one, and 8 concurrent calls. The targets
 are checked at the end (printed, not asserted: timings are for reading, not for failing CI).
 """
 
@@ -50,10 +50,10 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from gocode.build import golink
-from gocode.build.workspace import Workspace
-from gocode.cli import DEMO_CODE
+from gocode.compile import golink
+from gocode.compile.workspace import Workspace
 from gocode.config import parse_config
+from gocode.demo.runner import DEMO_CODE
 from gocode.program.modelcode import split_code
 from gocode.program.render import render_bindings, render_main, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
@@ -113,7 +113,7 @@ func main() {
 
 def config(sandbox: str = "off") -> Any:
     doc = {
-        "mcpServers": {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo_server"]}},
+        "mcpServers": {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo.server"]}},
         "defaults": {"codeMode": {"sandbox": sandbox}},
     }
     return parse_config(json.dumps(doc), "<bench>.json")
@@ -238,7 +238,7 @@ class Bench:
             Toolbox(config(), workspace=self.ws, prewarm=False, pooled=False) as direct,
             Toolbox(config(self.sandbox), workspace=self.ws, prewarm=False) as sandboxed,
             Client(
-                StdioServerParameters(command=sys.executable, args=["-m", "gocode.demo_server"]), mode="legacy"
+                StdioServerParameters(command=sys.executable, args=["-m", "gocode.demo.server"]), mode="legacy"
             ) as classic,
         ):
             await pooled.code_mode.prewarm()
@@ -298,7 +298,7 @@ class Bench:
         """A real `gocode serve`: the first call after start, memory over many calls."""
         cfg = self.tmp / "gocode.json"
         cfg.write_text(
-            json.dumps({"mcpServers": {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo_server"]}}})
+            json.dumps({"mcpServers": {"weather": {"command": sys.executable, "args": ["-m", "gocode.demo.server"]}}})
         )
         gocode = str(Path(sys.executable).parent / "gocode")
         params = StdioServerParameters(command=gocode, args=["serve", "-c", str(cfg)])

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gocode.schema.gotypes import build_package  # noqa: E402
+from gocode.schema.builder import build_package  # noqa: E402
 from gocode.toolset import ToolSet  # noqa: E402
 from gocode.view.search import SearchIndex  # noqa: E402
 from tests.corpus_data import CORPUS, load  # noqa: E402

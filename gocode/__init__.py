@@ -10,15 +10,64 @@ Every tool of the configured MCP servers becomes a typed Go function; an agent g
         result = await tools.call(name, arguments)   # a tool call the model made
         message = result.openai(tool_call_id)        # the reply to send back
 
+``Toolbox(..., tools=[fn])`` adds Python functions as typed Go functions (:func:`python_tool`).
 :class:`SyncToolbox` is the same without an event loop; :class:`CodeMode` is the lower level
 (declarations, one-shot runs) that ``gocode exec`` uses.
 """
 
-from gocode.codemode import TOOL_NAME, CodeMode
-from gocode.config import CodeModeConfig, Config, ServerConfig, load_config, parse_config
-from gocode.errors import CodeError, ConfigError, DiscoveryError, GocodeError, SchemaError, ToolchainError
-from gocode.run.runner import Diagnostic, RunResult
-from gocode.toolbox import SyncToolbox, Toolbox, ToolResult, UnknownToolError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gocode.codemode import TOOL_NAME, CodeMode
+    from gocode.config import CodeModeConfig, Config, ServerConfig, load_config, parse_config
+    from gocode.errors import CodeError, ConfigError, DiscoveryError, GocodeError, SchemaError, ToolchainError
+    from gocode.program.diagnostics import Diagnostic
+    from gocode.run.runner import RunResult
+    from gocode.toolbox import SyncToolbox, Toolbox, ToolResult, UnknownToolError
+    from gocode.tools.python import PythonTool, python_tool
+
+# Public name -> the module defining it. Importing them lazily keeps ``import gocode`` (and so
+# ``gocode --help``) from loading the MCP SDK and the rest before anything needs them.
+_WHERE = {
+    "TOOL_NAME": "gocode.codemode",
+    "CodeMode": "gocode.codemode",
+    "CodeModeConfig": "gocode.config",
+    "Config": "gocode.config",
+    "ServerConfig": "gocode.config",
+    "load_config": "gocode.config",
+    "parse_config": "gocode.config",
+    "CodeError": "gocode.errors",
+    "ConfigError": "gocode.errors",
+    "DiscoveryError": "gocode.errors",
+    "GocodeError": "gocode.errors",
+    "SchemaError": "gocode.errors",
+    "ToolchainError": "gocode.errors",
+    "Diagnostic": "gocode.program.diagnostics",
+    "RunResult": "gocode.run.runner",
+    "SyncToolbox": "gocode.toolbox",
+    "Toolbox": "gocode.toolbox",
+    "ToolResult": "gocode.toolbox",
+    "UnknownToolError": "gocode.toolbox",
+    "PythonTool": "gocode.tools.python",
+    "python_tool": "gocode.tools.python",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'gocode' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
 
 __all__ = [
     "TOOL_NAME",
@@ -30,6 +79,7 @@ __all__ = [
     "Diagnostic",
     "DiscoveryError",
     "GocodeError",
+    "PythonTool",
     "RunResult",
     "SchemaError",
     "ServerConfig",
@@ -40,4 +90,5 @@ __all__ = [
     "UnknownToolError",
     "load_config",
     "parse_config",
+    "python_tool",
 ]

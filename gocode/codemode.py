@@ -22,15 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gocode.build.workspace import Progress, Workspace
+from gocode.compile.workspace import Progress, Workspace
 from gocode.config import CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError
 from gocode.mcp.discovery import DiscoveryResult, discover
+from gocode.program.diagnostics import parse_diagnostics
 from gocode.program.modelcode import split_code
 from gocode.run.env import unsandboxed_env
-from gocode.run.runner import RunResult, parse_diagnostics, run_program
+from gocode.run.runner import RunResult, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
-from gocode.schema.gotypes import Package, build_package
+from gocode.schema.builder import build_package
+from gocode.schema.ir import Package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full
@@ -376,14 +378,18 @@ class CodeMode:
         *,
         specs: dict[str, dict[str, Any]] | None = None,
         sandbox_port: int | None = None,
+        package: Package | None = None,
+        godebug: str = "",
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
         ``specs`` overrides how the program reaches the servers (a controller's loopback
-        endpoint); by default it starts or dials them itself (direct mode).
+        endpoint); by default it starts or dials them itself (direct mode). ``package``
+        replaces the tool set's bindings (the tool set plus client-owned tools); ``godebug``
+        adds Go runtime settings (``randautoseed=0`` for passes that must repeat themselves).
         """
         start = time.monotonic()
-        view, package = self.view, self.package
+        view, package = self.view, package or self.package
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
         build = await self.workspace.build(package, split_code(code))
@@ -439,6 +445,10 @@ class CodeMode:
                     unconfined_note["note"] = got.note
         else:
             unconfined_note = {"setting": setting, "tier": None}
+        if godebug:
+            for target in (env, confinement.env if confinement is not None else None):
+                if target is not None:
+                    target["GODEBUG"] = ",".join(filter(None, [target.get("GODEBUG", ""), godebug]))
         result = await run_program(
             build.binary,
             env,

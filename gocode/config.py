@@ -3,7 +3,8 @@
 The file format is CPE's (``mcpServers``, ``defaults.codeMode``, ``models[].codeMode`` with a
 ``ref`` per model), in YAML or JSON. gocode owns ``mcpServers`` and ``codeMode`` and checks
 them strictly; ``models[]`` and ``defaults`` may carry the agent's own keys (CPE's
-``display_name``, ``api_key_env``, …), which gocode ignores.
+``display_name``, …), which gocode ignores. A model's endpoint (``type``, ``id``, ``base_url``,
+``api_key_env``) is typed and checked: ``gocode ask`` uses it.
 
 Loading is pure apart from reading the file and the environment: ``${VAR}`` and
 ``${VAR:-default}`` in any string are expanded from ``os.environ`` before validation, and
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gocode.errors import ConfigError
 
@@ -28,6 +29,8 @@ DEFAULT_CONFIG_NAME = "gocode.yaml"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
 DEFAULT_CONNECT_TIMEOUT_S = 60.0
+DEFAULT_MODEL_TIMEOUT_S = 120.0
+DEFAULT_MODEL_MAX_TOKENS = 4096
 
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -149,10 +152,53 @@ class Defaults(BaseModel):
     model: str | None = None
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 class ModelConfig(BaseModel):
+    """One entry of ``models[]``: its codeMode, and (for ``gocode ask``) how to reach the model.
+
+    ``type`` is the API the endpoint speaks (``openai``: Chat Completions, which local servers
+    such as vLLM, llama.cpp and Ollama also speak; ``anthropic``: Messages); other values are
+    kept for CPE but ``gocode ask`` refuses them. The key is read from the environment variable
+    ``api_key_env`` names, never from the file.
+    """
+
     model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
     ref: str = Field(min_length=1)
     code_mode: CodeModeConfig | None = Field(default=None, alias="codeMode")
+    type: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("type", "provider"),
+        description="the API the endpoint speaks: openai (Chat Completions) or anthropic (Messages)",
+    )
+    id: str | None = Field(default=None, min_length=1, description="the model name the API expects")
+    base_url: str | None = Field(default=None, description="the endpoint; default: the provider's own")
+    api_key_env: str | None = Field(default=None, description="the environment variable holding the API key")
+    timeout: float = Field(default=DEFAULT_MODEL_TIMEOUT_S, gt=0, description="per request, seconds")
+    max_tokens: int = Field(default=DEFAULT_MODEL_MAX_TOKENS, gt=0, description="longest reply, tokens")
+
+    @field_validator("type")
+    @classmethod
+    def _lower_type(cls, v: str | None) -> str | None:
+        return v.strip().lower() if v is not None else None
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://[^\s/]+", v):
+            raise ValueError(f"`base_url` must start with http:// or https:// and name a host, got {v!r}")
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_key_env(cls, v: str | None) -> str | None:
+        if v is not None and not _ENV_NAME.match(v):
+            # The value is not echoed: it may be the key itself, pasted in the wrong place.
+            raise ValueError(
+                "`api_key_env` must be the name of an environment variable (letters, digits, _), not the key"
+            )
+        return v
 
 
 class Config(BaseModel):

@@ -26,14 +26,14 @@ from typing import Any, Literal
 
 import anyio
 
-from gocode.build.workspace import Workspace
 from gocode.codemode import CodeMode
+from gocode.compile.workspace import Workspace
 from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError, GocodeError
 from gocode.mcp.discovery import connect, describe_server, failure, list_all_tools, server_tools
 from gocode.program.modelcode import split_code
 from gocode.run.runner import RunResult
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.toolbox import Toolbox
 from gocode.toolset import ServerTools, ToolSet
 

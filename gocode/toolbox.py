@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -42,21 +43,29 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode import tool_formats
-from gocode.build import housekeeping
-from gocode.build.workspace import Progress, Workspace
 from gocode.codemode import TOOL_NAME, CodeMode
+from gocode.compile import housekeeping
+from gocode.compile.workspace import Progress, Workspace
 from gocode.config import Config, load_config
-from gocode.errors import GocodeError
+from gocode.errors import ConfigError, GocodeError
 from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
-from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
+from gocode.mcp.provider import ToolProvider, ToolProviderError
+from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.render import tools_import_path
+from gocode.run import records
+from gocode.run import step as stepping
 from gocode.run.limiter import Busy, RunLimiter, default_limit
+from gocode.run.recording import Interceptor
 from gocode.run.runner import RunResult
-from gocode.toolset import ToolInfo
+from gocode.schema.builder import build_package
+from gocode.schema.ir import Package
+from gocode.tools.declared import DeclaredTools
+from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
+from gocode.toolset import ToolInfo, ToolSet
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 
 log = logging.getLogger("gocode.toolbox")
@@ -148,6 +157,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "toolCalls": [c.as_json() for c in run.tool_calls],
             "sandbox": run.sandbox,
             "retryable": run.phase == "busy",
+            "runId": run.run_id or None,
         }
     }
     warning = (run.sandbox or {}).get("warning")
@@ -220,6 +230,11 @@ class Toolbox:
     A server's tool list is kept on disk for as long as the server's ``ttlMs`` allows
     (``listing_cache``: a :class:`~gocode.mcp.cache.ListingCache`, ``False`` for none), so a
     restarted toolbox does not list it again, and a server that is down has its functions.
+
+    ``tools``: Python callables (or :func:`~gocode.tools.python.python_tool` descriptions) that
+    become typed Go functions beside the servers' tools, as tools of the server ``python``
+    (``python_server`` renames it); they run in this process when a program calls them (see
+    :mod:`gocode.tools.python`). They need pooled sessions.
     """
 
     def __init__(
@@ -234,8 +249,12 @@ class Toolbox:
         retry: tuple[float, float] = (RETRY_FIRST_S, RETRY_MAX_S),
         start_wait: float = START_WAIT_S,
         listing_cache: ListingCache | Literal[False] | None = None,
+        tools: list[Callable[..., Any] | PythonTool] | tuple[Callable[..., Any] | PythonTool, ...] = (),
+        python_server: str = PYTHON_SERVER,
+        stateless_step: bool = False,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
+        self.python_tools = _python_tools(self.config, tools, python_server, pooled)
         self.model = model
         self.settings = self.config.code_mode_for(model)
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
@@ -246,9 +265,12 @@ class Toolbox:
         # Tool listings a server allows to be kept (ttlMs): None is the default directory.
         self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
         self.pooled = pooled
+        # Offer step_go_code (client-owned tools over the stateless step protocol; needs pooled).
+        self.stateless_step = stateless_step and pooled
         self._loopback: Loopback | None = None
         self._progress = progress
         self._upstreams: dict[str, Upstream] = {}
+        self._providers: dict[str, ToolProvider] = {}
         self._routes: dict[str, Route] = {}
         self._tools: list[types.Tool] = []
         self._listeners: list[ChangeListener] = []
@@ -285,6 +307,10 @@ class Toolbox:
                 name: Upstream(name, server, self._tg, self._upstream_changed, self._listing_cache)
                 for name, server in sorted(self.config.mcp_servers.items())
             }
+            providers: dict[str, ToolProvider] = dict(self._upstreams)
+            if self.python_tools is not None:
+                providers[self.python_tools.name] = self.python_tools
+            self._providers = providers
             for u in self._upstreams.values():
                 self._tg.start_soon(u.supervise, *self._retry)
             # Servers not connected by then keep connecting; their tools are announced later.
@@ -298,7 +324,7 @@ class Toolbox:
             self._rebuild()
             if self.pooled:
                 self._loopback = Loopback(
-                    self._upstreams,
+                    self._providers,
                     self.settings.clamp_timeout(None),
                     self.code_mode.allows,
                     search=self.code_mode.runtime_search,
@@ -381,7 +407,7 @@ class Toolbox:
         return self.code_mode.warnings
 
     def _rebuild(self) -> None:
-        known = [t for u in self._upstreams.values() if (t := u.known_tools) is not None]
+        known = [t for u in self._providers.values() if (t := u.known_tools) is not None]
         down = {u.name: e.brief for u in self._upstreams.values() if (e := u.error) is not None}
         for u in self._upstreams.values():
             if not u.attempted.is_set():
@@ -398,6 +424,10 @@ class Toolbox:
             if not self.code_mode.complete():  # the description shows less than every declaration
                 routes[SEARCH_TOOL_NAME] = Route(SEARCH_TOOL_NAME)
                 tools.append(types.Tool.model_validate(search_tool_definition()))
+            if self.stateless_step:
+                reserved.add(stepping.STEP_TOOL_NAME)
+                routes[stepping.STEP_TOOL_NAME] = Route(stepping.STEP_TOOL_NAME)
+                tools.append(types.Tool.model_validate(stepping.tool_definition(self.code_mode.rules())))
         for name, info in exposed_names(list(view.excluded), reserved).items():
             routes[name] = Route(name, info)
             tools.append(_passthrough_tool(name, info))
@@ -442,8 +472,14 @@ class Toolbox:
 
     # --- calls --------------------------------------------------------------------------------
 
-    async def execute(self, code: str, timeout: float | None = None) -> RunResult:
+    async def execute(
+        self, code: str, timeout: float | None = None, *, dry_run: bool = False, _pass: _Pass | None = None
+    ) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
+
+        Every pooled run's calls are recorded under its ``run_id`` (see :mod:`gocode.run.records`).
+        ``dry_run``: no call reaches a server; each is answered with a stub shaped by the tool's
+        output schema (zero values), so a program that would write can be checked first.
 
         Pooled (the default): the program reaches the servers through this toolbox's sessions
         on the loopback endpoint, and the calls it makes are in ``RunResult.tool_calls``.
@@ -458,7 +494,7 @@ class Toolbox:
                 self.metrics.queue_wait_seconds.observe(waited)
                 # Not queued (or barely): the full timeout, so the limit the model was told holds.
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
-                result = await self._execute(code, remaining)
+                result = await self._execute(code, remaining, _pass or _Pass("dry-run" if dry_run else "live"))
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -476,7 +512,7 @@ class Toolbox:
 
     async def housekeep(self) -> dict[str, Any] | None:
         """Mark this toolbox's workspace and bindings used, and bound the cache (see
-        :mod:`gocode.build.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
+        :mod:`gocode.compile.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
         self._last_housekeeping = time.monotonic()
         try:
             ws = self.code_mode.workspace
@@ -506,20 +542,81 @@ class Toolbox:
             )  # fmt: skip
         return summary
 
-    async def _execute(self, code: str, timeout: float) -> RunResult:
+    async def _execute(self, code: str, timeout: float, how: _Pass) -> RunResult:
         if self._loopback is None:
+            if how.mode != "live":
+                return RunResult(False, "code", stderr=f"a {how.mode} run needs pooled sessions (Toolbox(pooled=True))")
             return await self.code_mode.execute(code, timeout, progress=self._progress)
-        run = self._loopback.open_run()
+        toolset = self.code_mode.view.code_tools
+        ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
+        run = self._loopback.open_run(ic, {p.name: p for p in how.providers})
         try:
-            specs = self._loopback.specs(run, self.code_mode.code_servers())
+            specs = self._loopback.specs(run, [*self.code_mode.code_servers(), *(p.name for p in how.providers)])
             result = await self.code_mode.execute(
-                code, timeout, progress=self._progress, specs=specs, sandbox_port=self._loopback.port
+                code,
+                timeout,
+                progress=self._progress,
+                specs=specs,
+                sandbox_port=self._loopback.port,
+                package=how.package,
+                # A step pass runs again from the top: math/rand's global functions then give the
+                # same numbers every pass (seeded with 1), so they cannot make it diverge.
+                godebug="randautoseed=0" if how.mode == "step" else "",
             )
         finally:
-            self._loopback.close_run(run)
+            await self._loopback.close_run(run)
         result.pooled = True
         result.tool_calls = list(run.calls)
+        if how.interceptor is None:  # a step's calls travel in its continuation instead
+            local = tuple(s.server for s in toolset.servers if s.server not in self.config.mcp_servers)
+            recording = records.Recording(records.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local)
+            result.run_id = await _keep(recording)
         return result
+
+    async def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
+        """Run a recorded run's program again, every call answered from its recording (no server is
+        called). Raises :class:`~gocode.run.records.RecordingError` when the recording is missing or
+        the tool set changed since it was made (naming what differs)."""
+        recording = await anyio.to_thread.run_sync(records.load, run_id)
+        changed = records.differences(recording.toolset, self.code_mode.view.code_tools)
+        if changed:
+            raise records.RecordingError(f"run {run_id} was recorded against other tools: {'; '.join(changed)}")
+        ic = Interceptor("replay", recording.calls)
+        result = await self.execute(recording.code if code is None else code, timeout, _pass=_Pass("replay", ic))
+        result.run_id = run_id
+        return records.settle(result, ic)
+
+    async def step(
+        self,
+        code: str,
+        tools: list[Any],
+        continuation: str | None = None,
+        results: list[Any] | None = None,
+        timeout: float | None = None,
+    ) -> stepping.StepResult:
+        """One pass of the stateless step protocol (see :mod:`gocode.run.step`, docs/stateless.md).
+
+        ``tools``: the caller's own tools (:class:`~gocode.run.step.ClientTool` or dicts with
+        name, description, inputSchema, outputSchema), typed Go functions like the servers' tools.
+        The first call passes no continuation; each later one passes the last answer's
+        ``continuation`` and a result for every call it listed (``{id, result, isError}``).
+        Raises :class:`~gocode.run.step.StepError` for a refused continuation or bad answers.
+        """
+        client = stepping.client_tools(tools)
+        toolset = ToolSet((*self.code_mode.view.code_tools.servers, client))
+        digest, secret = toolset.digest(), await anyio.to_thread.run_sync(stepping.key)
+        if continuation:
+            state = stepping.decode(continuation, secret, stepping.program_hash(code), digest)
+            known = stepping.apply_answers(state, list(results or []))
+        elif results:
+            raise stepping.StepError("results were given without the continuation of the step that asked for them")
+        else:
+            state, known = stepping.State(stepping.program_hash(code), digest), []
+        clients = frozenset((client.server, t.name) for t in client.tools)
+        ic = Interceptor("step", known, client=clients)
+        how = _Pass("step", ic, (DeclaredTools(client, "the caller"),), build_package(toolset))
+        result = await stepping.drive(ic, lambda: self.execute(code, timeout, _pass=how), stepping.grace())
+        return stepping.outcome(ic, state, result, secret)
 
     async def call_mcp(
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
@@ -556,6 +653,8 @@ class Toolbox:
     async def _dispatch(
         self, route: Route, arguments: dict[str, Any] | None, progress: ProgressFnT | None
     ) -> tuple[types.CallToolResult, RunResult | None]:
+        if route.tool is None and route.name == stepping.STEP_TOOL_NAME:
+            return await self._step_call(arguments or {}), None
         if route.tool is None and route.name == SEARCH_TOOL_NAME:
             text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed), None
@@ -566,11 +665,34 @@ class Toolbox:
             run = await self.execute(code)
             return run_to_result(run), run
         try:
-            return await self._upstreams[route.tool.server].call(
+            return await self._providers[route.tool.server].call(
                 route.tool.name, arguments, self.settings.clamp_timeout(None), progress
             ), None
-        except UpstreamError as exc:
+        except ToolProviderError as exc:
             return error_result(str(exc)), None
+
+    async def _step_call(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        """``step_go_code``: one pass, its answer as structured content (and the same JSON as text)."""
+        name = stepping.STEP_TOOL_NAME
+        code, tools = arguments.get("code"), arguments.get("tools", [])
+        continuation, results = arguments.get("continuation"), arguments.get("results") or []
+        if not isinstance(code, str):
+            return error_result(f"{name} needs a string argument `code` (the Go statements to run)")
+        if continuation is not None and not isinstance(continuation, str):
+            return error_result(f"{name}: `continuation` must be the string the last step returned")
+        try:
+            got = await self.step(code, tools, continuation, results)
+        except stepping.StepError as exc:
+            return error_result(f"{name}: {exc}")
+        doc = got.as_json()
+        failed = got.status == "error" or (got.run is not None and got.status == "done" and not got.run.ok)
+        meta = run_to_result(got.run).meta if got.run is not None else None
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(doc))],
+            structured_content=doc,
+            is_error=failed,
+            _meta=meta,
+        )
 
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         """Dispatch a tool call the model made; every failure is an error result, never an exception.
@@ -589,6 +711,83 @@ class Toolbox:
         except MCPError as exc:
             return ToolResult(name, error_result(f"{name}: {exc}"))
         return ToolResult(name, result, run)
+
+
+def _python_tools(config: Config, tools: Any, server: str, pooled: bool) -> PythonTools | None:
+    """The toolbox's Python tools under their server name (None without any), checked early."""
+    if not tools:
+        return None
+    if isinstance(tools, dict) or not hasattr(tools, "__iter__") or callable(tools):
+        raise ConfigError("tools= takes a list of Python callables")
+    if not pooled:
+        raise ConfigError(
+            "Python tools run in the controller, which programs reach only with pooled sessions: drop pooled=False"
+        )
+    if server in config.mcp_servers:
+        raise ConfigError(
+            f"the config has a server named {server!r}, the name the Python tools are listed under; "
+            f"rename that server in mcpServers or pass python_server='another-name'"
+        )
+    if not server or server.startswith("@"):
+        raise ConfigError(f"python_server {server!r} is not a usable server name")
+    return PythonTools(tools, server)
+
+
+async def replay_offline(
+    config: Config, model: str | None, run_id: str, timeout: float | None = None, code: str | None = None
+) -> RunResult:
+    """Replay a recorded run without starting, dialing or calling any server.
+
+    The program is built against the tool set it was recorded with and reaches a loopback
+    endpoint that answers every call from the recording and refuses any other. Raises
+    :class:`~gocode.run.records.RecordingError` when the recording is missing or names a server
+    the config no longer has. (That the servers' tools are unchanged is checked by
+    :meth:`Toolbox.replay`, which has live sessions.)
+    """
+    recording = await anyio.to_thread.run_sync(records.load, run_id)
+    if missing := records.servers_missing(recording, set(config.mcp_servers)):
+        raise records.RecordingError(f"run {run_id} used servers the config no longer has: {', '.join(missing)}")
+    code_mode = CodeMode(config, model)
+    code_mode.use(list(recording.toolset.servers))
+    served = [DeclaredTools(s, "the recording") for s in recording.toolset.servers if s.tools]
+    ic = Interceptor("replay", recording.calls)
+    async with anyio.create_task_group() as tg:
+        loopback = Loopback({}, code_mode.settings.clamp_timeout(None), code_mode.allows)
+        await loopback.start(tg)
+        run = loopback.open_run(ic, {p.name: p for p in served})
+        try:
+            result = await code_mode.execute(
+                recording.code if code is None else code,
+                timeout,
+                specs=loopback.specs(run, sorted(p.name for p in served)),
+                sandbox_port=loopback.port,
+                package=build_package(recording.toolset),
+            )
+        finally:
+            await loopback.close_run(run)
+            await loopback.stop()
+            tg.cancel_scope.cancel()
+    result.pooled, result.tool_calls, result.run_id = True, list(run.calls), run_id
+    return records.settle(result, ic)
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """How one program's calls are answered (see :class:`~gocode.run.recording.Interceptor`)."""
+
+    mode: str
+    interceptor: Interceptor | None = None  # None: a fresh one for ``mode``, recorded afterwards
+    providers: tuple[DeclaredTools, ...] = ()  # this run's own tools (client-owned ones)
+    package: Package | None = None  # bindings beyond the tool set's (client-owned tools)
+
+
+async def _keep(recording: records.Recording) -> str:
+    try:
+        await anyio.to_thread.run_sync(records.save, recording)
+    except OSError as exc:  # a full disk must not fail the run
+        log.warning("could not record run %s: %s", recording.run_id, exc)
+        return ""
+    return recording.run_id
 
 
 def _workspace_ready(code_mode: CodeMode) -> bool:
@@ -661,8 +860,21 @@ class SyncToolbox:
     def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         return self._portal.call(self.toolbox.call, name, arguments)
 
-    def execute(self, code: str, timeout: float | None = None) -> RunResult:
-        return self._portal.call(self.toolbox.execute, code, timeout)
+    def execute(self, code: str, timeout: float | None = None, *, dry_run: bool = False) -> RunResult:
+        return self._portal.call(functools.partial(self.toolbox.execute, code, timeout, dry_run=dry_run))
+
+    def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
+        return self._portal.call(self.toolbox.replay, run_id, timeout, code)
+
+    def step(
+        self,
+        code: str,
+        tools: list[Any],
+        continuation: str | None = None,
+        results: list[Any] | None = None,
+        timeout: float | None = None,
+    ) -> stepping.StepResult:
+        return self._portal.call(self.toolbox.step, code, tools, continuation, results, timeout)
 
     def wait_warm(self) -> None:
         self._portal.call(self.toolbox.wait_warm)

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-# The protocol eras gocode tells the Go program to use per server (see DESIGN.md, pitfalls):
+# The protocol eras gocode tells the Go program to use per server:
 # "legacy" pins the initialize handshake (2025-11-25, negotiating down), skipping the
 # server/discover probe that some servers exit on; "modern" is the stateless 2026-07-28 era.
 LEGACY_PROTOCOL = "2025-11-25"

@@ -23,12 +23,12 @@ from types import ModuleType
 
 import pytest
 
-from gocode.build.workspace import Workspace
 from gocode.codemode import CodeMode
+from gocode.compile.workspace import Workspace
 from gocode.config import Config, parse_config
 from gocode.program.modelcode import split_code
 from gocode.program.render import tools_import_path
-from gocode.schema.gotypes import Package
+from gocode.schema.ir import Package
 from gocode.view.modelview import render_full
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +51,7 @@ def config_from(servers: dict, **extra: object) -> Config:
 
 
 def demo_stdio() -> dict:
-    return {"command": sys.executable, "args": ["-m", "gocode.demo_server"], "cwd": str(ROOT)}
+    return {"command": sys.executable, "args": ["-m", "gocode.demo.server"], "cwd": str(ROOT)}
 
 
 def need(path: Path) -> str:
@@ -102,14 +102,14 @@ def background(cmd: list[str], port: int, env: dict | None = None) -> Iterator[s
 @pytest.fixture(scope="session")
 def demo_http_url() -> Iterator[str]:
     port = free_port()
-    with background([sys.executable, "-m", "gocode.demo_server", "--transport", "http", "--port", str(port)], port):
+    with background([sys.executable, "-m", "gocode.demo.server", "--transport", "http", "--port", str(port)], port):
         yield f"http://127.0.0.1:{port}/mcp"
 
 
 @pytest.fixture(scope="session")
 def demo_sse_url() -> Iterator[str]:
     port = free_port()
-    with background([sys.executable, "-m", "gocode.demo_server", "--transport", "sse", "--port", str(port)], port):
+    with background([sys.executable, "-m", "gocode.demo.server", "--transport", "sse", "--port", str(port)], port):
         yield f"http://127.0.0.1:{port}/sse"
 
 

@@ -1,6 +1,6 @@
 """A stdio MCP proxy that changes which protocol era a real server appears to speak.
 
-Used by the tests to reproduce the servers DESIGN.md warns about, around a real server:
+Used by the tests to reproduce servers that exit on the discover probe or speak only the modern era, around a real server:
 
     python era_proxy.py modern-only -- mcp-server-time
         refuses ``initialize`` (-32022, like a server of the stateless 2026-07-28 revision only)

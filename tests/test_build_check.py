@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gocode.build.workspace import Workspace
+from gocode.compile.workspace import Workspace
 from gocode.program.modelcode import split_code
 from gocode.program.render import tools_import_path
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.toolset import ToolInfo
 from tests.schemas import CPE_WEATHER, toolset
 

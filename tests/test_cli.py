@@ -58,7 +58,8 @@ def config_file(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "command", [[], ["list"], ["generate"], ["exec"], ["serve"], ["smoke"], ["warmup"], ["demo"], ["demo-server"]]
+    "command",
+    [[], ["list"], ["generate"], ["exec"], ["serve"], ["smoke"], ["warmup"], ["demo"], ["demo-server"], ["ask"]],
 )
 def test_every_command_has_help(command):
     r = gocode(*command, "--help")

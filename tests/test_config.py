@@ -15,7 +15,7 @@ mcpServers:
   weather:
     type: stdio
     command: python
-    args: [-m, gocode.demo_server]
+    args: [-m, gocode.demo.server]
     env: {TOKEN: "${MY_TOKEN}"}
   remote:
     type: http

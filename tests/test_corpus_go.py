@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from tests.conftest import assert_go_package_clean
 from tests.corpus_data import load_all
 

@@ -16,9 +16,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from gocode.build.workspace import MIN_GO
 from gocode.cli import main as cli
-from gocode.mcp.ops import HEALTH_PATH, READY_PATH
+from gocode.compile.workspace import MIN_GO
+from gocode.serve.ops import HEALTH_PATH, READY_PATH
 from tests.conftest import ROOT
 
 DEPLOY = ROOT / "deploy"

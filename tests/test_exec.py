@@ -201,7 +201,7 @@ def test_whole_program_with_main(demo_cm):
 )
 def test_direct_and_go_build_give_the_same_answers(workspace, demo_cm, code):
     """The direct compile-and-link path and `go build` agree on output and on every message."""
-    from gocode.build.workspace import Workspace
+    from gocode.compile.workspace import Workspace
     from gocode.program.modelcode import split_code
 
     direct = Workspace(workspace.toolchain, workspace.cache, direct=True)

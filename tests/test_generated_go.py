@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 
-from gocode.program.modelcode import STDLIB, split_code
+from gocode.program.modelcode import split_code
 from gocode.run.runner import run_program
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
+from gocode.schema.stdlib import STDLIB
 from gocode.view.modelview import render_full
 from tests.conftest import assert_go_package_clean
 from tests.schemas import CPE_WEATHER, HOSTILE, LISTS, toolset

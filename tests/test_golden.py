@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.view.modelview import render_full
 from tests.corpus_data import GOLDEN, corpus_files, corpus_id, load
 
@@ -43,6 +43,6 @@ def test_no_stale_goldens():
 
 
 def test_corpus_is_large_enough():
-    # The note on issue 4 quotes these counts; the corpus must cover every mapping row.
+    # The corpus must cover every mapping row.
     assert len(list(GOLDEN.parent.glob("cases/*.json"))) >= 10
     assert len(list(GOLDEN.parent.glob("real/*.json"))) >= 5

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gocode.build import housekeeping as hk
+from gocode.compile import housekeeping as hk
 
 MiB = 1 << 20
 NOW = time.time()

@@ -17,10 +17,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gocode.build.workspace import Workspace
+from gocode.compile.workspace import Workspace
 from gocode.mcp.upstream import Upstream, UpstreamError
 from gocode.run.sandbox import Launcher
-from gocode.schema.gotypes import Package
+from gocode.schema.ir import Package
 from tests.conftest import ROOT, config_from, demo_stdio
 
 SESSION_SERVER = str(ROOT / "tests" / "servers" / "session_server.py")
@@ -115,7 +115,7 @@ def test_the_http_server_forgets_client_sessions_that_ended():
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from gocode.mcp.server import ToolServer, bind, serve_http
+    from gocode.serve.server import ToolServer, bind, serve_http
     from gocode.toolbox import Toolbox
 
     async def go() -> list[int]:

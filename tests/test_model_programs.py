@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from gocode.cli import demo_config
+from gocode.demo.runner import demo_config
 from gocode.toolbox import SyncToolbox
 from tests.model_programs import Program, programs
 

@@ -9,7 +9,7 @@ import pytest
 
 from gocode.program.code import Prepared
 from gocode.program.modelcode import split_code
-from gocode.schema.gotypes import Package
+from gocode.schema.ir import Package
 
 pytestmark = pytest.mark.go
 

@@ -13,7 +13,7 @@ from gocode.codemode import CodeMode, pays_off
 from gocode.config import Config
 from gocode.program.code import Prepared
 from gocode.program.render import render_bindings, render_main
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view import tokens
 from gocode.view.disclosure import choose
@@ -268,7 +268,7 @@ def test_golden_corpus_is_the_model_view():
 
 
 def test_the_mcp_server_instructions_carry_the_rules():
-    from gocode.mcp.server import ToolServer
+    from gocode.serve.server import ToolServer
     from gocode.toolbox import Toolbox
 
     box = Toolbox(Config.model_validate({"mcpServers": {}}))

@@ -16,7 +16,7 @@ import pytest
 
 from gocode.codemode import CodeMode
 from gocode.config import Config
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.view.modelview import render_full
 from tests.corpus_data import CORPUS, load, load_all
 

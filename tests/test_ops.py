@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
-from gocode.cli import DEMO_CODE
+from gocode.demo.runner import DEMO_CODE
 from tests.conftest import ROOT, demo_stdio, free_port
 
 pytestmark = pytest.mark.go

@@ -28,4 +28,4 @@ def test_wheel_ships_templates_and_go_mod(tmp_path):
         "gocode/program/gofix.py",
     ):
         assert needed in names
-    assert "gocode/demo_server.py" in names
+    assert "gocode/demo/server.py" in names

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from gocode.program.diagnostics import Diagnostic
 from gocode.program.messages import explain, scrub
-from gocode.run.runner import Diagnostic
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.toolset import ToolInfo
 from tests.schemas import CPE_WEATHER, toolset
 

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from deploy.cluster import Cluster, can_unshare_mounts
-from gocode.cli import DEMO_CODE
+from gocode.demo.runner import DEMO_CODE
 from tests.conftest import demo_stdio, processes_with_env, wait_gone
 
 pytestmark = pytest.mark.go

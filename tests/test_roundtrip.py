@@ -21,7 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from gocode.program.modelcode import split_code
-from gocode.schema.gotypes import _valid_tag_name, build_package
+from gocode.schema.builder import build_package
+from gocode.schema.schemahelp import _valid_tag_name
 from tests.corpus_data import corpus_files, corpus_id, load_all, schemas
 
 pytestmark = pytest.mark.go

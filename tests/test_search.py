@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from gocode.schema.gotypes import build_package
+from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.search import (
     SearchIndex,

@@ -213,7 +213,7 @@ def test_the_loopback_search_server_only_searches_and_only_for_a_live_run():
             other = rpc("tools/call", {"name": "get_weather", "arguments": {"city": "Paris"}})
             r = await post(spec["url"], spec["headers"], other)
             assert r.json()["error"]["message"] == "unknown tool 'get_weather'"
-            loopback.close_run(run)
+            await loopback.close_run(run)
             r = await post(spec["url"], spec["headers"], search)
             assert r.status_code == 401
 

@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from gocode.cli import DEMO_CODE
+from gocode.demo.runner import DEMO_CODE
 from tests.conftest import EVERYTHING, ROOT, background, demo_stdio, free_port, need, wait_gone
 
 pytestmark = pytest.mark.go

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from deploy.cluster import can_unshare_mounts
-from gocode.build.workspace import cache_dir
+from gocode.paths import cache_dir
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.go

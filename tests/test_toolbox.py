@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 
 from gocode import SyncToolbox, Toolbox
-from gocode.cli import DEMO_CODE
+from gocode.demo.runner import DEMO_CODE
 from gocode.run.runner import RunResult
 from gocode.tool_formats import (
     anthropic_tool_result,
@@ -358,7 +358,7 @@ fmt.Println(total)
             async with httpx2.AsyncClient() as http:
                 assert (await http.post(loopback.url, json=body, headers=headers)).status_code == 401
                 run = loopback.open_run()
-                loopback.close_run(run)  # a finished run's token is dead
+                await loopback.close_run(run)  # a finished run's token is dead
                 auth = {**headers, "Authorization": f"Bearer {run.token}"}
                 assert (await http.post(loopback.url, json=body, headers=auth)).status_code == 401
 

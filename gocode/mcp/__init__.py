@@ -1,2 +1,3 @@
-"""The MCP side of gocode: discovery, upstream sessions and their transports, tool listings and
-their caches, the loopback endpoint programs call, and ``serve`` (HTTP guards, health, metrics, logs)."""
+"""The client side of MCP: discovery, upstream sessions and their transports, tool listings and
+their caches, the loopback endpoint programs call, and the metrics and logs of those calls (the
+facade records them, so they live below it; serving them is :mod:`gocode.serve`)."""

@@ -47,7 +47,7 @@ class ListingCache:
 
     def __init__(self, root: Path | None = None) -> None:
         if root is None:
-            from gocode.build.workspace import cache_dir
+            from gocode.paths import cache_dir
 
             root = cache_dir() / "tool-lists"
         self.root = root
@@ -121,7 +121,7 @@ class RecentListings(ListingCache):
 
     def __init__(self, root: Path | None = None) -> None:
         if root is None:
-            from gocode.build.workspace import cache_dir
+            from gocode.paths import cache_dir
 
             root = cache_dir() / "recent-tool-lists"
         super().__init__(root)

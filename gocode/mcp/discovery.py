@@ -1,7 +1,7 @@
 """Discovery: connect to each configured MCP server with the Python ``mcp`` client and list its tools.
 
-For every server this learns the protocol era the Go program must use (see DESIGN.md,
-"Known pitfalls"): gocode first tries the ``initialize`` handshake, which every server from
+For every server this learns the protocol era the Go program must use:
+gocode first tries the ``initialize`` handshake, which every server from
 2024-11-05 to 2025-11-25 speaks and which skips the ``server/discover`` probe that some
 servers exit on; a server that refuses it is modern-only, and is reached through
 ``server/discover`` (2026-07-28) instead.

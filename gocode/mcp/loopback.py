@@ -1,14 +1,16 @@
 """The pooled-session endpoint: programs reach the controller's server sessions over loopback HTTP.
 
 A controller (``gocode serve``, the Python API, ``gocode exec``) keeps one long-lived session
-per server (:mod:`gocode.mcp.upstream`). Instead of starting the servers itself, a program gets,
-for every server, a streamable-HTTP spec pointing here — ``http://127.0.0.1:PORT/mcp`` with
+per server (:mod:`gocode.mcp.upstream`) and may offer other tools, like Python functions; each
+server name leads to a :class:`~gocode.mcp.provider.ToolProvider`. Instead of starting the
+servers itself, a program gets, for every server, a streamable-HTTP spec pointing here — ``http://127.0.0.1:PORT/mcp`` with
 two headers: the run's bearer token and the server's name. The program still talks through
 real Go SDK sessions, but connects in milliseconds and never starts a server.
 
 Every run gets a fresh token, valid only while it runs; a request without a live token gets
 401. The calls a program makes are recorded per run (tool, duration, error) and returned with
-its result. The endpoint is stateless (no MCP sessions to keep) and answers in plain JSON,
+its result; a call still running when its run ends (the program finished or was killed at its
+timeout) is cancelled. The endpoint is stateless (no MCP sessions to keep) and answers in plain JSON,
 which is the cheapest exchange for the Go client.
 """
 
@@ -32,9 +34,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from gocode.mcp.upstream import Upstream, UpstreamError
-from gocode.run.runner import ToolCall
-from gocode.toolset import LEGACY_PROTOCOL
+from gocode.mcp.intercept import CallInterceptor, Forward
+from gocode.mcp.provider import ToolProvider, ToolProviderError
+from gocode.mcp.toolcall import ToolCall
+from gocode.toolset import LEGACY_PROTOCOL, ServerTools
 
 SERVER_HEADER = "X-Gocode-Server"
 RUN_KEY = "gocode.run"
@@ -46,6 +49,7 @@ RUN_KEY = "gocode.run"
 SEARCH_SERVER = "@gocode"
 SEARCH_TOOL = "search_tools"
 SEARCH_LIMIT = 10
+CLOSE_WAIT_S = 1.0  # how long closing a run waits for its cancelled calls to unwind
 
 # (query, limit) -> matches as JSON objects (see rt.ToolMatch), best first.
 SearchFn = Callable[[str, int], list[dict[str, Any]]]
@@ -57,6 +61,15 @@ class Run:
 
     token: str
     calls: list[ToolCall] = field(default_factory=list)
+    # The calls in flight, cancelled when the run closes: nobody is left to read their answers.
+    scopes: set[anyio.CancelScope] = field(default_factory=set)
+    # Every call goes through it when set: recorded, answered from a record, or held for the
+    # caller (see gocode.run.recording).
+    interceptor: CallInterceptor | None = None
+    # Providers for this run only, by server name: tools the caller declared for it (client-owned
+    # tools) or the servers of a replayed recording. They need no code-mode permission: they
+    # exist only for the run that declared them.
+    providers: dict[str, ToolProvider] = field(default_factory=dict)
 
 
 class _QuietServer(uvicorn.Server):
@@ -66,16 +79,17 @@ class _QuietServer(uvicorn.Server):
 
 
 class Loopback:
-    """An MCP endpoint on 127.0.0.1 in front of the controller's upstream sessions."""
+    """An MCP endpoint on 127.0.0.1 in front of the controller's tool providers (server sessions,
+    Python functions, …), by server name."""
 
     def __init__(
         self,
-        upstreams: Mapping[str, Upstream],
+        providers: Mapping[str, ToolProvider],
         call_timeout: float,
         allows: Callable[[str, str], bool],
         search: SearchFn | None = None,
     ) -> None:
-        self.upstreams = upstreams
+        self.providers = providers
         self.search = search
         self.call_timeout = call_timeout
         # Only code-mode tools: not the excluded ones, not a server's disabledTools. The
@@ -125,13 +139,22 @@ class Loopback:
 
     # --- runs ---------------------------------------------------------------------------------
 
-    def open_run(self) -> Run:
-        run = Run(secrets.token_urlsafe(24))
+    def open_run(
+        self, interceptor: CallInterceptor | None = None, providers: dict[str, ToolProvider] | None = None
+    ) -> Run:
+        run = Run(secrets.token_urlsafe(24), interceptor=interceptor, providers=dict(providers or {}))
         self._runs[run.token] = run
         return run
 
-    def close_run(self, run: Run) -> None:
+    async def close_run(self, run: Run) -> None:
+        """End a run: its token stops working, and calls still in flight are cancelled (and
+        recorded in ``run.calls``, waiting at most a second for them to unwind)."""
         self._runs.pop(run.token, None)
+        for scope in list(run.scopes):
+            scope.cancel()
+        with anyio.move_on_after(CLOSE_WAIT_S, shield=True):  # also when the caller is being cancelled
+            while run.scopes:
+                await anyio.sleep(0.01)
 
     def lookup(self, token: str | None) -> Run | None:
         run = self._runs.get(token) if token else None
@@ -154,16 +177,27 @@ class Loopback:
 
     # --- MCP handlers -------------------------------------------------------------------------
 
-    def _target(self, ctx: ServerRequestContext[Any]) -> tuple[Upstream, Run]:
+    def _target(self, ctx: ServerRequestContext[Any]) -> tuple[ToolProvider, ServerTools, Run]:
         request = ctx.request
         scope = getattr(request, "scope", {})
         run = scope.get(RUN_KEY)
         name = request.headers.get(SERVER_HEADER, "") if request is not None else ""
-        upstream = self.upstreams.get(name)
-        known = upstream.known_tools if upstream is not None else None
-        if upstream is None or run is None or known is None or not any(self.allows(name, t.name) for t in known.tools):
+        provider = (run.providers.get(name) if run is not None else None) or self.providers.get(name)
+        known = provider.known_tools if provider is not None else None
+        if (
+            provider is None
+            or run is None
+            or known is None
+            or not any(self._allows(run, name, t.name) for t in known.tools)
+        ):
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown server {name!r}")
-        return upstream, run
+        return provider, known, run
+
+    def _allows(self, run: Run, server: str, tool: str) -> bool:
+        if server in run.providers:
+            known = run.providers[server].known_tools
+            return known is not None and any(t.name == tool for t in known.tools)
+        return self.allows(server, tool)
 
     def _is_search(self, ctx: ServerRequestContext[Any]) -> bool:
         request = ctx.request
@@ -176,11 +210,11 @@ class Loopback:
         if self._is_search(ctx):
             schema = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
             return types.ListToolsResult(tools=[types.Tool(name=SEARCH_TOOL, input_schema=schema)])
-        upstream, _ = self._target(ctx)
+        _, known, run = self._target(ctx)
         tools = [
             types.Tool.model_validate(t.definition or t.as_json())
-            for t in upstream.tools.tools  # known: _target checked
-            if self.allows(upstream.name, t.name)
+            for t in known.tools
+            if self._allows(run, known.server, t.name)
         ]
         return types.ListToolsResult(tools=tools)
 
@@ -190,27 +224,42 @@ class Loopback:
         if self._is_search(ctx):
             # Ranking by meaning runs a model: off the event loop.
             return await anyio.to_thread.run_sync(self._search, ctx, params)
-        upstream, run = self._target(ctx)
-        if not self.allows(upstream.name, params.name):
+        provider, known, run = self._target(ctx)
+        server = known.server
+        if not self._allows(run, server, params.name):
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"tool {params.name!r} of server {upstream.name!r} is not in code mode",
+                message=f"tool {params.name!r} of server {server!r} is not in code mode",
             )
         start = time.monotonic()
         error: str | None = None
+        result: types.CallToolResult | None = None
         try:
-            result = await upstream.call(params.name, params.arguments, self.call_timeout)
+            with anyio.CancelScope() as scope:
+                run.scopes.add(scope)
+                try:
+                    if run.interceptor is not None:
+                        result = await run.interceptor.call(
+                            server, params.name, params.arguments, _forward(provider, params, self.call_timeout)
+                        )
+                    else:
+                        result = await provider.call(params.name, params.arguments, self.call_timeout)
+                finally:
+                    run.scopes.discard(scope)
+            if result is None:
+                error = "cancelled: the program's run ended"
+                return types.CallToolResult(content=[types.TextContent(type="text", text=error)], is_error=True)
             if result.is_error:
                 error = "isError"
             return result
         except MCPError as exc:
             error = str(exc)
             raise
-        except UpstreamError as exc:
+        except ToolProviderError as exc:
             error = str(exc)
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         finally:
-            run.calls.append(ToolCall(upstream.name, params.name, (time.monotonic() - start) * 1000, error))
+            run.calls.append(ToolCall(server, params.name, (time.monotonic() - start) * 1000, error))
 
     def _search(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         """searchTools: the code-mode tools best matching a query (the index holds no other tools)."""
@@ -233,6 +282,18 @@ class Loopback:
             content=[types.TextContent(type="text", text=json.dumps({"matches": matches}))],
             structured_content={"matches": matches},
         )
+
+
+def _forward(provider: ToolProvider, params: types.CallToolRequestParams, timeout: float) -> Forward:
+    """The call to the provider, its failures as results (so they are recorded like any answer)."""
+
+    async def forward() -> types.CallToolResult:
+        try:
+            return await provider.call(params.name, params.arguments, timeout)
+        except ToolProviderError as exc:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
+
+    return forward
 
 
 class _Guard:

@@ -42,6 +42,7 @@ from gocode.mcp.discovery import (
     server_tools,
 )
 from gocode.mcp.listing import absorb
+from gocode.mcp.provider import ToolProviderError
 from gocode.toolset import MODERN_PROTOCOL, ServerTools
 
 log = logging.getLogger("gocode.mcp.upstream")
@@ -55,12 +56,12 @@ RETRY_FIRST_S = 1.0  # the first retry of a server that is down, doubling up to 
 RETRY_MAX_S = 30.0
 
 
-class UpstreamError(Exception):
-    """A passthrough call that could not reach its server (the server's own errors are results)."""
+class UpstreamError(ToolProviderError):
+    """A call that could not reach its server (the server's own errors are results)."""
 
 
 class Upstream:
-    """One configured server behind one long-lived client session."""
+    """One configured server behind one long-lived client session (a :class:`~gocode.mcp.provider.ToolProvider`)."""
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gocode.run.runner import Diagnostic
+from gocode.program.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gocode.errors import ToolchainError
-from gocode.program.render import write_file
+from gocode.files import write_file
 from gocode.resources import templates_dir
 
 # One request is milliseconds; anything near this is code built to stall the checker.

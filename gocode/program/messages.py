@@ -12,8 +12,8 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from gocode.run.runner import Diagnostic
-from gocode.schema.gotypes import EnumDecl, Package, ToolFunc, TypeDecl
+from gocode.program.diagnostics import Diagnostic
+from gocode.schema.ir import EnumDecl, Package, ToolFunc, TypeDecl
 from gocode.schema.names import IDENTIFIER
 from gocode.view.modelview import enum_values, render_funcs
 

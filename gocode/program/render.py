@@ -1,6 +1,6 @@
 """Go source from the IR, through the jinja2 templates in ``go_templates/``.
 
-Knows the IR (:mod:`gocode.schema.gotypes`) and the prepared model code (:mod:`gocode.program.code`),
+Knows the IR (:mod:`gocode.schema.ir`) and the prepared model code (:mod:`gocode.program.code`),
 not JSON Schema. Templates only see values computed here, already valid Go text; the
 environment is built once with ``StrictUndefined``. Output is gofmt-clean (checked by tests).
 """
@@ -9,29 +9,18 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from gocode.program.code import Prepared
 from gocode.resources import templates_dir
-from gocode.schema.gotypes import (
-    PTR_HELPER,
-    Decl,
-    EnumDecl,
-    Package,
-    StructDecl,
-    ToolFunc,
-    TupleDecl,
-    TypeDecl,
-    UnionDecl,
-)
+from gocode.schema.ir import PTR_HELPER, Decl, EnumDecl, Package, StructDecl, ToolFunc, TupleDecl, TypeDecl, UnionDecl
 from gocode.schema.names import IDENTIFIER, comment_literal, go_string
 
 RT_IMPORT = "gocodews/rt"
 TOOLS_IMPORT_PREFIX = "gocodews/tools/"
-# Finding and calling tools at run time (go_templates/rt/search.go); the names are reserved in gotypes.
+# Finding and calling tools at run time (go_templates/rt/search.go); the names are reserved in gocode.schema.ir.
 RUNTIME_ALIASES = (
     "type ToolMatch = gocodert.ToolMatch",
     "var searchTools = gocodert.SearchTools",
@@ -202,10 +191,3 @@ def render_main(pkg: Package, code: Prepared, filename: str = "model.go") -> str
             ptr=pkg.uses_ptr() and PTR_HELPER not in code.declared and PTR_HELPER,
         )
     )
-
-
-def write_file(path: Path, text: str) -> None:
-    """Write atomically, so a concurrent reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.{id(text):x}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)

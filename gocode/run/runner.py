@@ -22,37 +22,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from gocode.mcp.toolcall import ToolCall
+from gocode.program.diagnostics import Diagnostic
+
 if TYPE_CHECKING:
     from gocode.run.sandbox import Confinement
 
 Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy"]
 STDERR_LIMIT = 16 * 1024
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """A compiler message located in the model's own code (``file`` is usually ``model.go``)."""
-
-    file: str
-    line: int
-    column: int
-    message: str
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call a program made through the controller's pooled sessions."""
-
-    server: str
-    tool: str
-    duration_ms: float
-    error: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"server": self.server, "tool": self.tool, "durationMs": round(self.duration_ms, 2)}
-        if self.error is not None:
-            out["error"] = self.error
-        return out
 
 
 @dataclass
@@ -81,6 +58,7 @@ class RunResult:
     pooled: bool = False  # the program reached the servers through the controller's sessions
     tool_calls: list[ToolCall] = field(default_factory=list)
     sandbox: dict[str, Any] | None = None  # the effective policy when sandboxed (tier, limits, …)
+    run_id: str = ""  # the recording of its calls (gocode exec --replay RUN_ID); pooled runs only
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
@@ -107,18 +85,6 @@ class RunResult:
         doc["run_ms"] = round(self.run_ms, 1)
         doc["tool_calls"] = [c.as_json() for c in self.tool_calls]
         return doc
-
-
-_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.*)$")
-
-
-def parse_diagnostics(text: str) -> list[Diagnostic]:
-    out = []
-    for line in text.splitlines():
-        m = _DIAG.match(line.strip())
-        if m:
-            out.append(Diagnostic(m["file"], int(m["line"]), int(m["col"] or 0), m["msg"]))
-    return out
 
 
 class _Capped:

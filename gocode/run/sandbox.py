@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gocode.build import golink
-from gocode.build.workspace import Workspace
+from gocode.compile import golink
+from gocode.compile.workspace import Workspace
 from gocode.config import CodeModeConfig
 from gocode.errors import GocodeError
-from gocode.program.render import write_file
+from gocode.files import write_file
 from gocode.resources import templates_dir
 from gocode.run.env import sandboxed_env
 

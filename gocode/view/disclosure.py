@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from gocode.schema.gotypes import Package
+from gocode.schema.ir import Package
 from gocode.view import tokens
 from gocode.view.modelview import render_full, render_index, render_names
 

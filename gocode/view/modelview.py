@@ -6,7 +6,7 @@ field's description as a trailing comment (dropped when it only restates the nam
 ``const ( … )`` block per enum, each tool under a one-line header naming its server, and the
 tools as ``func`` declarations. Every name in the view is a name the program compiled for a
 call declares (``main.go`` aliases each type, constant and function of the bindings), and
-each structurally identical type is declared once (:func:`gocode.schema.gotypes.build_package`).
+each structurally identical type is declared once (:func:`gocode.schema.builder.build_package`).
 
 Three tiers, from most to least detailed: :func:`render_full` (every declaration),
 :func:`render_index` (per server one line per tool: compact signature and first sentence)
@@ -21,10 +21,9 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from gocode.schema.gotypes import (
+from gocode.schema.doctext import one_line
+from gocode.schema.ir import (
     PTR_HELPER,
-    RT_CONTENT,
-    RT_MEDIA,
     Decl,
     EnumDecl,
     Field,
@@ -34,8 +33,8 @@ from gocode.schema.gotypes import (
     TupleDecl,
     TypeDecl,
     UnionDecl,
-    one_line,
 )
+from gocode.schema.media import RT_CONTENT, RT_MEDIA
 from gocode.schema.names import IDENTIFIER
 
 # Longest comment a view line carries; descriptions past it end with "…".

@@ -33,15 +33,14 @@ from typing import Any
 
 import tantivy
 
-from gocode.schema.gotypes import Package, ToolFunc
+from gocode.schema.ir import Package, ToolFunc
 from gocode.schema.names import words
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view import semantic as semantic_mod
+from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
 from gocode.view.modelview import render_funcs, signature
 from gocode.view.rules import SEARCH_TOOL_NAME
 
-DEFAULT_LIMIT = 5
-MAX_LIMIT = 25
 # Bounds on what one request may ask for (a model's request is untrusted input).
 MAX_NAMES = 50
 MAX_QUERY_CHARS = 1000

@@ -35,8 +35,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from gocode.build.housekeeping import VECTORS_DIR
-from gocode.build.workspace import cache_dir, state_dir
+from gocode.paths import VECTORS_DIR, cache_dir, state_dir
 
 log = logging.getLogger("gocode.search")
 

@@ -45,16 +45,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gocode.build import golink
+from gocode.compile import golink
 from gocode.errors import ToolchainError
+from gocode.files import write_file
+from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode, Prepared
+from gocode.program.diagnostics import Diagnostic, parse_diagnostics
 from gocode.program.gofix import CheckTimeout, GoFix
 from gocode.program.messages import explain, scrub
-from gocode.program.modelcode import STDLIB
-from gocode.program.render import main_names, render_bindings, render_main, tools_import_path, write_file
+from gocode.program.render import main_names, render_bindings, render_main, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
-from gocode.run.runner import Diagnostic, parse_diagnostics
-from gocode.schema.gotypes import Package
+from gocode.schema.ir import Package
+from gocode.schema.stdlib import STDLIB
 
 MIN_GO = (1, 25)
 # Part of the workspace key: bump it when warm-up must do more (2: the whole std for direct builds).
@@ -72,17 +74,22 @@ _GOFIX: dict[Path, GoFix] = {}
 _GOFIX_LOCK = threading.Lock()
 
 
-def state_dir() -> Path | None:
-    """The writable directory for per-run files and built programs, if apart from the cache."""
-    env = os.environ.get("GOCODE_STATE_DIR")
-    return Path(env).expanduser() if env else None
+def write_module_files(root: Path, rt_files: dict[str, str]) -> None:
+    """Write a bindings module's go.mod, go.sum and runtime package under ``root``."""
+    (root / "rt").mkdir(parents=True, exist_ok=True)
+    write_file(root / "go.mod", go_mod_template())
+    write_file(root / "go.sum", go_sum_template())
+    for name, text in rt_files.items():
+        write_file(root / "rt" / name, text)
 
 
-def cache_dir() -> Path:
-    if env := os.environ.get("GOCODE_CACHE_DIR"):
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gocode"
+def write_bindings_module(root: Path, pkg: Package) -> Path:
+    """Write a standalone bindings module for ``pkg`` (module files and its tools package); returns the tools dir."""
+    write_module_files(root, rt_sources())
+    tools_dir = root / tools_import_path(pkg).removeprefix("gocodews/")
+    tools_dir.mkdir(parents=True, exist_ok=True)
+    write_file(tools_dir / "tools.go", render_bindings(pkg))
+    return tools_dir
 
 
 @dataclass(frozen=True)
@@ -225,11 +232,7 @@ class Workspace:
                 return
             start = time.monotonic()
             self.dir.mkdir(parents=True, exist_ok=True)
-            (self.dir / "rt").mkdir(exist_ok=True)
-            write_file(self.dir / "go.mod", go_mod_template())
-            write_file(self.dir / "go.sum", go_sum_template())
-            for name, text in self._rt_files.items():
-                write_file(self.dir / "rt" / name, text)
+            write_module_files(self.dir, self._rt_files)
             seed = self.dir / "seed"
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())
@@ -339,7 +342,7 @@ class Workspace:
         The model's code is parsed and type-checked first (by the Go helper), so code that
         cannot compile is answered after one check, without the compiler. What type-checks is
         compiled and linked directly when the tool set's importcfg is ready (see
-        :mod:`gocode.build.golink`); only a failure that is not the model's (a trimmed build cache)
+        :mod:`gocode.compile.golink`); only a failure that is not the model's (a trimmed build cache)
         falls back to ``go build``, counted in :attr:`fallbacks` and shown as the build mode.
         """
         start = time.monotonic()

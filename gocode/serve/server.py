@@ -8,8 +8,8 @@ When an upstream tool list changes, clients are told: sessions on the handshake 
 
 Over HTTP the server binds 127.0.0.1 unless told otherwise and, with a token set, refuses
 every request without ``Authorization: Bearer <token>`` (compared in constant time). It checks
-``Host``/``Origin`` against an allow-list (:mod:`gocode.mcp.guard`), caps request bodies, and
-answers ``/healthz``, ``/readyz`` and ``/metrics`` (:mod:`gocode.mcp.ops`).
+``Host``/``Origin`` against an allow-list (:mod:`gocode.serve.guard`), caps request bodies, and
+answers ``/healthz``, ``/readyz`` and ``/metrics`` (:mod:`gocode.serve.ops`).
 """
 
 from __future__ import annotations
@@ -34,20 +34,19 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from gocode.mcp import ops
-from gocode.mcp.guard import HostPolicy
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from gocode.serve import ops
+from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
 from gocode.toolbox import Toolbox, UnknownToolError
 from gocode.view.rules import SEARCH_TOOL_NAME
 
-log = logging.getLogger("gocode.mcp.server")
+log = logging.getLogger("gocode.serve.server")
 
 TOKEN_ENV = "GOCODE_TOKEN"
 MCP_PATH = "/mcp"
 NOTIFY_TIMEOUT_S = 2.0
 LIST_TTL_MS = 60_000
-DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]

@@ -5,7 +5,7 @@
   503 with a JSON reason (readiness: a load balancer sends traffic only to ready replicas).
   No token; the reason names a state, never a server, path or setting.
 - ``GET /metrics``: Prometheus text (:mod:`gocode.mcp.metrics`); it needs a token when one
-  is set (see :class:`gocode.mcp.server.HttpGuard`).
+  is set (see :class:`gocode.serve.server.HttpGuard`).
 
 Plain ASGI responses: no framework routing, so no redirects (``/metrics`` stays ``/metrics``).
 """

@@ -20,6 +20,9 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 
 
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+
+
 def is_loopback(host: str) -> bool:
     """Whether binding ``host`` keeps the server to this machine."""
     h = host.strip("[]").lower()

@@ -1,6 +1,6 @@
 """Keeping the cache directory bounded: what is in it, what may go, and removing it.
 
-What gocode leaves in its cache (``gocode.build.workspace.cache_dir()``) and temp directory, and what
+What gocode leaves in its cache (``gocode.compile.workspace.cache_dir()``) and temp directory, and what
 housekeeping does with each:
 
 - ``ws-<key>/bin/<hash>``: built programs, reused when the same code meets the same tool set.
@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from gocode.paths import VECTORS_DIR
+
 Kind = Literal["binary", "workspace", "bindings", "run-dir", "vectors"]
 
 DEFAULT_MAX_BYTES = 2 << 30
@@ -48,7 +50,6 @@ MAX_SIZE_ENV = "GOCODE_CACHE_MAX_SIZE"
 MAX_AGE_ENV = "GOCODE_CACHE_MAX_AGE"
 USED_MARK = ".used"
 RUN_DIR_PREFIX = "gocode-run-"
-VECTORS_DIR = "search-vectors"  # gocode.view.semantic writes there
 
 
 @dataclass(frozen=True)

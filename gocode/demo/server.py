@@ -6,8 +6,8 @@ Both tools declare an ``outputSchema`` and return structured results. The data i
 
 Run it over stdio (default) or streamable HTTP::
 
-    python -m gocode.demo_server
-    python -m gocode.demo_server --transport http --port 8765
+    python -m gocode.demo.server
+    python -m gocode.demo.server --transport http --port 8765
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def get_weather(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m gocode.demo_server", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m gocode.demo.server", description=__doc__.split("\n")[0])
     parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)

@@ -1,0 +1,28 @@
+"""The orchestrator (decide → select → write → run → repair → answer) and its model clients."""
+
+from gocode.agent.llm import ChatClient, Message, ModelError, Reply, Usage, client_for
+from gocode.agent.orchestrator import (
+    DEFAULT_MAX_REPAIRS,
+    Observer,
+    Orchestrator,
+    Step,
+    SyncOrchestrator,
+    Transcript,
+    pick_model,
+)
+
+__all__ = [
+    "DEFAULT_MAX_REPAIRS",
+    "ChatClient",
+    "Message",
+    "ModelError",
+    "Observer",
+    "Orchestrator",
+    "Reply",
+    "Step",
+    "SyncOrchestrator",
+    "Transcript",
+    "Usage",
+    "client_for",
+    "pick_model",
+]

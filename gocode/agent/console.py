@@ -1,0 +1,118 @@
+"""``gocode ask``: the steps on stderr as they happen, the answer (or the transcript) on stdout.
+
+On a terminal each step shows a spinner (rich) while it runs and one line when it ends; when
+stderr is a pipe or a file, each step is one plain line when it starts and one when it ends.
+The model's code is shown as it arrives, and a failed run's error, so a reader can follow the
+repairs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import IO
+
+import anyio
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+
+from gocode.agent.orchestrator import Orchestrator, Step, Transcript
+from gocode.config import Config, load_config
+
+EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
+_ERROR_LINES = 12  # of a failed run's error, on the terminal (the transcript has it whole)
+
+
+class StepPrinter:
+    """An :class:`~gocode.agent.orchestrator.Observer` writing to ``stream`` (default stderr)."""
+
+    def __init__(self, stream: IO[str] | None = None, *, live: bool | None = None) -> None:
+        stream = stream or sys.stderr
+        self.live = stream.isatty() if live is None else live
+        self._console = Console(
+            file=stream, highlight=False, soft_wrap=True, force_terminal=self.live or None, no_color=not self.live
+        )
+        self._stream = stream
+        self._status: Status | None = None
+
+    def started(self, step: Step) -> None:
+        if self.live:
+            self._status = self._console.status(escape(step.title) + "…", spinner="dots")
+            self._status.start()
+        else:
+            self._line(f"gocode: {step.title}…")
+
+    def finished(self, step: Step) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+        mark = "✓" if step.ok else "✗"
+        tokens = f", {step.usage.total} tokens" if step.usage and step.usage.total else ""
+        retries = f", {step.attempts - 1} retries" if step.attempts > 1 else ""
+        head = f"{mark} {step.title}: {step.summary} ({step.duration_ms / 1000:.1f} s{tokens}{retries})"
+        if self.live:
+            self._console.print(escape(head), style="green" if step.ok else "yellow")
+        else:
+            self._line(f"gocode: {head}")
+        if step.kind == "write" and step.code:
+            self._block(step.code)
+        if step.kind == "run" and step.run is not None and not step.run.ok:
+            lines = step.run.error_text().splitlines()
+            more = [f"… ({len(lines) - _ERROR_LINES} more lines)"] if len(lines) > _ERROR_LINES else []
+            self._block("\n".join(lines[:_ERROR_LINES] + more))
+
+    def _block(self, text: str) -> None:
+        body = "\n".join("    " + line for line in text.rstrip().splitlines())
+        if self.live:
+            self._console.print(escape(body), style="dim")
+        else:
+            self._line(body)
+
+    def _line(self, text: str) -> None:
+        self._stream.write(text + "\n")
+        self._stream.flush()
+
+
+def exit_code(t: Transcript) -> int:
+    """0 answered; 2 the model's endpoint could not be used; 1 otherwise (no tool, no working code)."""
+    if t.ok:
+        return EXIT_OK
+    return EXIT_CANNOT_RUN if t.phase == "model" else EXIT_FAILED
+
+
+def ask(
+    config: Config | str | None,
+    prompt: str,
+    *,
+    model: str | None = None,
+    max_repairs: int,
+    as_json: bool,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+) -> int:
+    """Run one prompt as ``gocode ask`` does and return the exit status. Errors that stop the
+    orchestrator from starting (config, key, toolchain) are raised as :class:`GocodeError`."""
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    printer = StepPrinter(stderr)
+    loaded = config if isinstance(config, Config) else load_config(config)
+
+    async def main() -> Transcript:
+        # The program reaches the servers through the toolbox; warming up in the background
+        # overlaps the bindings' build with the first model requests.
+        async with Orchestrator(loaded, model, max_repairs=max_repairs, observer=printer) as orchestrator:
+            return await orchestrator.ask(prompt)
+
+    transcript = anyio.run(main)
+    if as_json:
+        stdout.write(json.dumps(transcript.as_json(), ensure_ascii=False) + "\n")
+    elif transcript.answer is not None:
+        stdout.write(transcript.answer.rstrip() + "\n")
+    if not transcript.ok:
+        stderr.write(f"gocode: {transcript.phase} error: {transcript.error}\n")
+    usage = transcript.usage()
+    stderr.write(
+        f"gocode: {usage['requests']} requests, {usage['input']} tokens in, {usage['output']} out; "
+        f"{transcript.repairs} repair{'' if transcript.repairs == 1 else 's'}; {transcript.duration_ms / 1000:.1f} s\n"
+    )
+    return exit_code(transcript)

@@ -1,0 +1,5 @@
+"""``python -m gocode.cli``."""
+
+from gocode.cli import main
+
+main()

@@ -1,0 +1,135 @@
+"""``gocode cache info|prune`` and ``gocode warmup``: the Go workspace and its cache."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from gocode.cli.app import _err, _progress, handle_errors, main
+from gocode.errors import GocodeError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@main.group()
+def cache() -> None:
+    """The cache of workspaces and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def _current_workspace() -> tuple[Path | None, Path | None]:
+    """This gocode's workspace in the cache, and in $GOCODE_STATE_DIR when that is set."""
+    from gocode.compile.workspace import Workspace
+
+    try:
+        ws = Workspace()
+    except GocodeError:  # no Go toolchain: every workspace counts as another one's
+        return None, None
+    state = getattr(ws, "state", ws.dir)
+    return ws.dir, (state if state != ws.dir else None)
+
+
+@cache.command("info")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def cache_info(as_json: bool) -> None:
+    """Show what the cache holds and what housekeeping may remove."""
+    from gocode.compile import housekeeping
+    from gocode.paths import cache_dir
+
+    current, state = _current_workspace()
+    try:
+        doc = housekeeping.info(cache_dir(), current)
+        if state is not None:
+            doc["stateDir"] = housekeeping.info(state.parent, state)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(doc))
+        return
+    click.echo(f"cache:              {doc['cache']}")
+    for w in doc["workspaces"]:
+        tag = "current" if w["current"] else f"idle {w['idleSeconds'] // 3600} h"
+        click.echo(f"workspace:          {w['path']}  {_human(w['bytes'])}  ({tag})")
+    for kind, k in sorted(doc["removable"].items()):
+        click.echo(f"{kind + ':':<19} {k['count']} entries, {_human(k['bytes'])}")
+    click.echo(f"removable in all:   {_human(doc['removableBytes'])}")
+    click.echo(f"Go build cache:     {_human(doc['goBuildCacheBytes'])} (trimmed by Go itself)")
+    click.echo(f"Go module cache:    {_human(doc['moduleCacheBytes'])} (kept: runs need it offline)")
+    p = doc["policy"]
+    click.echo(
+        f"automatic bounds:   {_human(p['maxBytes'])}, {p['maxAgeSeconds'] / 86400:g} days unused "
+        f"(${housekeeping.MAX_SIZE_ENV}, ${housekeeping.MAX_AGE_ENV})"
+    )
+
+
+@cache.command("prune")
+@click.option("--max-size", help="Remove least recently used entries until the removable ones fit (e.g. 500M, 2G).")
+@click.option("--max-age", help="Remove entries unused for longer than this (e.g. 7d, 12h).")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_json: bool) -> None:
+    """Remove old built programs, workspaces of other gocode versions and leftover run directories.
+
+    Without options it applies the automatic bounds ($GOCODE_CACHE_MAX_SIZE, default 2G;
+    $GOCODE_CACHE_MAX_AGE, default 14d). Nothing used in the last hour is removed, nor the
+    current workspace. Exit 1 when something could not be removed.
+    """
+    from gocode.compile import housekeeping
+    from gocode.paths import cache_dir
+
+    try:
+        base = housekeeping.Policy.from_env()
+        policy = housekeeping.Policy(
+            max_bytes=housekeeping.parse_size(max_size) if max_size else base.max_bytes,
+            max_age_s=housekeeping.parse_age(max_age) if max_age else base.max_age_s,
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    current, state = _current_workspace()
+    doc = housekeeping.prune(cache_dir(), current, policy, dry_run=dry_run)
+    if state is not None:  # per-run files and built programs kept apart from a shared cache
+        more = housekeeping.prune(state.parent, state, policy, dry_run=dry_run)
+        for key in ("removed", "errors", "freedBytes", "keptBytes"):
+            doc[key] += more[key]
+    if as_json:
+        click.echo(json.dumps(doc))
+    else:
+        verb = "would remove" if dry_run else "removed"
+        for e in doc["removed"]:
+            click.echo(
+                f"{verb} {e['kind']:<9} {_human(e['bytes']):>10}  idle {e['idleSeconds'] // 60} min  {e['path']}"
+            )
+        click.echo(
+            f"{verb} {len(doc['removed'])} entries, {_human(doc['freedBytes'])}; {_human(doc['keptBytes'])} kept"
+        )
+        for err in doc["errors"]:
+            _err(f"gocode: could not remove {err}")
+    sys.exit(1 if doc["errors"] else 0)
+
+
+@main.command()
+@click.option("--force", is_flag=True, help="Rebuild even if the workspace is ready.")
+@handle_errors
+def warmup(force: bool) -> None:
+    """Download and pre-build the Go workspace, so later runs need no network."""
+    from gocode.compile.workspace import Workspace
+    from gocode.view import semantic
+
+    ws = Workspace()
+    _progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
+    ws.warmup(_progress, force=force)
+    for error in semantic.fetch_all(_progress):  # search still works, with the others or by words alone
+        _err(f"gocode: warning: could not fetch search model {error}; search_go_tools ranks without it")

@@ -1,0 +1,105 @@
+"""``gocode exec``: run Go code once, as ``execute_go_code`` would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from gocode.cli.app import _err, _progress, config_option, handle_errors, main, model_option
+
+if TYPE_CHECKING:
+    from gocode.config import Config
+
+
+def _read_code(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise click.UsageError(f"cannot read {source}: {exc}") from None
+
+
+@main.command("exec")
+@config_option
+@model_option
+@click.option(
+    "--timeout", type=float, help="Seconds before the program is killed (default: the model's codeMode.timeout)."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document (ok, phase, output, stderr, diagnostics, …)."
+)
+@click.option(
+    "--direct",
+    is_flag=True,
+    help="The program starts (or dials) the servers itself, as a standalone program would, "
+    "instead of reaching them through gocode's sessions.",
+)
+@click.option(
+    "--replay",
+    "replay_id",
+    metavar="RUN_ID",
+    help="Re-run a recorded run (its id is in --json and _meta) against its recorded results; no server "
+    "is started or called. FILE is optional (default: the recorded program).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Call no server: answer every call with a stub shaped by the tool's output schema."
+)
+@click.argument("source", metavar="FILE|-", required=False)
+@handle_errors
+def exec_cmd(
+    config_path: str | None,
+    model: str | None,
+    timeout: float | None,
+    as_json: bool,
+    direct: bool,
+    replay_id: str | None,
+    dry_run: bool,
+    source: str | None,
+) -> None:
+    """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
+    from gocode.config import load_config
+    from gocode.toolbox import replay_offline
+
+    if source is None and replay_id is None:
+        raise click.UsageError("missing FILE|- (the Go code to run)")
+    if direct and (replay_id or dry_run):
+        raise click.UsageError("--direct cannot be combined with --replay or --dry-run (they need gocode's sessions)")
+    code = _read_code(source) if source is not None else None
+    config = load_config(config_path)
+    if replay_id is not None:
+        result = asyncio.run(replay_offline(config, model, replay_id, timeout, code))
+    else:
+        assert code is not None
+        result = asyncio.run(_exec(config, model, code, timeout, direct, dry_run))
+    if as_json:
+        click.echo(json.dumps(result.as_json()))
+    else:
+        click.echo(result.output, nl=False)
+        if not result.ok:
+            _err(result.error_text() if not result.output else result.error_text().split("\n\nstdout before")[0])
+        elif result.stderr.strip():
+            _err(result.stderr.rstrip())
+    sys.exit(0 if result.ok else 1)
+
+
+async def _exec(
+    config: Config, model: str | None, code: str, timeout: float | None, direct: bool, dry_run: bool = False
+) -> Any:
+    from gocode.codemode import CodeMode
+    from gocode.toolbox import Toolbox
+
+    if direct:
+        cm = CodeMode(config, model)
+        await cm.refresh()
+        for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
+            _err(f"gocode: warning: {exc}")
+        return await cm.execute(code, timeout, progress=_progress)
+    # gocode exec is the controller for its one run: its sessions serve the program.
+    async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
+        return await box.execute(code, timeout, dry_run=dry_run)

@@ -1,0 +1,55 @@
+"""``gocode sandbox doctor``: what this host's sandbox supports."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import click
+
+from gocode.cli.app import _progress, handle_errors, main
+
+
+@main.group()
+def sandbox() -> None:
+    """The opt-in sandbox for model programs (codeMode.sandbox)."""
+
+
+@sandbox.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def sandbox_doctor(as_json: bool) -> None:
+    """Show what this host supports and which tier each codeMode.sandbox setting would get."""
+    from gocode.compile.workspace import Workspace
+    from gocode.run import sandbox as sandbox_mod
+
+    ws = Workspace()
+    if not ws.ready:  # the launcher is built in the module workspace; the Go parser helper is not needed
+        ws.warmup(_progress)
+    host = asyncio.run(sandbox_mod.launcher_for(ws).probe())
+    rows = sandbox_mod.describe(host)
+    if as_json:
+        doc = {
+            "host": {**host.as_json(), **sandbox_mod.other_mechanisms()},
+            "settings": {s: {"tier": d.tier, "error": d.error or None, "warning": d.warning or None} for s, d in rows},
+        }
+        click.echo(json.dumps(doc))
+        return
+    abi = host.landlock_abi
+    click.echo(f"kernel:           {host.kernel} ({host.arch}), running as uid {host.uid}")
+    click.echo("Landlock:         " + (f"ABI {abi}" if abi else "not available"))
+    click.echo(f"seccomp filters:  {'yes' if host.seccomp else 'no'}")
+    userns = "yes" if host.user_namespaces else f"no ({host.user_namespaces_error})"
+    click.echo(f"user namespaces:  {userns}")
+    others = sandbox_mod.other_mechanisms()
+    click.echo(f"bubblewrap:       {others['bubblewrap']}")
+    click.echo(f"cgroup v2:        {others['cgroups']}")
+    click.echo("\nsetting        tier")
+    for setting, d in rows:
+        what = d.tier or (
+            "none: the program runs unconfined" if setting in ("auto", "off", "best-effort") else "refused"
+        )
+        click.echo(f"  {setting:<12} {what}")
+        for note in (d.error, d.warning):
+            if note:
+                click.echo(f"               {note}")

@@ -1,0 +1,172 @@
+"""``gocode serve``: the MCP server over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from gocode.cli.app import _err, _progress, _setup_logging, config_option, handle_errors, main, model_option
+from gocode.serve.guard import DEFAULT_MAX_BODY
+
+if TYPE_CHECKING:
+    from gocode.config import Config
+    from gocode.serve import server as server_mod
+
+
+@main.command()
+@config_option
+@model_option
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True, help="How clients connect."
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="HTTP: port (0: any).")
+@click.option(
+    "--token",
+    envvar="GOCODE_TOKEN",
+    show_envvar=True,
+    help="HTTP: require `Authorization: Bearer TOKEN` on every request (prefer the variable to the flag).",
+)
+@click.option(
+    "--metrics-token",
+    envvar="GOCODE_METRICS_TOKEN",
+    show_envvar=True,
+    help="HTTP: a separate bearer token for /metrics (a scraper then needs no token that runs code). "
+    "Without it /metrics takes the --token.",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="HTTP: also accept this Host/Origin name (repeatable; the name clients use behind a load balancer). "
+    "Default: localhost, 127.0.0.1, [::1] and the bound address. '*' accepts any.",
+)
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(1024),
+    default=DEFAULT_MAX_BODY,
+    show_default=True,
+    help="HTTP: larger request bodies get 413.",
+)
+@click.option(
+    "--insecure-no-auth",
+    is_flag=True,
+    help="HTTP: allow a non-loopback --host without a token. ANYONE WHO REACHES THE PORT CAN RUN CODE.",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    envvar="GOCODE_LOG_FORMAT",
+    show_envvar=True,
+    help="stderr logs: text, or one JSON object per line with a request id per call.",
+)
+@click.option("--no-prewarm", is_flag=True, help="Do not build the Go bindings in the background at start.")
+@click.option(
+    "--stateless-step",
+    is_flag=True,
+    help="Also offer step_go_code: Go code calling tools the client owns, over a stateless protocol "
+    "(see docs/stateless.md).",
+)
+@handle_errors
+def serve(
+    config_path: str | None,
+    model: str | None,
+    transport: str,
+    host: str,
+    port: int,
+    token: str | None,
+    metrics_token: str | None,
+    allowed_hosts: tuple[str, ...],
+    max_body_bytes: int,
+    insecure_no_auth: bool,
+    log_format: str,
+    no_prewarm: bool,
+    stateless_step: bool,
+) -> None:
+    """Serve execute_go_code and the model's excluded tools as an MCP server (stdio or streamable HTTP).
+
+    Over HTTP it also answers /healthz, /readyz and /metrics (see docs/operations.md).
+    Binding anything but loopback needs a token (--token or $GOCODE_TOKEN).
+    """
+    from gocode.config import load_config
+    from gocode.serve import server as server_mod
+    from gocode.serve.guard import is_loopback
+
+    _setup_logging(log_format)
+    config = load_config(config_path)
+    config.code_mode_for(model)  # an unknown model ref fails before anything starts
+    if not config.mcp_servers:
+        _err(f"gocode: warning: {config.source} configures no mcpServers: execute_go_code will have no tools")
+    sock = None
+    if transport == "http":
+        if not token and not is_loopback(host):
+            if not insecure_no_auth:
+                _err(
+                    f"gocode: refusing to serve on {host} without a token: anyone who reaches it could run code "
+                    "on this machine.\n  Set one: export GOCODE_TOKEN=$(openssl rand -hex 32) (or --token), and "
+                    "give clients `Authorization: Bearer <token>`.\n  To serve without one anyway (a trusted "
+                    "network only), add --insecure-no-auth."
+                )
+                sys.exit(2)
+            _err(
+                f"gocode: WARNING: --insecure-no-auth: serving on {host} WITHOUT A TOKEN: anyone who reaches "
+                "this port can run code here and read /metrics"
+            )
+        try:
+            sock = server_mod.bind(host, port)
+        except OSError as exc:
+            raise click.UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    elif token and os.environ.get("GOCODE_TOKEN") != token:
+        _err("gocode: warning: --token only applies to --transport http")
+    options = server_mod.HttpOptions(tuple(allowed_hosts), max_body_bytes, metrics_token)
+    server_mod.limit_malloc_arenas()  # a long-running server: resident memory stays flat
+    try:
+        asyncio.run(_serve(config, model, sock, host, token, not no_prewarm, options, stateless_step))
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+async def _serve(
+    config: Config,
+    model: str | None,
+    sock: Any,
+    host: str,
+    token: str | None,
+    prewarm: bool,
+    options: server_mod.HttpOptions | None = None,
+    stateless_step: bool = False,
+) -> None:
+    import anyio
+
+    from gocode.serve import server as server_mod
+    from gocode.toolbox import Toolbox
+
+    async with Toolbox(config, model, prewarm=prewarm, progress=_progress, stateless_step=stateless_step) as box:
+        tool_server = server_mod.ToolServer(box)
+        for w in box.warnings:
+            _err(f"gocode: warning: {w}")
+        names = [t.name for t in box.tools()]
+        who = f"model {model!r}" if model else "the default model"
+        _progress(f"{len(names)} tool{'s' if len(names) != 1 else ''} for {who}: {', '.join(names) or '(none)'}")
+        if sock is None:
+            _progress("serving MCP on stdio")
+            try:
+                await tool_server.run_stdio()
+            except* (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the client went away mid-answer: nothing left to serve
+        else:
+            addr = sock.getsockname()
+            shown = f"[{addr[0]}]" if ":" in addr[0] else addr[0]
+            _progress(
+                f"serving MCP on http://{shown}:{addr[1]}{server_mod.MCP_PATH}"
+                + (" (bearer token required)" if token else "")
+            )
+            await server_mod.serve_http(tool_server, sock, host, token, options)

@@ -1,0 +1,207 @@
+"""``gocode list``, ``generate``, ``search``, ``describe``: the tools and the Go the model sees."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from gocode.cli.app import _err, _progress, config_option, handle_errors, main, model_option
+from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
+
+if TYPE_CHECKING:
+    from gocode.codemode import CodeMode
+
+
+refresh_option = click.option(
+    "--refresh",
+    is_flag=True,
+    help="Start the servers to list their tools, instead of the listings kept from the last "
+    "time (kept a day, $GOCODE_LIST_MAX_AGE seconds).",
+)
+
+
+@main.command("list")
+@config_option
+@model_option
+@refresh_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors
+def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json: bool) -> None:
+    """List each server's tools, and which are in code mode for a model."""
+    from gocode.codemode import code_mode_on, split_tools
+    from gocode.config import load_config
+    from gocode.mcp.browse import browse
+
+    config = load_config(config_path)
+    settings = config.code_mode_for(model)
+    result = asyncio.run(browse(config, refresh=refresh, progress=_progress))
+    enabled = code_mode_on(settings, result.servers)  # auto: decided as serve decides it
+    view = split_tools(result.servers, set(settings.excluded_tools), enabled)
+    for w in view.warnings:
+        _err(f"gocode: warning: {w}")
+    in_code = {(s.server, t.name) for s in view.code_tools.servers for t in s.tools}
+    doc: dict[str, Any] = {"model": model, "codeMode": enabled, "codeModeSetting": settings.enabled, "servers": []}
+    for s in result.servers:
+        tools = [
+            {
+                "name": t.name,
+                "description": t.description,
+                "codeMode": (s.server, t.name) in in_code,
+                "hasOutputSchema": t.output_schema is not None,
+            }
+            for t in s.tools
+        ]
+        doc["servers"].append(
+            {
+                "name": s.server,
+                "ok": True,
+                "protocolVersion": s.protocol_version,
+                "tools": tools,
+                "warnings": list(s.warnings),
+            }
+        )
+    for name, exc in sorted(result.failures.items()):
+        doc["servers"].append(
+            {
+                "name": name,
+                "ok": False,
+                "error": str(exc),
+                "summary": exc.summary,
+                "exitStatus": exc.exit_status,
+                "stderr": exc.stderr,
+            }
+        )
+    if as_json:
+        click.echo(json.dumps(doc))
+    else:
+        for s in doc["servers"]:
+            if not s["ok"]:
+                click.echo(f"{s['name']}: FAILED\n  " + s["error"].replace("\n", "\n  "))
+                continue
+            click.echo(f"{s['name']} ({len(s['tools'])} tools, protocol {s['protocolVersion']})")
+            for t in s["tools"]:
+                mode = "go     " if t["codeMode"] else "regular"
+                first = (t["description"].strip().splitlines() or [""])[0]
+                click.echo(f"  [{mode}] {t['name']}" + (f" — {first[:90]}" if first else ""))
+            for w in s["warnings"]:
+                click.echo(f"  warning: {w}")
+    if result.failures:
+        sys.exit(2)
+
+
+@main.command()
+@config_option
+@model_option
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    help="Also write the bindings module (go.mod, runtime, tools) here.",
+)
+@handle_errors
+def generate(config_path: str | None, model: str | None, out_dir: str | None) -> None:
+    """Print the Go declarations the model sees; with --out, write the bindings too."""
+    from gocode.codemode import CodeMode
+    from gocode.compile.workspace import write_bindings_module
+    from gocode.config import load_config
+
+    cm = CodeMode(load_config(config_path), model)
+    asyncio.run(cm.refresh())
+    for w in cm.warnings:
+        _err(f"gocode: warning: {w}")
+    click.echo(cm.declarations(), nl=False)
+    if out_dir:
+        out = Path(out_dir)
+        tools_dir = write_bindings_module(out, cm.package)
+        (out / "description.md").write_text(cm.description())
+        (out / "servers.json").write_text(json.dumps(cm.server_specs(), indent=2) + "\n")
+        _err(
+            f"gocode: wrote {out}/ (bindings in {tools_dir.relative_to(out)}, the tool description in description.md; "
+            "servers.json holds the connection specs — set GOCODE_SERVERS to its content to run a program; "
+            "it contains your `env`/`headers` values, keep it private)"
+        )
+
+
+def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> CodeMode:
+    from gocode.codemode import CodeMode
+    from gocode.config import load_config
+    from gocode.mcp.browse import browse
+
+    cm = CodeMode(load_config(config_path), model)
+    cm.adopt(asyncio.run(browse(cm.config, refresh=refresh, progress=_progress)))
+    if not cm.view.code_tools.tools():
+        _err("gocode: warning: no tool is in code mode for this model (codeMode.enabled, excludedTools)")
+    return cm
+
+
+@main.command()
+@config_option
+@model_option
+@refresh_option
+@click.option(
+    "--limit",
+    type=click.IntRange(1, MAX_LIMIT),
+    default=DEFAULT_LIMIT,
+    show_default=True,
+    help="How many tools to show.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list in rank order (with each declaration).")
+@click.argument("query", nargs=-1, required=True)
+@handle_errors
+def search(
+    config_path: str | None, model: str | None, refresh: bool, limit: int, as_json: bool, query: tuple[str, ...]
+) -> None:
+    """Find the tools for a task, best first, as search_go_tools ranks them (exit 1: none matched)."""
+    from gocode.view import search as search_mod
+
+    text = " ".join(query).strip()
+    if not text:
+        raise click.UsageError("QUERY is empty: say what you want to do, e.g. `gocode search list pull requests`")
+    cm = _code_mode(config_path, model, refresh)
+    found = cm.search_index().search(text, limit)
+    if as_json:
+        click.echo(json.dumps([search_mod.entry_json(cm.package, e, i + 1) for i, e in enumerate(found)]))
+    else:
+        width = max((len(e.qualified) for e in found), default=0)
+        for i, e in enumerate(found, 1):
+            first = search_mod.first_sentence(e.description)
+            click.echo(f"{i:>2}. {e.qualified:<{width}}  {e.function}" + (f" — {first[:100]}" if first else ""))
+    if not found:
+        _err(f"gocode: no tool matches {text!r}")
+        sys.exit(1)
+
+
+@main.command()
+@config_option
+@model_option
+@refresh_option
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per tool found.")
+@click.argument("names", nargs=-1, required=True)
+@handle_errors
+def describe(config_path: str | None, model: str | None, refresh: bool, as_json: bool, names: tuple[str, ...]) -> None:
+    """Print the Go declarations of tools named as a model would (get_current_time, getCurrentTime,
+    time.get_current_time); exit 1 when a name matches no tool."""
+    from gocode.view import search as search_mod
+    from gocode.view.modelview import render_funcs
+
+    cm = _code_mode(config_path, model, refresh)
+    index = cm.search_index()
+    found: dict[str, search_mod.ToolEntry] = {}
+    missing = []
+    for name in names:
+        hits = index.lookup(name)
+        if not hits:
+            missing.append(search_mod.missing_note(index, name))
+        found.update((e.qualified, e) for e in hits)
+    if as_json:
+        click.echo(json.dumps([search_mod.entry_json(cm.package, e) for e in found.values()]))
+    elif found:
+        click.echo(render_funcs(cm.package, [e.func for e in found.values()]), nl=False)
+    for note in missing:
+        _err(f"gocode: {note}")
+    sys.exit(1 if missing else 0)

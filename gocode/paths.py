@@ -1,0 +1,25 @@
+"""Where gocode keeps its cache and per-run state, from the environment.
+
+Every stage that stores something (the listing cache, the workspace, the search vectors)
+resolves its directory here, so none has to import another stage for it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+VECTORS_DIR = "search-vectors"  # the semantic search index's directory in the cache
+
+
+def state_dir() -> Path | None:
+    """The writable directory for per-run files and built programs, if apart from the cache."""
+    env = os.environ.get("GOCODE_STATE_DIR")
+    return Path(env).expanduser() if env else None
+
+
+def cache_dir() -> Path:
+    if env := os.environ.get("GOCODE_CACHE_DIR"):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gocode"

@@ -1,0 +1,424 @@
+"""The stateless step protocol: client-owned tools, answered by the caller between passes.
+
+A caller hands gocode a program, the tools it owns (name, description, JSON Schemas) and,
+after the first pass, the continuation it got back plus its answers. gocode runs the program
+from the top; every call already known (client *and* MCP, from the continuation) is answered
+from it; new MCP calls go to their servers once every known call was made again; new client
+calls are held. When the program is *quiet* (no forwarded call in flight, at least one call
+held, and no new call for ``grace`` seconds) the pass ends: the held client calls are the
+batch the caller must run, in a deterministic order (tool, arguments, occurrence). If the
+program went quiet with known calls it never made again, it diverged: the pass stops before
+any new call reached a server, with an error naming the call.
+
+The continuation is everything the next pass needs (the program's hash, the tool set's digest,
+the calls and their results, the pending ids), compressed, HMAC-SHA256 signed with a server-side
+key, and bounded in size. gocode keeps nothing between passes. See docs/stateless.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import time
+import zlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gocode.errors import GocodeError
+from gocode.paths import cache_dir, state_dir
+from gocode.run.recording import Entry, Interceptor, Pending, value_result, wire
+from gocode.run.runner import RunResult
+from gocode.toolset import ServerTools, ToolInfo
+
+STEP_TOOL_NAME = "step_go_code"
+CLIENT_SERVER = "@client"  # no configured server can have this name (they start with a letter or digit)
+PREFIX = "gcs1"
+DEFAULT_MAX_BYTES = 1024 * 1024  # GOCODE_STEP_MAX_CONTINUATION
+DEFAULT_TTL_S = 24 * 3600.0  # GOCODE_STEP_TTL
+DEFAULT_GRACE_S = 0.3  # GOCODE_STEP_GRACE
+MAX_CLIENT_TOOLS = 64
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+
+
+class StepError(GocodeError):
+    """A step request gocode refuses: a bad continuation, bad answers, bad tool declarations."""
+
+    phase = "step"
+
+
+class ClientTool(BaseModel):
+    """A tool the caller owns: it becomes a typed Go function; its calls come back to the caller."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    name: str = Field(pattern=_NAME.pattern)
+    description: str = Field("", max_length=4000)
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"}, alias="inputSchema")
+    output_schema: dict[str, Any] | None = Field(None, alias="outputSchema")
+
+    def info(self) -> ToolInfo:
+        return ToolInfo(CLIENT_SERVER, self.name, self.description, self.input_schema, self.output_schema)
+
+
+class Answer(BaseModel):
+    """The caller's result for one pending call: a value (text or JSON), or an error message."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    id: str
+    result: Any = None
+    is_error: bool = Field(False, alias="isError")
+
+
+def client_tools(tools: list[Any]) -> ServerTools:
+    """The caller's tool declarations as the ``@client`` server (a :class:`StepError` when malformed)."""
+    if not isinstance(tools, list):
+        raise StepError("`tools` must be a list of {name, description, inputSchema, outputSchema}")
+    if len(tools) > MAX_CLIENT_TOOLS:
+        raise StepError(f"at most {MAX_CLIENT_TOOLS} client tools (got {len(tools)})")
+    parsed: list[ClientTool] = []
+    for i, t in enumerate(tools):
+        try:
+            parsed.append(t if isinstance(t, ClientTool) else ClientTool.model_validate(t))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(the tool)"
+            raise StepError(f"client tool #{i + 1}: {where}: {first['msg']}") from None
+    names = [t.name for t in parsed]
+    if dup := sorted({n for n in names if names.count(n) > 1}):
+        raise StepError(f"client tools declared twice: {', '.join(dup)}")
+    return ServerTools(CLIENT_SERVER, tuple(t.info() for t in sorted(parsed, key=lambda t: t.name)))
+
+
+# --- the continuation ---------------------------------------------------------------------------
+
+
+def key() -> bytes:
+    """The signing key: ``GOCODE_STEP_KEY`` if set, else one generated once in the state dir (0600).
+
+    Replicas behind a load balancer must share it (set the variable, or share the state dir).
+    """
+    if env := os.environ.get("GOCODE_STEP_KEY"):
+        return hashlib.sha256(env.encode()).digest()
+    path = (state_dir() or cache_dir()) / "step.key"
+    try:
+        return bytes.fromhex(path.read_text().strip())
+    except (OSError, ValueError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = secrets.token_bytes(32)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(fresh.hex())
+    try:
+        os.link(tmp, path)  # first writer wins; a racing process reads the winner's key
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return bytes.fromhex(path.read_text().strip())
+
+
+def program_hash(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+@dataclass
+class State:
+    """What a continuation carries."""
+
+    program: str  # sha256 of the code
+    tools: str  # digest of the tool set (servers and client tools)
+    calls: list[Entry] = field(default_factory=list)
+    pending: list[Entry] = field(default_factory=list)
+    passes: int = 0
+    issued: float = field(default_factory=time.time)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "v": 1,
+            "program": self.program,
+            "tools": self.tools,
+            "calls": [c.as_json() for c in self.calls],
+            "pending": [p.as_json() for p in self.pending],
+            "passes": self.passes,
+            "issued": self.issued,
+        }
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def max_bytes() -> int:
+    return int(os.environ.get("GOCODE_STEP_MAX_CONTINUATION", DEFAULT_MAX_BYTES))
+
+
+def encode(state: State, secret: bytes, limit: int | None = None) -> str:
+    payload = zlib.compress(json.dumps(state.as_json(), separators=(",", ":")).encode(), 6)
+    mac = hmac.new(secret, PREFIX.encode() + b"." + payload, hashlib.sha256).digest()
+    token = f"{PREFIX}.{_b64(payload)}.{_b64(mac)}"
+    limit = max_bytes() if limit is None else limit
+    if len(token) > limit:
+        raise StepError(
+            f"the continuation would be {len(token)} bytes, over the bound of {limit} "
+            "(GOCODE_STEP_MAX_CONTINUATION): the program's tool results are too large to carry between passes"
+        )
+    return token
+
+
+def decode(
+    token: str, secret: bytes, program: str, tools: str, *, limit: int | None = None, ttl: float | None = None
+) -> State:
+    """A continuation checked and opened; a :class:`StepError` saying why when it is refused."""
+    limit = max_bytes() if limit is None else limit
+    if not isinstance(token, str) or len(token) > limit:
+        raise StepError(f"continuation refused: not a string of at most {limit} bytes")
+    parts = token.split(".")
+    if len(parts) != 3 or parts[0] != PREFIX:
+        raise StepError(f"continuation refused: not a gocode continuation (expected {PREFIX}.<payload>.<signature>)")
+    try:
+        payload, mac = _unb64(parts[1]), _unb64(parts[2])
+    except ValueError:
+        raise StepError("continuation refused: it is not base64url") from None
+    want = hmac.new(secret, PREFIX.encode() + b"." + payload, hashlib.sha256).digest()
+    if not hmac.compare_digest(want, mac):
+        raise StepError(
+            "continuation refused: its signature does not match (it was changed, forged, or signed with "
+            "another key: replicas must share GOCODE_STEP_KEY)"
+        )
+    try:
+        doc = json.loads(zlib.decompressobj().decompress(payload, 16 * limit))
+        state = State(
+            doc["program"],
+            doc["tools"],
+            [Entry.from_json(c) for c in doc["calls"]],
+            [Entry.from_json(c) for c in doc["pending"]],
+            int(doc["passes"]),
+            float(doc["issued"]),
+        )
+    except (ValueError, KeyError, TypeError, zlib.error) as exc:
+        raise StepError(f"continuation refused: its content cannot be read ({exc})") from None
+    if state.program != program:
+        raise StepError("continuation refused: it belongs to another program (the code differs from the first pass)")
+    if state.tools != tools:
+        raise StepError(
+            "continuation refused: it belongs to another tool set (the client tools or the servers' tools changed "
+            "since the first pass)"
+        )
+    ttl = float(os.environ.get("GOCODE_STEP_TTL", DEFAULT_TTL_S)) if ttl is None else ttl
+    if time.time() - state.issued > ttl:
+        raise StepError(f"continuation refused: it is stale (issued more than {ttl:g} s ago); start the program again")
+    return state
+
+
+def apply_answers(state: State, answers: list[Any]) -> list[Entry]:
+    """The known calls for the next pass: the continuation's, plus the caller's answers to its pending ones."""
+    if not isinstance(answers, list):
+        raise StepError("`results` must be a list of {id, result, isError}")
+    pending = {e.position.id: e for e in state.pending}
+    given: dict[str, Answer] = {}
+    for i, raw in enumerate(answers):
+        try:
+            answer = raw if isinstance(raw, Answer) else Answer.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise StepError(f"result #{i + 1}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+        if answer.id not in pending:
+            waiting = ", ".join(f"{k} ({e.tool})" for k, e in pending.items()) or "none"
+            raise StepError(f"result #{i + 1} answers {answer.id!r}, which is not a pending call (pending: {waiting})")
+        if answer.id in given:
+            raise StepError(f"call {answer.id} ({pending[answer.id].tool}) is answered twice")
+        given[answer.id] = answer
+    if missing := [k for k in pending if k not in given]:
+        names = ", ".join(f"{k} ({pending[k].tool} {json.dumps(pending[k].arguments)[:200]})" for k in missing)
+        raise StepError(f"no result for pending call(s) {names}: answer every call the last step returned")
+    out = list(state.calls)
+    for k, e in pending.items():
+        a = given[k]
+        out.append(Entry(e.server, e.tool, e.arguments, e.n, wire(value_result(a.result, a.is_error))))
+    return out
+
+
+# --- the MCP tool ------------------------------------------------------------------------------
+
+_SCHEMA_OBJECT: dict[str, Any] = {"type": "object"}
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "description": "Go statements: the body of func Run(ctx context.Context) error."},
+        "tools": {
+            "type": "array",
+            "description": "Your own tools: each becomes a typed Go function; calls to them come back to you.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "inputSchema": _SCHEMA_OBJECT,
+                    "outputSchema": _SCHEMA_OBJECT,
+                },
+                "required": ["name"],
+            },
+        },
+        "continuation": {"type": "string", "description": "The continuation the last step returned (none at first)."},
+        "results": {
+            "type": "array",
+            "description": "A result for every call the last step returned.",
+            "items": {
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "result": {}, "isError": {"type": "boolean"}},
+                "required": ["id"],
+            },
+        },
+    },
+    "required": ["code"],
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["done", "pending", "error"]},
+        "passes": {"type": "integer"},
+        "calls": {"type": "array", "items": {"type": "object"}},
+        "continuation": {"type": "string"},
+        "ok": {"type": "boolean"},
+        "output": {"type": "string"},
+        "error": {"type": "string"},
+    },
+    "required": ["status", "passes"],
+}
+
+
+def tool_definition(rules: str) -> dict[str, Any]:
+    """``step_go_code`` as an MCP Tool (wire JSON)."""
+    description = (
+        "Run Go code whose calls to YOUR tools come back to you, statelessly. Declare your tools in `tools` "
+        "(name, description, inputSchema, outputSchema); each is a typed Go function like the servers' tools. "
+        'The answer is {"status":"done", "output"} or {"status":"pending", "calls":[{"id","name","arguments"}], '
+        '"continuation"}: run every call, then call again with the same code and tools, the continuation, and '
+        '"results":[{"id","result","isError"}]. Calls already made are answered from the continuation, never '
+        "made again.\n\n" + rules
+    )
+    return {
+        "name": STEP_TOOL_NAME,
+        "description": description,
+        "inputSchema": INPUT_SCHEMA,
+        "outputSchema": OUTPUT_SCHEMA,
+    }
+
+
+# --- one pass -----------------------------------------------------------------------------------
+
+
+@dataclass
+class StepResult:
+    """One pass: ``done`` (the program finished: ``run``), ``pending`` (run ``calls``, then step
+    again with ``continuation``), or ``error`` (the replay diverged or a record failed: ``error``)."""
+
+    status: Literal["done", "pending", "error"]
+    continuation: str = ""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    run: RunResult | None = None
+    error: str = ""
+    passes: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status, "passes": self.passes}
+        if self.status == "pending":
+            out.update(calls=self.calls, continuation=self.continuation)
+        elif self.status == "done" and self.run is not None:
+            out.update(ok=self.run.ok, output=self.run.output)
+            if not self.run.ok:
+                out["error"] = self.run.error_text()
+        else:
+            out["error"] = self.error
+        return out
+
+
+def grace() -> float:
+    return float(os.environ.get("GOCODE_STEP_GRACE", DEFAULT_GRACE_S))
+
+
+def quiet(ic: Interceptor, grace_s: float, now: float | None = None) -> bool:
+    """Whether the program waits only on calls this pass will not answer (see the module docstring)."""
+    now = time.monotonic() if now is None else now
+    waiting = bool(ic.pending) or ic.held > 0
+    return waiting and ic.in_flight == 0 and now - ic.last_event >= grace_s
+
+
+async def drive(ic: Interceptor, run: Callable[[], Awaitable[RunResult]], grace_s: float) -> RunResult | None:
+    """Run the program until it ends (its result) or is quiet (None: it was stopped)."""
+    got: list[RunResult] = []
+    async with anyio.create_task_group() as tg:
+
+        async def program() -> None:
+            got.append(await run())
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(program)
+        while True:
+            changed = ic.changed
+            with anyio.move_on_after(grace_s / 3):
+                await changed.wait()
+            if quiet(ic, grace_s):
+                # Confirm with the loop running: a controller too busy to answer for the grace
+                # period may have calls queued that arrive now.
+                changed = ic.changed
+                with anyio.move_on_after(grace_s / 3):
+                    await changed.wait()
+                if changed.is_set() or not quiet(ic, grace_s):
+                    continue
+                tg.cancel_scope.cancel()
+                break
+    ic.close()
+    return got[0] if got else None
+
+
+def outcome(ic: Interceptor, state: State, result: RunResult | None, secret: bytes) -> StepResult:
+    """The answer to a pass from what its interceptor saw."""
+    passes = state.passes + 1
+    if ic.failure is not None:
+        return StepResult("error", error=ic.failure, run=result, passes=passes)
+    if (diverged := ic.divergence()) is not None:
+        return StepResult("error", error=diverged, run=result, passes=passes)
+    if result is not None and not ic.pending:
+        return StepResult("done", run=result, passes=passes)
+    batch = sorted(ic.pending, key=lambda p: (p.entry.tool, json.dumps(p.entry.arguments, sort_keys=True), p.entry.n))
+    nxt = State(state.program, state.tools, list(ic.calls), [p.entry for p in batch], passes)
+    return StepResult("pending", encode(nxt, secret), [p.as_json() for p in batch], run=result, passes=passes)
+
+
+__all__ = [
+    "CLIENT_SERVER",
+    "STEP_TOOL_NAME",
+    "Answer",
+    "ClientTool",
+    "Pending",
+    "State",
+    "StepError",
+    "StepResult",
+    "apply_answers",
+    "client_tools",
+    "decode",
+    "drive",
+    "encode",
+    "key",
+    "outcome",
+    "program_hash",
+    "tool_definition",
+]

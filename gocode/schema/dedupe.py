@@ -1,0 +1,193 @@
+"""One declaration per shape: identical types across tools share one name, chosen for the most
+general tool, and tool-specific names are kept where nothing is shared."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+from gocode.schema.doctext import _doc_text
+from gocode.schema.ir import Decl, EnumDecl, EnumValue, Source, StructDecl, ToolFunc, TupleDecl, TypeDecl, UnionDecl
+from gocode.schema.names import (
+    IDENTIFIER,
+    Registry,
+)
+
+
+def _subst(expr: str, names: dict[str, str]) -> str:
+    return IDENTIFIER.sub(lambda m: names.get(m.group(0), m.group(0)), expr)
+
+
+def _rename(d: Decl, names: dict[str, str]) -> Decl:
+    """``d`` with the type names it refers to replaced (its own name stays)."""
+    if isinstance(d, StructDecl):
+        fields = tuple(replace(f, type=_subst(f.type, names)) for f in d.fields)
+        return replace(d, fields=fields)
+    if isinstance(d, TypeDecl):
+        return d if d.type.startswith("gocodert.") else replace(d, type=_subst(d.type, names))
+    if isinstance(d, UnionDecl):
+        return replace(d, variants=tuple(replace(v, type=_subst(v.type, names)) for v in d.variants))
+    if isinstance(d, TupleDecl):
+        items = tuple(replace(f, type=_subst(f.type, names)) for f in d.items)
+        return replace(d, items=items, rest=None if d.rest is None else _subst(d.rest, names))
+    return d
+
+
+def _shape(d: Decl) -> tuple[Any, ...]:
+    """What makes two declarations interchangeable: everything but their names, doc comments
+    and sources (the declaration's own name inside it stands for itself)."""
+    me = {d.name: "\x00"}
+    if isinstance(d, StructDecl):
+        return ("struct", tuple(replace(f, type=_subst(f.type, me), doc=()) for f in d.fields))
+    if isinstance(d, EnumDecl):
+        return ("enum", d.base, tuple(v.literal for v in d.values))
+    if isinstance(d, TypeDecl):
+        return ("type", d.type if d.type.startswith("gocodert.") else _subst(d.type, me))
+    if isinstance(d, UnionDecl):
+        return ("union", tuple(replace(v, type=_subst(v.type, me)) for v in d.variants))
+    return ("tuple", tuple(replace(f, type=_subst(f.type, me)) for f in d.items), d.rest and _subst(d.rest, me))
+
+
+def _dedupe(funcs: list[ToolFunc]) -> list[ToolFunc]:
+    """Declare each structurally identical type once, across tools and servers: later copies
+    are dropped and every reference (fields, functions) names the first. Repeated until
+    nothing changes, since merging two element types can make their containers identical."""
+    # An enum's description is its field's; shared by fields that say different things, it
+    # belongs on none: the type keeps no comment, each field shows its own.
+    undocumented: set[str] = set()
+    while True:
+        first: dict[tuple[Any, ...], Decl] = {}
+        merged: dict[str, str] = {}
+        for f in funcs:
+            for d in f.decls:
+                key = _shape(d)
+                if key in first:
+                    merged[d.name] = first[key].name
+                    if isinstance(d, EnumDecl) and _doc_text(d) != _doc_text(first[key]):
+                        undocumented.add(first[key].name)
+                else:
+                    first[key] = d
+        if not merged:
+            break
+        funcs = [
+            replace(
+                f,
+                decls=tuple(_rename(d, merged) for d in f.decls if d.name not in merged),
+                input_type=f.input_type and _subst(f.input_type, merged),
+                output_type=_subst(f.output_type, merged),
+            )
+            for f in funcs
+        ]
+    if undocumented:
+        funcs = [
+            replace(f, decls=tuple(replace(d, doc=()) if d.name in undocumented else d for d in f.decls)) for f in funcs
+        ]
+    return funcs
+
+
+def _name_shared(funcs: list[ToolFunc], types: Registry, before: list[ToolFunc]) -> list[ToolFunc]:
+    """An input or output shape that several tools share is not named for whichever tool
+    happened to come first: a small one is named for its fields (``PathInput``,
+    ``ContentOutput``), a larger one for the most general of its tools, the one with the
+    shortest name (``GetPullRequestInput``, not ``DeletePendingPullRequestReviewInput``)."""
+    users: Counter[str] = Counter()
+    role: dict[str, str] = {}
+    owners: dict[str, list[str]] = {}  # shared type -> its tools' own type names
+    for old, f in zip(before, funcs, strict=True):
+        for t, suffix, was in ((f.input_type, "Input", old.input_type), (f.output_type, "Output", old.output_type)):
+            if t:
+                users[t] += 1
+                role.setdefault(t, suffix)
+                if was:
+                    owners.setdefault(t, []).append(was)
+    structs = {d.name: d for f in funcs for d in f.decls if isinstance(d, StructDecl)}
+    declared = {d.name for f in funcs for d in f.decls}
+    names: dict[str, str] = {}
+    for name, n in users.items():
+        d = structs.get(name)
+        if n < 2 or d is None or not name.endswith(role[name]):
+            continue
+        if len(d.fields) <= 2:
+            wanted = "".join(f.name for f in d.fields) + role[name]
+            if d.fields and types.claim(wanted) == wanted:
+                names[name] = wanted
+            continue
+        general = min(owners.get(name, [name]), key=len)  # the first of the shortest
+        if general != name and general not in declared and general not in names.values():
+            names[name] = general
+    if not names:
+        return funcs
+
+    def doc(d: Decl) -> tuple[str, ...]:
+        if not d.doc or d.name not in names:
+            return d.doc
+        return (names[d.name] + d.doc[0][len(d.name) :], *d.doc[1:])
+
+    return [
+        replace(
+            f,
+            decls=tuple(replace(_rename(d, names), name=names.get(d.name, d.name), doc=doc(d)) for d in f.decls),
+            input_type=f.input_type and _subst(f.input_type, names),
+            output_type=_subst(f.output_type, names),
+        )
+        for f in funcs
+    ]
+
+
+def _keep_tool_type_names(before: list[ToolFunc], after: list[ToolFunc]) -> list[ToolFunc]:
+    """A tool whose input or output type was merged into a shared one keeps its own name as a
+    hidden alias (``type ReadTextFileInput = ReadFileInput``): the view shows only the shared
+    type, but a program that guesses the name from the tool's still compiles."""
+    declared = {d.name for f in after for d in f.decls}
+    out = []
+    for old, new in zip(before, after, strict=True):
+        aliases = []
+        for was, now in ((old.input_type, new.input_type), (old.output_type, new.output_type)):
+            if was and now and was != now and was not in declared and now in declared:
+                declared.add(was)
+                aliases.append(TypeDecl(was, (), now, Source(new.server, new.tool), hidden=True))
+        out.append(replace(new, decls=new.decls + tuple(aliases)) if aliases else new)
+    return out
+
+
+def _guessed_field_types(funcs: list[ToolFunc], types: Registry) -> list[ToolFunc]:
+    """A field's named type is called ``<Struct><Field>`` (``<Struct><Field>Item`` for a slice's
+    element) unless it is shared with another field, which named it (gitlab's ``Sort`` typed
+    ``ListPullRequestsInputDirection``), or comes from ``$defs`` (``Unit``). A program that
+    guesses the usual name still compiles: it is declared hidden, as an alias, with an enum's
+    constants under the guessed name too (``ListMergeRequestsInputSortDesc``)."""
+    named = {d.name: d for f in funcs for d in f.decls if not (isinstance(d, TypeDecl) and d.hidden)}
+    # Names declared now (a type merged into a shared one left its name claimed but free).
+    taken = Registry(
+        types.reserved
+        | {f.exported for f in funcs}
+        | {d.name for f in funcs for d in f.decls}
+        | {v.name for f in funcs for d in f.decls if isinstance(d, EnumDecl) for v in d.values}
+    )
+    out = []
+    for f in funcs:
+        extra: list[Decl] = []
+        for d in f.decls:
+            if not isinstance(d, StructDecl):
+                continue
+            for fld in d.fields:
+                target = fld.type.lstrip("*")
+                guess = d.name + fld.name
+                if target.startswith("[]"):
+                    target, guess = target[2:].lstrip("*"), guess + "Item"
+                decl = named.get(target)
+                if decl is None or guess == target or not taken.take(guess):
+                    continue
+                consts: list[EnumValue] = []
+                if isinstance(decl, EnumDecl):
+                    for v in decl.values:
+                        suffix = v.name[len(decl.name) :] if v.name.startswith(decl.name) else ""
+                        if suffix and taken.take(guess + suffix):
+                            consts.append(EnumValue(guess + suffix, v.literal))
+                extra.append(TypeDecl(guess, (), target, decl.source, hidden=True, consts=tuple(consts)))
+        out.append(replace(f, decls=f.decls + tuple(extra)) if extra else f)
+    return out
+
+
+# --- results with non-text parts ----------------------------------------------------------------

@@ -1,0 +1,205 @@
+"""The Go intermediate representation: frozen declarations (structs, enums, unions, tuples),
+tool functions and the package that holds them, built by :mod:`gocode.schema.builder`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gocode.schema.stdlib import STDLIB
+
+# The pointer helper the main package declares for optional fields and union alternatives.
+PTR_HELPER = "ptr"
+# Names the generated main package uses itself, plus every package name the model's code may
+# have imported for it automatically; a tool function must not shadow them.
+RESERVED_FUNC_NAMES = frozenset(
+    {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", PTR_HELPER, *STDLIB}
+    | {"searchTools", "callTool"}  # run-time search helpers (render.RUNTIME_ALIASES)
+)
+DESCRIPTION_LIMIT = 4000
+FIELD_DOC_LIMIT = 600
+# JSON kinds, as rt.Branch.Kind spells them.
+SCALAR_KINDS = ("string", "integer", "number", "boolean")
+_KIND_GO = {"string": "string", "integer": "int", "number": "float64", "boolean": "bool"}
+_GO_KIND = {go: kind for kind, go in _KIND_GO.items()}
+_KIND_FIELD = {
+    "string": "String",
+    "integer": "Int",
+    "number": "Float",
+    "boolean": "Bool",
+    "array": "List",
+    "object": "Object",
+}
+_STRUCTURAL_KEYS = frozenset(
+    "type properties items prefixItems additionalProperties patternProperties enum const $ref anyOf oneOf allOf".split()
+)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a declaration comes from, for messages and warnings."""
+
+    server: str
+    tool: str
+    pointer: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.server}.{self.tool}"
+        return f"{where} at {self.pointer}" if self.pointer else where
+
+
+@dataclass(frozen=True)
+class Field:
+    """A struct field. ``optional`` fields are tagged ``omitzero``; ``fill`` is a Go literal
+    the bindings send when a required field is left at its zero value (a ``const``)."""
+
+    name: str
+    json_name: str
+    type: str
+    doc: tuple[str, ...]
+    optional: bool
+    fill: tuple[str, str] | None = None  # (zero literal, value literal)
+    # For the model view: the description (or title) on one line, empty when it only restates
+    # the name; and the notes (default, format, bounds, "One of …") shown after it.
+    desc: str = ""
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StructDecl:
+    name: str
+    doc: tuple[str, ...]
+    fields: tuple[Field, ...]
+    source: Source
+
+    @property
+    def fills(self) -> tuple[tuple[Field, str, str], ...]:
+        """(field, zero test, value) for what MarshalJSON fills in: required slices and maps go
+        out as ``[]``/``{}`` when nil, never ``null`` (servers validate required arrays); a
+        required ``const`` left empty goes out as its value."""
+        out: list[tuple[Field, str, str]] = []
+        for f in self.fields:
+            if f.optional:
+                continue
+            if f.type.startswith(("[]", "map[")):
+                out.append((f, "nil", f.type + "{}"))
+            elif f.fill is not None:
+                out.append((f, *f.fill))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class EnumValue:
+    name: str
+    literal: str
+
+
+@dataclass(frozen=True)
+class EnumDecl:
+    name: str
+    doc: tuple[str, ...]
+    base: str
+    values: tuple[EnumValue, ...]
+    source: Source
+
+
+@dataclass(frozen=True)
+class TypeDecl:
+    """``type Name <type>``: a defined type for a non-struct schema (map, slice, basic)."""
+
+    name: str
+    doc: tuple[str, ...]
+    type: str
+    source: Source
+    # Declared for the program only, not shown to the model: a name a program may guess (a
+    # tool's own Input/Output name, a field's type named for the field) kept as an alias of the
+    # type declared under another name, with an enum's constants under the guessed name.
+    hidden: bool = False
+    consts: tuple[EnumValue, ...] = ()
+
+    @property
+    def alias(self) -> bool:
+        """A second name for another declared type (``type A = B``), so B's methods stay."""
+        return (self.type[:1].isupper() and self.type.isidentifier()) or self.type.startswith("gocodert.")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One alternative of a union: a field ``name`` of ``type`` (a pointer, slice or map, so
+    nil means "not this one"), chosen when decoding a JSON value of ``kind`` that has every
+    ``required`` key and the ``consts`` (key → JSON literal, as a Go string literal)."""
+
+    name: str
+    type: str
+    kind: str
+    required: tuple[str, ...] = ()
+    consts: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class UnionDecl:
+    name: str
+    doc: tuple[str, ...]
+    variants: tuple[Variant, ...]
+    source: Source
+
+
+@dataclass(frozen=True)
+class TupleDecl:
+    """A JSON array with a type per position: fields ``Item0``…, then ``Rest`` if more may follow."""
+
+    name: str
+    doc: tuple[str, ...]
+    items: tuple[Field, ...]
+    rest: str | None
+    source: Source
+
+
+Decl = StructDecl | EnumDecl | TypeDecl | UnionDecl | TupleDecl
+
+
+@dataclass(frozen=True)
+class ToolFunc:
+    """One tool as a Go function: ``name`` is what the model calls, ``exported`` its twin in the
+    bindings package. ``input_type`` is None for a tool without input properties; ``structured``
+    is False for a tool without ``outputSchema``, which returns its text as a ``string``."""
+
+    name: str
+    exported: str
+    server: str
+    tool: str
+    doc: tuple[str, ...]
+    input_type: str | None
+    output_type: str
+    structured: bool
+    decls: tuple[Decl, ...]
+    # A tool that returns images, audio or other non-text parts: output_type is MEDIA_TYPE.
+    media: bool = False
+
+
+@dataclass(frozen=True)
+class Package:
+    """The Go view of a tool set: per tool its declarations and function, in a stable order."""
+
+    funcs: tuple[ToolFunc, ...]
+    warnings: tuple[str, ...] = ()
+    digest: str = ""
+
+    @property
+    def decls(self) -> tuple[Decl, ...]:
+        return tuple(d for f in self.funcs for d in f.decls)
+
+    def uses_json(self) -> bool:
+        """Whether the bindings need encoding/json (a struct with a MarshalJSON method)."""
+        return any(isinstance(d, StructDecl) and d.fills for d in self.decls)
+
+    def uses_ptr(self) -> bool:
+        """Whether a declaration has a pointer the model fills in (so ``ptr`` is offered)."""
+        for d in self.decls:
+            if isinstance(d, UnionDecl):
+                return True
+            if isinstance(d, StructDecl) and any(f.type.startswith("*") for f in d.fields):
+                return True
+        return False
+
+
+# --- building ---------------------------------------------------------------------------------

@@ -1,0 +1,182 @@
+"""Recorded runs, replay and dry runs: real programs against a real server with a side effect
+(tests/servers/counter_server.py), through the Python API and ``gocode exec``."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from gocode import Toolbox
+from gocode.run import records
+from gocode.run.recording import Entry
+from gocode.toolbox import run_to_result
+from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from tests.conftest import demo_stdio
+from tests.test_cli import gocode
+from tests.test_stateless import counter_config, side_effects
+
+CODE = """
+c, err := increment(ctx, IncrementInput{By: 3})
+if err != nil {
+	return err
+}
+r, err := read(ctx)
+if err != nil {
+	return err
+}
+fmt.Println("count", c.Count, r.Count)
+"""
+
+
+@pytest.mark.fast
+def test_recordings_round_trip_and_are_pruned(tmp_path, monkeypatch):
+    toolset = ToolSet((ServerTools("s", (ToolInfo("s", "t", "d", {"type": "object"}),)),))
+    rec = records.Recording(
+        records.new_run_id(), "fmt.Println(1)", toolset, [Entry("s", "t", {"a": 1}, 0, {"content": []})]
+    )
+    records.save(rec, tmp_path)
+    got = records.load(rec.run_id, tmp_path)
+    assert got.code == rec.code and got.toolset.digest() == toolset.digest() and got.calls[0].arguments == {"a": 1}
+    with pytest.raises(records.RecordingError, match="is not a run id"):
+        records.load("../etc/passwd", tmp_path)
+    with pytest.raises(records.RecordingError, match="no recording of run r0000000000000000"):
+        records.load("r0000000000000000", tmp_path)
+    monkeypatch.setenv("GOCODE_RECORDINGS_MAX", "2")
+    for _ in range(3):
+        records.save(records.Recording(records.new_run_id(), "", toolset), tmp_path)
+        time.sleep(0.01)
+    assert len(list(tmp_path.glob("r*.json"))) == 2
+
+
+@pytest.mark.fast
+def test_tool_set_differences_are_named():
+    old = ToolSet((ServerTools("s", (ToolInfo("s", "a", "x", {"type": "object"}), ToolInfo("s", "b"))),))
+    new = ToolSet(
+        (ServerTools("s", (ToolInfo("s", "a", "x", {"type": "object", "required": ["q"]}), ToolInfo("s", "c"))),)
+    )
+    assert records.differences(old, new) == ["s.b is gone", "s.c is new", "s.a: its input schema changed"]
+
+
+def write_config(path: Path, config: Any) -> Path:
+    path.write_text(json.dumps(config.model_dump(mode="json", by_alias=True, exclude_none=True)))
+    return path
+
+
+@pytest.mark.go
+def test_runs_are_recorded_and_replayed_without_servers(workspace, tmp_path):
+    async def record() -> Any:
+        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+            result = await box.execute(CODE)
+            # The Python API replays against the live tool set, still without calling the server.
+            again = await box.replay(result.run_id)
+            return result, again
+
+    result, again = anyio.run(record)
+    assert result.ok and result.output == "count 3 3\n"
+    assert records.RUN_ID.match(result.run_id)
+    assert run_to_result(result).meta["io.gocode/run"]["runId"] == result.run_id
+    assert again.ok and again.output == result.output
+    assert side_effects(tmp_path) == ["increment 3"]
+
+    # The server's command now only leaves a mark: replay must not start it (nor call it).
+    marker = tmp_path / "started"
+    stopped = counter_config(tmp_path)
+    stopped.mcp_servers["counter"] = stopped.mcp_servers["counter"].model_copy(
+        update={"args": ("-c", f"open({str(marker)!r}, 'a').write('started')")}
+    )
+    cfg = write_config(tmp_path / "stopped.json", stopped)
+    got = gocode("exec", "-c", str(cfg), "--replay", result.run_id, "--json")
+    doc = json.loads(got.stdout)
+    assert got.returncode == 0, got.stderr
+    assert doc["output"] == "count 3 3\n" and doc["run_id"] == result.run_id
+    assert not marker.exists() and side_effects(tmp_path) == ["increment 3"]
+
+    # Another program against the same recording diverges, naming the call and what was recorded.
+    other = tmp_path / "other.go"
+    other.write_text(
+        "c, err := increment(ctx, IncrementInput{By: 4})\nif err != nil {\n\treturn err\n}\nfmt.Println(c.Count)\n"
+    )
+    got = gocode("exec", "-c", str(cfg), "--replay", result.run_id, str(other))
+    assert got.returncode == 1
+    assert 'replay diverged: the call increment({"by":4}) (server counter, position counter.increment/' in got.stderr
+    assert 'the recording has increment({"by":3})' in got.stderr
+    assert not marker.exists()
+
+    # A recorded result that no longer decodes is named.
+    path = records.root() / f"{result.run_id}.json"
+    doc = json.loads(path.read_text())
+    doc["calls"][1]["result"] = {"content": "not a list"}
+    path.write_text(json.dumps(doc))
+    got = gocode("exec", "-c", str(cfg), "--replay", result.run_id)
+    assert got.returncode == 1
+    assert "the recorded result of read({}) (server counter, position counter.read/" in got.stderr
+    assert "no longer decodes as a tool result: content" in got.stderr
+
+    # A server the config no longer has; a run id that is not one.
+    empty = write_config(tmp_path / "none.json", counter_config(tmp_path).model_copy(update={"mcp_servers": {}}))
+    got = gocode("exec", "-c", str(empty), "--replay", result.run_id)
+    assert got.returncode == 2 and "used servers the config no longer has: counter" in got.stderr
+    got = gocode("exec", "-c", str(cfg), "--replay", "nope")
+    assert got.returncode == 2 and "'nope' is not a run id" in got.stderr
+
+
+@pytest.mark.go
+def test_replay_against_a_changed_tool_set_names_what_differs(workspace, tmp_path):
+    async def go() -> None:
+        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+            result = await box.execute(CODE)
+        changed = counter_config(tmp_path)
+        changed.mcp_servers["counter"] = changed.mcp_servers["counter"].model_copy(
+            update={**demo_stdio(), "args": tuple(demo_stdio()["args"])}
+        )
+        async with Toolbox(changed, workspace=workspace) as box:
+            with pytest.raises(records.RecordingError) as err:
+                await box.replay(result.run_id)
+        assert str(err.value).startswith(f"run {result.run_id} was recorded against other tools: ")
+        assert "counter.increment is gone" in str(err.value) and "counter.get_weather is new" in str(err.value)
+
+    anyio.run(go)
+
+
+@pytest.mark.go
+def test_dry_run_calls_no_server_and_answers_with_schema_shaped_stubs(workspace, tmp_path):
+    cfg = write_config(tmp_path / "cfg.json", counter_config(tmp_path))
+    code = tmp_path / "prog.go"
+    code.write_text(CODE)
+    got = gocode("exec", "-c", str(cfg), "--dry-run", "--json", str(code))
+    doc = json.loads(got.stdout)
+    assert got.returncode == 0, got.stderr
+    assert doc["output"] == "count 0 0\n" and records.RUN_ID.match(doc["run_id"])
+    assert side_effects(tmp_path) == []
+    assert records.load(doc["run_id"]).mode == "dry-run"
+
+
+def double(n: int) -> int:
+    """Double a number (a Python tool)."""
+    return 2 * n
+
+
+@pytest.mark.go
+def test_python_tools_are_answered_from_the_recording_too(workspace, tmp_path):
+    code = (
+        "c, err := increment(ctx, IncrementInput{By: 3})\nif err != nil {\n\treturn err\n}\n"
+        "d, err := double(ctx, DoubleInput{N: c.Count})\nif err != nil {\n\treturn err\n}\nfmt.Println(d)"
+    )
+
+    async def record() -> Any:
+        async with Toolbox(counter_config(tmp_path), workspace=workspace, tools=[double]) as box:
+            return await box.execute(code)
+
+    result = anyio.run(record)
+    assert result.ok and result.output == "6\n", result.error_text()
+    # gocode exec has no Python functions, and the server cannot start: the recording answers both.
+    stopped = counter_config(tmp_path)
+    stopped.mcp_servers["counter"] = stopped.mcp_servers["counter"].model_copy(update={"command": "/nonexistent"})
+    got = gocode("exec", "-c", str(write_config(tmp_path / "cfg.json", stopped)), "--replay", result.run_id)
+    assert got.returncode == 0 and got.stdout == "6\n", got.stderr
+    assert side_effects(tmp_path) == ["increment 3"]
