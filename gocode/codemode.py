@@ -25,7 +25,7 @@ from typing import Any
 from gocode.compile.workspace import Progress, Workspace
 from gocode.config import CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError
-from gocode.mcp.discovery import DiscoveryResult, discover
+from gocode.mcp.listing import DiscoveryResult
 from gocode.program.diagnostics import parse_diagnostics
 from gocode.program.modelcode import split_code
 from gocode.run.env import unsandboxed_env
@@ -182,6 +182,8 @@ class CodeMode:
     async def refresh(self) -> None:
         """(Re)discover every server. One that fails is left out and named in :attr:`warnings`
         (its error in ``discovery.failures``); the others are used."""
+        from gocode.mcp.discovery import discover  # the MCP SDK: not needed to show kept listings
+
         self.adopt(await discover(self.config))
 
     def adopt(self, result: DiscoveryResult) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -166,6 +167,9 @@ _NAMED_BONUS = 0.3
 # common words, never do).
 _NAME_OTHER_SERVERS = 2
 _NAME_MIN_TOOLS = 2
+# Words a request uses for other things than naming a server, whatever servers are called
+# ("unstage everything I added" is not about server-everything): stop words and indefinite pronouns.
+_NOT_NAMES = frozenset(_STOP_WORDS) | {"everything", "anything", "something", "nothing", "everyone", "anyone"}
 _COVERAGE_POWER = 0.5
 _TOKENIZER = "gocode_en"
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -368,9 +372,11 @@ class SearchIndex:
 
     def __init__(self, tools: Iterable[ToolEntry], *, semantic: bool = True) -> None:
         self.entries = list(tools)
-        self._models = semantic_mod.embedders() if semantic and self.entries else []
-        texts = [_meaning_text(e) for e in self.entries] if self._models else []
-        self._vectors = [semantic_mod.document_vectors(m, texts) for m in self._models]
+        # The embedding models load on the first query (a second or more): a lookup by name,
+        # as `gocode describe` makes, never needs them.
+        self._semantic = semantic and bool(self.entries)
+        self._loaded: tuple[list[Any], list[Any]] | None = None
+        self._load_lock = threading.Lock()
         schema_builder = tantivy.SchemaBuilder()
         schema_builder.add_unsigned_field("id", stored=True, indexed=False)
         for name in _BOOSTS:
@@ -416,6 +422,27 @@ class SearchIndex:
     def ranker(self) -> str:
         """How queries are ranked: "bm25" and the embedding models in use, "+"-joined."""
         return "+".join(["bm25", *(m.spec.name for m in self._models)])
+
+    @property
+    def _models(self) -> list[Any]:
+        return self._embeddings()[0]
+
+    @property
+    def _vectors(self) -> list[Any]:
+        return self._embeddings()[1]
+
+    def load_models(self) -> None:
+        """Load the embedding models and embed the tools now (a server's warm-up), not on a query."""
+        self._embeddings()
+
+    def _embeddings(self) -> tuple[list[Any], list[Any]]:
+        """The embedding models in use and each one's tool vectors, loaded once."""
+        with self._load_lock:
+            if self._loaded is None:
+                models = semantic_mod.embedders() if self._semantic else []
+                texts = [_meaning_text(e) for e in self.entries] if models else []
+                self._loaded = (models, [semantic_mod.document_vectors(m, texts) for m in models])
+            return self._loaded
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT, *, within: float = 0.0) -> list[ToolEntry]:
         """The tools best matching a free-text query, best first (none for a query without words);
@@ -470,7 +497,7 @@ class SearchIndex:
 
     def named(self, query: str) -> frozenset[int]:
         """The entries of the servers a query names (by server, product or vendor name)."""
-        raw = [w.lower() for w in _WORD.findall(query)]
+        raw = [w.lower() for w in _WORD.findall(query) if w.lower() not in _NOT_NAMES]
         out: set[int] = set()
         for w in raw + [a + b for a, b in itertools.pairwise(raw)]:
             out |= self._named.get(w, frozenset())
