@@ -25,7 +25,9 @@ from typing import Any
 from gocode.compile.workspace import Progress, Workspace
 from gocode.config import CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError
+from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import DiscoveryResult
+from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.diagnostics import parse_diagnostics
 from gocode.program.modelcode import split_code
 from gocode.run.env import unsandboxed_env
@@ -165,6 +167,8 @@ class CodeMode:
         self._search_lock = threading.Lock()
         self.discovery: DiscoveryResult | None = None
         self._sandbox: dict[str, Any] | None = None
+        # What the servers' results looked like (the toolbox's loopback endpoint records them).
+        self.shapes = ShapeRecorder(ListingCache(), dict(config.mcp_servers))
 
     async def __aenter__(self) -> CodeMode:
         await self.refresh()
@@ -244,7 +248,7 @@ class CodeMode:
 
     def declarations(self) -> str:
         """The model view of every tool (what the model reads at the full tier)."""
-        return render_full(self.package)
+        return render_full(self.package, self.shapes.comments())
 
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
@@ -299,7 +303,7 @@ class CodeMode:
             got = search_answer(self.search_index(), arguments, self.view.excluded)
         except SearchRequestError as exc:
             return f"{SEARCH_TOOL_NAME}: {exc}", True
-        return answer_text(self.package, got), False
+        return answer_text(self.package, got, self.shapes.comments()), False
 
     async def resolve_sandbox(self) -> dict[str, Any]:
         """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for

@@ -52,6 +52,12 @@ class ServerConfig(_Strict):
     timeout: float = Field(default=DEFAULT_CONNECT_TIMEOUT_S, gt=0, description="connect timeout, seconds")
     enabled_tools: tuple[str, ...] | None = Field(default=None, alias="enabledTools")
     disabled_tools: tuple[str, ...] = Field(default=(), alias="disabledTools")
+    learn_shapes: bool = Field(
+        default=True,
+        strict=True,
+        alias="learnShapes",
+        description="record the shape of this server's results (docs/result-shapes.md)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -130,6 +136,9 @@ class CodeModeConfig(_Strict):
     )
     max_queued_runs: int | None = Field(
         default=None, ge=0, alias="maxQueuedRuns", description="programs waiting for a slot; default 4 x the bound"
+    )
+    saved_programs: bool = Field(
+        default=False, alias="savedPrograms", description="offer save_go_program and the saved programs as tools"
     )
 
     @field_validator("sandbox", mode="before")
@@ -249,6 +258,13 @@ class Config(BaseModel):
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
+class _References(dict[str, str]):
+    """An environment under which every ``${VAR}`` stays as written (see :func:`load_config`)."""
+
+
+KEEP_REFERENCES: Mapping[str, str] = _References()
+
+
 def expand_env(value: Any, env: Mapping[str, str], where: str = "") -> Any:
     """Expand ``${VAR}`` / ``${VAR:-default}`` in every string of a parsed document.
 
@@ -258,6 +274,8 @@ def expand_env(value: Any, env: Mapping[str, str], where: str = "") -> Any:
     if isinstance(value, str):
 
         def sub(match: re.Match[str]) -> str:
+            if env is KEEP_REFERENCES:
+                return match.group(0)
             name, default = match.group(1), match.group(2)
             if name in env:
                 return env[name]
@@ -301,8 +319,12 @@ def parse_config(text: str, source: str = "<config>", env: Mapping[str, str] | N
         raise ConfigError(_describe(exc, source)) from None
 
 
-def load_config(path: str | os.PathLike[str] | None = None) -> Config:
-    """Read a config file (default ``./gocode.yaml``); raises :class:`ConfigError`."""
+def load_config(path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Read a config file (default ``./gocode.yaml``); raises :class:`ConfigError`.
+
+    ``env`` replaces ``os.environ`` for ``${VAR}`` expansion; :data:`KEEP_REFERENCES` keeps every
+    reference as written, for what is shipped elsewhere and expanded there (a built binary).
+    """
     p = Path(path) if path is not None else Path(DEFAULT_CONFIG_NAME)
     try:
         text = p.read_text(encoding="utf-8")
@@ -311,7 +333,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"{p}: config file not found{hint}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: cannot read config file: {exc}") from None
-    return parse_config(text, str(p))
+    return parse_config(text, str(p), env)
 
 
 def _describe(exc: ValidationError, source: str) -> str:

@@ -54,6 +54,7 @@ from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.provider import ToolProvider, ToolProviderError
+from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.render import tools_import_path
 from gocode.run import records
@@ -63,8 +64,10 @@ from gocode.run.recording import Interceptor
 from gocode.run.runner import RunResult
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
+from gocode.tools import saved
 from gocode.tools.declared import DeclaredTools
 from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
+from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 
@@ -93,6 +96,7 @@ class Route:
 
     name: str
     tool: ToolInfo | None = None  # None: execute_go_code or search_go_tools (by name)
+    saved: SavedProgram | None = None  # a saved program, run as Go code with its input
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,8 @@ class Toolbox:
         self._started = False  # tool-list changes before the first build are part of it
         # Tool listings a server allows to be kept (ttlMs): None is the default directory.
         self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
+        # Learned result shapes live beside the listings (none without a listing cache).
+        self.code_mode.shapes = ShapeRecorder(self._listing_cache, dict(self.config.mcp_servers))
         self.pooled = pooled
         # Offer step_go_code (client-owned tools over the stateless step protocol; needs pooled).
         self.stateless_step = stateless_step and pooled
@@ -328,6 +334,7 @@ class Toolbox:
                     self.settings.clamp_timeout(None),
                     self.code_mode.allows,
                     search=self.code_mode.runtime_search,
+                    shapes=self.code_mode.shapes,
                 )
                 await self._loopback.start(self._tg)
             if self._prewarm and self.settings.enabled:
@@ -431,7 +438,36 @@ class Toolbox:
         for name, info in exposed_names(list(view.excluded), reserved).items():
             routes[name] = Route(name, info)
             tools.append(_passthrough_tool(name, info))
+        if active and self.settings.saved_programs:
+            routes[SAVE_TOOL_NAME] = Route(SAVE_TOOL_NAME)
+            tools.append(types.Tool.model_validate(saved.save_tool_definition()))
+            for program in saved.SavedStore().all():
+                if program.name not in routes:  # a tool that came later keeps its name
+                    routes[program.name] = Route(program.name, saved=program)
+                    tools.append(types.Tool.model_validate(program.tool()))
         self._routes, self._tools = routes, tools
+
+    def taken_names(self) -> set[str]:
+        """Names a saved program may not take: the tools offered and every server's tool names."""
+        names = {n for n, r in self._routes.items() if r.saved is None}
+        view = self.code_mode.view
+        return names | {t.name for t in view.code_tools.tools()} | {t.name for t in view.excluded}
+
+    async def save_program(self, request: saved.SaveRequest) -> SavedProgram:
+        """Check, build and keep a program as a tool; the tool list changes (listeners are told)."""
+        saved.check_name(request.name, self.taken_names())
+        store = saved.SavedStore()
+        if request.name in store.names() and not request.replace:
+            raise SavedProgramError(
+                f"a saved program named {request.name!r} exists; pass replace (--force) to overwrite it"
+            )
+        program = await saved.derive(
+            self.code_mode.workspace, self.code_mode.package, request.name, request.code, request.description
+        )
+        store.store(program, replace=request.replace)
+        self._rebuild()
+        await self._tell_listeners()
+        return program
 
     async def _upstream_changed(self, server: str) -> None:
         if not self._started:
@@ -658,6 +694,18 @@ class Toolbox:
         if route.tool is None and route.name == SEARCH_TOOL_NAME:
             text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed), None
+        if route.saved is not None:
+            run = await self.execute(saved.with_input(route.saved.source, json.dumps(arguments or {})))
+            return run_to_result(run), run
+        if route.tool is None and route.name == SAVE_TOOL_NAME:
+            try:
+                program = await self.save_program(saved.SaveRequest.parse(arguments))
+            except SavedProgramError as exc:
+                return error_result(str(exc)), None
+            text = (
+                f"saved: tool {program.name!r} is offered from now on, input schema {json.dumps(program.input_schema)}"
+            )
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)]), None
         if route.tool is None:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):

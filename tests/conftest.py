@@ -204,3 +204,9 @@ def _fast_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: py
     if request.node.get_closest_marker("fast") is not None:
         monkeypatch.setattr(subprocess.Popen, "_execute_child", _no_processes)
         monkeypatch.setenv("GOCODE_SEMANTIC_SEARCH", "0")  # pure: BM25 alone, no model
+
+
+@pytest.fixture(autouse=True)
+def _own_result_shapes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Shapes learned from one test's calls must not show in another test's model view.
+    monkeypatch.setenv("GOCODE_SHAPES_DIR", str(tmp_path_factory.mktemp("shapes")))

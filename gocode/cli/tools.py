@@ -165,7 +165,9 @@ def search(
     cm = _code_mode(config_path, model, refresh)
     found = cm.search_index().search(text, limit)
     if as_json:
-        click.echo(json.dumps([search_mod.entry_json(cm.package, e, i + 1) for i, e in enumerate(found)]))
+        click.echo(
+            json.dumps([search_mod.entry_json(cm.package, e, i + 1, cm.shapes.comments()) for i, e in enumerate(found)])
+        )
     else:
         width = max((len(e.qualified) for e in found), default=0)
         for i, e in enumerate(found, 1):
@@ -199,9 +201,11 @@ def describe(config_path: str | None, model: str | None, refresh: bool, as_json:
             missing.append(search_mod.missing_note(index, name))
         found.update((e.qualified, e) for e in hits)
     if as_json:
-        click.echo(json.dumps([search_mod.entry_json(cm.package, e) for e in found.values()]))
+        click.echo(
+            json.dumps([search_mod.entry_json(cm.package, e, shapes=cm.shapes.comments()) for e in found.values()])
+        )
     elif found:
-        click.echo(render_funcs(cm.package, [e.func for e in found.values()]), nl=False)
+        click.echo(render_funcs(cm.package, [e.func for e in found.values()], shapes=cm.shapes.comments()), nl=False)
     for note in missing:
         _err(f"gocode: {note}")
     sys.exit(1 if missing else 0)

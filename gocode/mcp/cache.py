@@ -52,10 +52,19 @@ class ListingCache:
             root = cache_dir() / "tool-lists"
         self.root = root
 
+    def _key(self, name: str, server: ServerConfig) -> str:
+        doc = {"name": name, "server": server.model_dump(mode="json", by_alias=True, exclude={"learn_shapes"})}
+        return hashlib.sha256(json.dumps({**doc, "format": FORMAT}, sort_keys=True).encode()).hexdigest()[:32]
+
     def _path(self, name: str, server: ServerConfig) -> Path:
-        doc = {"name": name, "server": server.model_dump(mode="json", by_alias=True), "format": FORMAT}
-        key = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]
-        return self.root / f"{key}.json"
+        return self.root / f"{self._key(name, server)}.json"
+
+    def shapes_path(self, name: str, server: ServerConfig) -> Path:
+        """Where the shapes learned from this server's results are kept (see gocode.mcp.shapes);
+        unlike a listing, they outlive ``ttlMs`` and ``list_changed``. ``$GOCODE_SHAPES_DIR``
+        moves them (tests keep each one's own)."""
+        base = os.environ.get("GOCODE_SHAPES_DIR")
+        return (Path(base) if base else self.root / "shapes") / f"{self._key(name, server)}.json"
 
     def load(self, name: str, server: ServerConfig, now: float | None = None) -> CachedListing | None:
         """The fresh entry for this server, if there is one."""

@@ -36,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 
 from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider, ToolProviderError
+from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.toolcall import ToolCall
 from gocode.toolset import LEGACY_PROTOCOL, ServerTools
 
@@ -88,8 +89,10 @@ class Loopback:
         call_timeout: float,
         allows: Callable[[str, str], bool],
         search: SearchFn | None = None,
+        shapes: ShapeRecorder | None = None,
     ) -> None:
         self.providers = providers
+        self.shapes = shapes  # learns what each tool's results look like
         self.search = search
         self.call_timeout = call_timeout
         # Only code-mode tools: not the excluded ones, not a server's disabledTools. The
@@ -199,6 +202,18 @@ class Loopback:
             return known is not None and any(t.name == tool for t in known.tools)
         return self.allows(server, tool)
 
+    def _learner(self, run: Run, server: str, tool: str) -> Callable[[types.CallToolResult], None] | None:
+        """What records a live result's shape, or None where nothing is learned."""
+        shapes = self.shapes
+        if shapes is None or server in run.providers:
+            return None
+
+        def learn(result: types.CallToolResult) -> None:
+            if not result.is_error:
+                shapes.observe(server, tool, result)
+
+        return learn
+
     def _is_search(self, ctx: ServerRequestContext[Any]) -> bool:
         request = ctx.request
         name = request.headers.get(SERVER_HEADER, "") if request is not None else ""
@@ -238,12 +253,17 @@ class Loopback:
             with anyio.CancelScope() as scope:
                 run.scopes.add(scope)
                 try:
+                    # Shapes are learned from live answers of the controller's own providers only:
+                    # a replayed, stubbed or client-given result would teach a shape no server gave.
+                    learn = self._learner(run, server, params.name)
                     if run.interceptor is not None:
                         result = await run.interceptor.call(
-                            server, params.name, params.arguments, _forward(provider, params, self.call_timeout)
+                            server, params.name, params.arguments, _forward(provider, params, self.call_timeout, learn)
                         )
                     else:
                         result = await provider.call(params.name, params.arguments, self.call_timeout)
+                        if learn is not None:
+                            learn(result)
                 finally:
                     run.scopes.discard(scope)
             if result is None:
@@ -284,14 +304,22 @@ class Loopback:
         )
 
 
-def _forward(provider: ToolProvider, params: types.CallToolRequestParams, timeout: float) -> Forward:
+def _forward(
+    provider: ToolProvider,
+    params: types.CallToolRequestParams,
+    timeout: float,
+    learn: Callable[[types.CallToolResult], None] | None = None,
+) -> Forward:
     """The call to the provider, its failures as results (so they are recorded like any answer)."""
 
     async def forward() -> types.CallToolResult:
         try:
-            return await provider.call(params.name, params.arguments, timeout)
+            result = await provider.call(params.name, params.arguments, timeout)
         except ToolProviderError as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
+        if learn is not None:
+            learn(result)
+        return result
 
     return forward
 

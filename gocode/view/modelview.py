@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from gocode.schema.doctext import one_line
 from gocode.schema.ir import (
@@ -175,8 +175,13 @@ def signature(f: ToolFunc) -> str:
     return f"func {f.name}({params}) ({f.output_type}, error)"
 
 
-def render_func(f: ToolFunc) -> str:
-    return f"{_comment(_text(f.doc, f.name))}{signature(f)}\n"
+# Comment lines per (server, tool) on what its results looked like (gocode.mcp.shapes).
+Shapes = Mapping[tuple[str, str], list[str]]
+
+
+def render_func(f: ToolFunc, shapes: Shapes | None = None) -> str:
+    seen = "".join(f"// {line}\n" for line in (shapes or {}).get((f.server, f.tool)) or ())
+    return f"{_comment(_text(f.doc, f.name))}{seen}{signature(f)}\n"
 
 
 def _refs(expr: str) -> set[str]:
@@ -231,7 +236,7 @@ def _group(funcs: Iterable[ToolFunc], *, ranked: bool = False) -> list[tuple[str
 # --- tiers --------------------------------------------------------------------------------------
 
 
-def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = False) -> str:
+def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = False, shapes: Shapes | None = None) -> str:
     """Full declarations of ``funcs`` (tools of ``pkg``), each type they need declared once,
     grouped by server (``ranked``: in the given order): what the full view or a search answer
     shows."""
@@ -255,7 +260,7 @@ def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = Fals
             for name in sorted(mine, key=position.__getitem__):
                 shown.add(name)
                 blocks.append(render_decl(decls[name], inputs, enums, said))
-            blocks.append(render_func(f))
+            blocks.append(render_func(f, shapes))
     return _join(blocks)
 
 
@@ -274,9 +279,9 @@ def _join(blocks: list[str]) -> str:
     return out
 
 
-def render_full(pkg: Package) -> str:
-    """Every declaration of the tool set, grouped by server."""
-    return render_funcs(pkg, pkg.funcs)
+def render_full(pkg: Package, shapes: Shapes | None = None) -> str:
+    """Every declaration of the tool set, grouped by server (``shapes``: learned results as comments)."""
+    return render_funcs(pkg, pkg.funcs, shapes=shapes)
 
 
 def index_line(f: ToolFunc) -> str:

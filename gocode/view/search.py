@@ -39,7 +39,7 @@ from gocode.schema.names import words
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view import semantic as semantic_mod
 from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
-from gocode.view.modelview import render_funcs, signature
+from gocode.view.modelview import Shapes, render_funcs, signature
 from gocode.view.rules import SEARCH_TOOL_NAME
 
 # Bounds on what one request may ask for (a model's request is untrusted input).
@@ -696,10 +696,10 @@ def one_line(e: ToolEntry) -> str:
     return f"{e.server}: {e.function}" + (f" — {first}" if first else "")
 
 
-def answer_text(package: Package, got: SearchAnswer) -> str:
+def answer_text(package: Package, got: SearchAnswer, shapes: Shapes | None = None) -> str:
     """The Go declarations of the tools found, best first (each type once), the next matches one
     line each, then the notes."""
-    text = render_funcs(package, [e.func for e in got.found], ranked=True) if got.found else ""
+    text = render_funcs(package, [e.func for e in got.found], ranked=True, shapes=shapes) if got.found else ""
     if got.more:
         head = "Also matching" if got.found else "Nearest"
         text += f"\n// {head} (ask for `names` to see their declarations):\n"
@@ -708,7 +708,7 @@ def answer_text(package: Package, got: SearchAnswer) -> str:
     return f"```go\n{text}{notes}```\n"
 
 
-def entry_json(package: Package, e: ToolEntry, rank: int | None = None) -> dict[str, Any]:
+def entry_json(package: Package, e: ToolEntry, rank: int | None = None, shapes: Shapes | None = None) -> dict[str, Any]:
     """One tool for ``gocode search/describe --json``: where it lives and its full declaration."""
     doc: dict[str, Any] = {"rank": rank} if rank is not None else {}
     return doc | {
@@ -717,5 +717,5 @@ def entry_json(package: Package, e: ToolEntry, rank: int | None = None) -> dict[
         "function": e.function,
         "signature": e.signature,
         "description": e.description,
-        "declaration": render_funcs(package, [e.func]),
+        "declaration": render_funcs(package, [e.func], shapes=shapes),
     }

@@ -1,0 +1,90 @@
+"""``gocode save``, ``gocode saved`` and ``gocode build``: programs kept as tools (see gocode.tools.saved)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from gocode.cli.app import _err, config_option, handle_errors, main, model_option
+from gocode.cli.execute import _read_code
+
+
+@main.command("save")
+@config_option
+@model_option
+@click.option("--description", default="", help="The tool's description (default: the code's first // comment).")
+@click.option("--force", is_flag=True, help="Overwrite a saved program of that name.")
+@click.argument("name")
+@click.argument("source", metavar="FILE|-")
+@handle_errors
+def save_cmd(config_path: str | None, model: str | None, description: str, force: bool, name: str, source: str) -> None:
+    """Keep the Go program in FILE as the tool NAME (it declares `type Input struct` and reads `in`)."""
+    from gocode.config import load_config
+    from gocode.toolbox import Toolbox
+    from gocode.tools.saved import SavedProgramError, SaveRequest
+
+    code = _read_code(source)
+
+    async def save() -> dict[str, object] | str:
+        async with Toolbox(load_config(config_path), model, prewarm=False, pooled=False) as box:
+            try:  # inside: the toolbox's task group would wrap the error in a group
+                return (await box.save_program(SaveRequest(name, code, description, force))).tool()
+            except SavedProgramError as exc:
+                return str(exc)
+
+    answer = asyncio.run(save())
+    if isinstance(answer, str):
+        _err(f"gocode: {answer}")
+        sys.exit(1)
+    click.echo(json.dumps(answer))
+
+
+@main.command("saved")
+@click.option("--json", "as_json", is_flag=True, help="Print the tool definitions as JSON.")
+def saved_cmd(as_json: bool) -> None:
+    """List the saved programs."""
+    from gocode.tools.saved import SavedStore
+
+    programs = SavedStore().all()
+    if as_json:
+        click.echo(json.dumps([p.tool() for p in programs]))
+    for p in [] if as_json else programs:
+        click.echo(f"{p.name}\t{p.description}")
+
+
+@main.command("build")
+@config_option
+@model_option
+@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The binary to write.")
+@click.argument("name")
+@handle_errors
+def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -> None:
+    """Write the saved program NAME as a static binary that runs without gocode.
+
+    It starts (or dials) the config's servers itself; its input is the JSON in $GOCODE_INPUT or
+    its first argument; $GOCODE_SERVERS overrides the servers built into it.
+    """
+    from gocode.codemode import CodeMode, server_spec
+    from gocode.config import KEEP_REFERENCES, load_config
+    from gocode.tools.saved import SavedProgramError, SavedStore, build_binary
+
+    async def build() -> Path:
+        program = SavedStore().load(name)
+        cm = CodeMode(load_config(config_path), model)
+        await cm.refresh()
+        # The binary carries the config's servers with their ${VAR}s unexpanded: it reads them
+        # from its own environment when it starts, so no secret of this machine is built in.
+        raw = load_config(config_path, KEEP_REFERENCES).mcp_servers
+        view = cm.view
+        specs = {n: server_spec(raw[n], view.protocols[n]) for n in cm.code_servers(view)}
+        return await build_binary(cm.workspace, cm.package, program, specs, Path(out))
+
+    try:
+        click.echo(str(asyncio.run(build())))
+    except SavedProgramError as exc:
+        _err(f"gocode: {exc}")
+        sys.exit(1)

@@ -1,0 +1,155 @@
+"""Saved programs: kept through save_go_program or `gocode save`, offered as tools on the next
+list, run with their input, and built into a binary that runs without gocode."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from gocode import Toolbox
+from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError, SavedStore, check_name
+from tests.conftest import ROOT, config_from, need
+
+GIT_SERVER = Path(sys.executable).parent / "mcp-server-git"
+
+LAST_COMMITS = """// Prints the subjects of a repository's last commits.
+type Input struct {
+	Repo  string `json:"repo" desc:"path of the git repository"`
+	Count int    `json:"count,omitempty"`
+}
+out := must(gitLog(ctx, GitLogInput{RepoPath: in.Repo, MaxCount: ptr(max(in.Count, 1))}))
+for _, line := range strings.Split(out, "\\n") {
+	if m, ok := strings.CutPrefix(strings.TrimSpace(line), "Message: "); ok {
+		fmt.Println(m)
+	}
+}
+"""
+
+
+def git_config():
+    return config_from(
+        {"git": {"command": need(GIT_SERVER)}}, defaults={"codeMode": {"savedPrograms": True, "sandbox": "off"}}
+    )
+
+
+def subjects(n: int) -> str:
+    return subprocess.run(
+        ["git", "log", f"-{n}", "--format=%s"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("GOCODE_STATE_DIR", str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.go
+def test_saved_program_is_offered_on_the_next_list_and_runs(workspace, state):
+    async def go() -> None:
+        changed = []
+        async with Toolbox(git_config(), workspace=workspace, prewarm=False) as box:
+
+            async def listener() -> None:
+                changed.append(True)
+
+            box.on_tools_changed(listener)
+            assert SAVE_TOOL_NAME in [t.name for t in box.tools()]
+            r = await box.call(SAVE_TOOL_NAME, {"name": "last_commits", "code": LAST_COMMITS})
+            assert not r.is_error, r.text
+            assert changed == [True]
+            tool = next(t for t in box.tools() if t.name == "last_commits")
+            assert tool.description == "Prints the subjects of a repository's last commits."
+            assert tool.input_schema == {
+                "type": "object",
+                "properties": {
+                    "repo": {"type": "string", "description": "path of the git repository"},
+                    "count": {"type": "integer"},
+                },
+                "required": ["repo"],
+                "additionalProperties": False,
+            }
+            r = await box.call("last_commits", {"repo": str(ROOT), "count": 2})
+            assert not r.is_error and r.text == subjects(2), r.text
+
+            # Bad input: each a clear error, and the saved program is left as it was.
+            for args, expect in [
+                ({"name": "git_log", "code": LAST_COMMITS}, "the name 'git_log' is taken by a tool"),
+                ({"name": "last_commits", "code": LAST_COMMITS}, "exists; pass replace"),
+                ({"name": "no_input", "code": 'fmt.Println("x")'}, "declares its input as `type Input struct"),
+                ({"name": "Bad-Name", "code": LAST_COMMITS}, "bad saved program name"),
+                ({"name": "broken", "code": "type Input struct{}\nundefinedThing()"}, "undefined: undefinedThing"),
+                ({"name": "x", "code": 1}, "needs string arguments"),
+            ]:
+                r = await box.call(SAVE_TOOL_NAME, args)
+                assert r.is_error and expect in r.text, r.text
+            r = await box.call("last_commits", {"repo": str(ROOT), "bogus": 1})
+            assert r.is_error and 'unknown field "bogus"' in r.text, r.text
+        assert SavedStore().load("last_commits").source == LAST_COMMITS
+        assert SavedStore().names() == ["last_commits"]
+
+        # The next session (a later turn, a restarted server) offers it from the start.
+        async with Toolbox(git_config(), workspace=workspace, prewarm=False) as box:
+            assert "last_commits" in [t.name for t in box.tools()]
+            r = await box.call(SAVE_TOOL_NAME, {"name": "last_commits", "code": LAST_COMMITS, "replace": True})
+            assert not r.is_error, r.text
+
+    anyio.run(go)
+
+
+@pytest.mark.go
+def test_built_binary_runs_standalone(workspace, state, tmp_path):
+    cfg = tmp_path / "gocode.json"
+    # A secret the config takes from the environment must not be written into the binary.
+    secret = f"s3cret-{os.getpid()}-{tmp_path.name}"
+    server = {"command": need(GIT_SERVER), "env": {"GIT_SECRET_FOR_TEST": "${SAVED_TEST_SECRET}"}}
+    cfg.write_text(json.dumps({"mcpServers": {"git": server}}))
+    src = tmp_path / "last.go"
+    src.write_text(LAST_COMMITS)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SAVED_TEST_SECRET": secret}
+    gocode = [sys.executable, "-m", "gocode.cli"]
+    save = subprocess.run([*gocode, "save", "-c", str(cfg), "last_commits", str(src)], env=env, capture_output=True)
+    assert save.returncode == 0, save.stderr
+    again = subprocess.run([*gocode, "save", "-c", str(cfg), "last_commits", str(src)], env=env, capture_output=True)
+    assert again.returncode == 1 and b"exists; pass replace (--force)" in again.stderr
+    out = tmp_path / "last_commits"
+    built = subprocess.run(
+        [*gocode, "build", "-c", str(cfg), "last_commits", "-o", str(out)], env=env, capture_output=True
+    )
+    assert built.returncode == 0, built.stderr
+    assert secret.encode() not in out.read_bytes()
+    assert b"${SAVED_TEST_SECRET}" in out.read_bytes()
+    # Outside gocode: no GOCODE_SERVERS, no Python path, another directory.
+    run = subprocess.run(
+        [str(out), json.dumps({"repo": str(ROOT), "count": 3})],
+        env={"PATH": "/usr/bin:/bin", "SAVED_TEST_SECRET": "x"}, cwd="/", capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0 and run.stdout == subjects(3), run.stderr
+    unset = subprocess.run([str(out), "{}"], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+    assert unset.returncode == 2 and "SAVED_TEST_SECRET is not set" in unset.stderr
+    bad = subprocess.run([str(out), "{"], env={}, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "bad input" in bad.stderr
+
+
+@pytest.mark.fast
+def test_store_refuses_overwrite_and_bad_names(tmp_path):
+    store = SavedStore(tmp_path)
+    one = SavedProgram("p", "first", {"type": "object"}, "type Input struct{}\n")
+    store.store(one)
+    with pytest.raises(SavedProgramError, match="exists"):
+        store.store(SavedProgram("p", "second", {}, "x"))
+    assert store.load("p") == one
+    store.store(SavedProgram("p", "second", {}, "y"), replace=True)
+    assert store.load("p").source == "y"
+    assert [p.name for p in tmp_path.iterdir()] == ["p"]  # no temporary left behind
+    with pytest.raises(SavedProgramError, match="no saved program 'q'"):
+        store.load("q")
+    for bad in ["", "Up", "../x", "a" * 65, "1a"]:
+        with pytest.raises(SavedProgramError, match="bad saved program name"):
+            check_name(bad, set())
