@@ -28,7 +28,7 @@ from gocode.compile.workspace import BuildResult, Progress, Workspace
 from gocode.config import CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError
 from gocode.mcp.cache import ListingCache
-from gocode.mcp.discovery import DiscoveryResult, discover
+from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.diagnostics import parse_diagnostics
 from gocode.program.modelcode import split_code
@@ -196,7 +196,12 @@ class CodeMode:
     async def refresh(self) -> None:
         """(Re)discover every server. One that fails is left out and named in :attr:`warnings`
         (its error in ``discovery.failures``); the others are used."""
-        result = await discover(self.config)
+        from gocode.mcp.discovery import discover  # the MCP SDK: not needed to show kept listings
+
+        self.adopt(await discover(self.config))
+
+    def adopt(self, result: DiscoveryResult) -> None:
+        """Take a discovery's tools (from the servers or kept listings, :mod:`gocode.mcp.browse`)."""
         self.discovery = result
         self.use(result.servers, {name: exc.brief for name, exc in result.failures.items()})
 

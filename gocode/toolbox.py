@@ -398,7 +398,7 @@ class Toolbox:
             await self.code_mode.prewarm(self._progress)
             if SEARCH_TOOL_NAME in self._routes or self.pooled:
                 # Embedding a large tool set's descriptions takes seconds the first time: not on a call.
-                await anyio.to_thread.run_sync(self.code_mode.search_index)
+                await anyio.to_thread.run_sync(lambda: self.code_mode.search_index().load_models())
             self._warmed, self._warm_error = True, None
             if self.pooled and not self.code_mode.sandbox_resolved:
                 await self.code_mode.resolve_sandbox()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -187,3 +188,10 @@ def test_warmup_and_demo():
     assert r.returncode == 0, r.stderr
     assert "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in r.stdout
     assert "City: Paris\nWeather: 65.3°F, sunny" in r.stdout
+    assert "discovery " in r.stdout and "total with discovery" not in r.stdout
+    # The example uses no name the model's view does not show (the model has nothing else).
+    doc = json.loads(gocode("demo", "--json").stdout)
+    code = re.sub(r'"(?:\\.|[^"\\])*"', '""', doc["code"])  # identifiers only, not string contents
+    used = set(re.findall(r"(?<![.\w])([A-Za-z]\w*)", code))
+    used -= {"city", "err", "ctx", "nil", "return", "weather", "if", "fmt"}
+    assert used <= set(re.findall(r"\w+", doc["declarations"])), used

@@ -523,3 +523,23 @@ def test_a_result_without_the_structured_content_its_schema_promises_still_reach
             assert [c.error for c in r.tool_calls] == [None, None] and box.code_mode.unavailable == {}
 
     anyio.run(go)
+
+
+@pytest.mark.fast
+def test_list_search_describe_answer_from_kept_listings_without_starting_servers(tmp_path):
+    """A kept listing younger than the limit is used as is (the command is never started: it
+    does not exist, and a fast test may start no process); ttlMs 0 keeps nothing."""
+    from gocode.mcp.browse import browse
+    from gocode.mcp.cache import RecentListings
+
+    recent = RecentListings(tmp_path)
+    config = config_from({"s": {"command": str(tmp_path / "no-such-server")}})
+    server = config.mcp_servers["s"]
+    listing = Listing(tools=[{"name": "ping", "inputSchema": {"type": "object"}}])
+    recent.save("s", server, listing, "2025-11-25", "wild 1.0")
+    said: list[str] = []
+    got = asyncio.run(browse(config, recent=recent, max_age=60, progress=said.append))
+    assert [t.name for s in got.servers for t in s.tools] == ["ping"] and not got.failures
+    assert "s" in got.from_cache and "as listed up to" in said[0] and "--refresh" in said[0]
+    recent.save("s", server, Listing(tools=listing.tools, ttl_ms=0), "2025-11-25", "")
+    assert recent.load("s", server) is None

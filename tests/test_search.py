@@ -91,6 +91,62 @@ def test_lookup_of_a_name_on_two_servers_gives_both_and_server_prefix_picks_one(
     assert index.lookup("get_current_timezone") == []
 
 
+def test_a_name_like_no_tool_still_gets_suggestions():
+    index, _ = small()
+    assert index.suggest("getCurentTime") == ["getCurrentTime"]
+    # Nothing spelled or meant alike in a handful of tools: every one of them is named.
+    assert sorted(index.suggest("nosuch")) == sorted(e.function for e in index.entries)
+
+
+def test_a_query_naming_a_product_ranks_its_server_first():
+    """Two servers with the same kind of tool: the one the query names (by its server name, its
+    tools' prefix, or the product its descriptions name) comes first."""
+    tools = []
+    for server, product in (("alpha", "Pagebell"), ("bravo", "Hookline"), ("charlie", "Stackwatch")):
+        tools += [
+            ToolInfo(server, "list_incidents", f"List the open incidents of your {product} account."),
+            ToolInfo(server, "get_incident", f"Get one {product} incident by id."),
+            ToolInfo(server, f"{server}_ack_incident", f"Acknowledge a {product} incident."),
+        ]
+    ts = ToolSet(tuple(ServerTools(s, tuple(t for t in tools if t.server == s)) for s in ("alpha", "bravo", "charlie")))
+    index = SearchIndex.build(ts, build_package(ts))
+    for query, server in [
+        ("list the open incidents in Hookline", "bravo"),
+        ("show incidents according to charlie", "charlie"),
+        ("open incidents on my stackwatch account", "charlie"),
+        ("list incidents in Pagebell", "alpha"),
+    ]:
+        assert index.search(query, 3)[0].server == server, (query, qualified(index.search(query, 3)))
+    assert index.search("list the open incidents", 3)[0].tool == "list_incidents"  # none named: all alike
+
+
+def test_an_answer_shows_the_best_in_full_and_the_next_in_a_line_each():
+    index, _ = corpus()
+    got = answer(index, {"query": "list the open pull requests of a repository"})
+    assert 1 <= len(got.found) <= 3 and len(got.found) + len(got.more) == 10
+    text = answer_text(index_package(), got)
+    assert text.count("\nfunc ") == len(got.found)
+    lines = [line for line in text.splitlines() if line.startswith("// ") and ": " in line and " — " in line]
+    assert [line.split(":")[0][3:] for line in lines[-len(got.more) :]] == [e.server for e in got.more]
+    assert f"// {got.more[0].server}: {got.more[0].function} — " in text
+
+
+def test_a_query_nothing_fits_says_so_and_lists_the_nearest():
+    index, _ = corpus()
+    got = answer(index, {"query": "plan a surprise birthday party for my grandmother"})
+    assert got.notes == ("no tool fits 'plan a surprise birthday party for my grandmother'; the nearest are listed",)
+    assert not got.found and got.more
+    assert "// Nearest (" in answer_text(index_package(), got)
+    assert answer(index, {"query": "list open pull requests"}).notes == ()
+
+
+@functools.cache
+def index_package():
+    from tests.corpus_data import CORPUS, load
+
+    return build_package(ToolSet(tuple(s for p in sorted(CORPUS.glob("real/*.json")) for s in load(p).servers)))
+
+
 def test_suggestions_for_a_misspelled_name():
     index, _ = small()
     assert index.suggest("getCurentTime")[0] == "getCurrentTime"
@@ -170,7 +226,7 @@ def test_the_query_set_names_real_tools():
     known = {e.qualified for e in index.entries}
     items = bench.queries()
     assert len(items) >= 150
-    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", "fresh1", "fresh2", "fresh3", "fresh4"}
+    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", *(f"fresh{n}" for n in range(1, 6))}
     for q in items:
         assert q["tools"] and set(q["tools"]) <= known, q
 
@@ -220,7 +276,7 @@ def test_the_bench_script_prints_its_figures():
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
-    assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", *(f"fresh{n}" for n in range(1, 5)), "fresh", "all"}
+    assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", *(f"fresh{n}" for n in range(1, 6)), "fresh", "all"}
     assert doc["ranker"] == "bm25+bge-small-en-v1.5-q+all-minilm-l6-v2-q"
     assert doc["sets"]["all"]["queries"] >= 150 and doc["tools"] > 1000 and doc["servers"] == 47
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 
 import click
 
@@ -41,10 +40,9 @@ def demo(as_json: bool, sandbox: str) -> None:
     """Run CPE's weather example against the bundled demo server through execute_go_code."""
     from gocode.demo.runner import DEMO_CODE, run_demo
 
-    start = time.monotonic()
-    result, declarations = asyncio.run(run_demo(sandbox, _progress))
+    result, declarations, times = asyncio.run(run_demo(sandbox, _progress))
     if as_json:
-        click.echo(json.dumps({**result.as_json(), "code": DEMO_CODE, "declarations": declarations}))
+        click.echo(json.dumps({**result.as_json(), "code": DEMO_CODE, "declarations": declarations, **times}))
     else:
         rule = "-" * 60
         click.echo(f"{rule}\nGo declarations the model sees (execute_go_code's description):\n{rule}")
@@ -54,8 +52,11 @@ def demo(as_json: bool, sandbox: str) -> None:
         click.echo(result.output if result.ok else result.error_text())
         tier = (result.sandbox or {}).get("tier")
         boxed = f"; sandbox tier {tier}" if tier else "; not sandboxed"
+        setup = times["workspaceSetupMs"]
         click.echo(
-            f"({result.phase}; build {result.build_ms:.0f} ms, run {result.run_ms:.0f} ms, "
-            f"total with discovery {1000 * (time.monotonic() - start):.0f} ms{boxed})"
+            f"({result.phase}; discovery {times['discoveryMs']:.0f} ms, build {result.build_ms:.0f} ms, "
+            f"run {result.run_ms:.0f} ms, call {times['callMs']:.0f} ms"
+            + (f"; first-run workspace set-up {setup / 1000:.0f} s, once per machine" if setup >= 1000 else "")
+            + f"{boxed})"
         )
     sys.exit(0 if result.ok else 1)

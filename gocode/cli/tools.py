@@ -10,27 +10,36 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gocode.cli.app import _err, config_option, handle_errors, main, model_option
+from gocode.cli.app import _err, _progress, config_option, handle_errors, main, model_option
 from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:
     from gocode.codemode import CodeMode
 
 
+refresh_option = click.option(
+    "--refresh",
+    is_flag=True,
+    help="Start the servers to list their tools, instead of the listings kept from the last "
+    "time (kept a day, $GOCODE_LIST_MAX_AGE seconds).",
+)
+
+
 @main.command("list")
 @config_option
 @model_option
+@refresh_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @handle_errors
-def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
+def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json: bool) -> None:
     """List each server's tools, and which are in code mode for a model."""
     from gocode.codemode import code_mode_on, split_tools
     from gocode.config import load_config
-    from gocode.mcp.discovery import discover
+    from gocode.mcp.browse import browse
 
     config = load_config(config_path)
     settings = config.code_mode_for(model)
-    result = asyncio.run(discover(config))
+    result = asyncio.run(browse(config, refresh=refresh, progress=_progress))
     enabled = code_mode_on(settings, result.servers)  # auto: decided as serve decides it
     view = split_tools(result.servers, set(settings.excluded_tools), enabled)
     for w in view.warnings:
@@ -118,12 +127,13 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
         )
 
 
-def _code_mode(config_path: str | None, model: str | None) -> CodeMode:
+def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> CodeMode:
     from gocode.codemode import CodeMode
     from gocode.config import load_config
+    from gocode.mcp.browse import browse
 
     cm = CodeMode(load_config(config_path), model)
-    asyncio.run(cm.refresh())
+    cm.adopt(asyncio.run(browse(cm.config, refresh=refresh, progress=_progress)))
     if not cm.view.code_tools.tools():
         _err("gocode: warning: no tool is in code mode for this model (codeMode.enabled, excludedTools)")
     return cm
@@ -132,6 +142,7 @@ def _code_mode(config_path: str | None, model: str | None) -> CodeMode:
 @main.command()
 @config_option
 @model_option
+@refresh_option
 @click.option(
     "--limit",
     type=click.IntRange(1, MAX_LIMIT),
@@ -142,14 +153,16 @@ def _code_mode(config_path: str | None, model: str | None) -> CodeMode:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list in rank order (with each declaration).")
 @click.argument("query", nargs=-1, required=True)
 @handle_errors
-def search(config_path: str | None, model: str | None, limit: int, as_json: bool, query: tuple[str, ...]) -> None:
+def search(
+    config_path: str | None, model: str | None, refresh: bool, limit: int, as_json: bool, query: tuple[str, ...]
+) -> None:
     """Find the tools for a task, best first, as search_go_tools ranks them (exit 1: none matched)."""
     from gocode.view import search as search_mod
 
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty: say what you want to do, e.g. `gocode search list pull requests`")
-    cm = _code_mode(config_path, model)
+    cm = _code_mode(config_path, model, refresh)
     found = cm.search_index().search(text, limit)
     if as_json:
         click.echo(
@@ -168,16 +181,17 @@ def search(config_path: str | None, model: str | None, limit: int, as_json: bool
 @main.command()
 @config_option
 @model_option
+@refresh_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per tool found.")
 @click.argument("names", nargs=-1, required=True)
 @handle_errors
-def describe(config_path: str | None, model: str | None, as_json: bool, names: tuple[str, ...]) -> None:
+def describe(config_path: str | None, model: str | None, refresh: bool, as_json: bool, names: tuple[str, ...]) -> None:
     """Print the Go declarations of tools named as a model would (get_current_time, getCurrentTime,
     time.get_current_time); exit 1 when a name matches no tool."""
     from gocode.view import search as search_mod
     from gocode.view.modelview import render_funcs
 
-    cm = _code_mode(config_path, model)
+    cm = _code_mode(config_path, model, refresh)
     index = cm.search_index()
     found: dict[str, search_mod.ToolEntry] = {}
     missing = []

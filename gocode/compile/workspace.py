@@ -242,14 +242,12 @@ class Workspace:
             self._run_go(
                 ["mod", "download", "github.com/modelcontextprotocol/go-sdk"], offline=False, what="downloading modules"
             )
-            say("[2/3] compiling the Go SDK and the standard library (first time: a minute or two) …")
+            say("[2/3] compiling the Go SDK and the standard library (first time: about two minutes on 2 cores) …")
             self._run_go(
                 ["build", *BUILD_FLAGS, "-o", str(seed / "prog"), "./seed"], offline=False, what="pre-building"
             )
             (seed / "prog").unlink(missing_ok=True)
-            say(
-                "[3/3] compiling the rest of the standard library, for direct builds (first time: about half a minute) …"
-            )
+            say("[3/3] compiling the rest of the standard library, for direct builds …")
             self._run_go(
                 ["list", "-export", "-deps", "-f", "{{.ImportPath}}", "std"], offline=True, what="pre-building std"
             )

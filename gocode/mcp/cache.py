@@ -39,6 +39,7 @@ class CachedListing:
     protocol_version: str
     server_info: str
     expires: float  # time.time()
+    listed: float = 0.0  # time.time(), kept by RecentListings
 
 
 class ListingCache:
@@ -97,7 +98,10 @@ class ListingCache:
             "tools": listing.tools,
             "warnings": listing.warnings,
         }
-        path = self._path(name, server)
+        self._write(self._path(name, server), doc)
+
+    @staticmethod
+    def _write(path: Path, doc: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # a cache that cannot be written costs a listing, nothing more
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
@@ -113,3 +117,44 @@ class ListingCache:
     def drop(self, name: str, server: ServerConfig) -> None:
         with contextlib.suppress(OSError):
             self._path(name, server).unlink()
+
+
+DEFAULT_RECENT_AGE_S = 24 * 3600
+
+
+class RecentListings(ListingCache):
+    """The last listing of each server, whatever its ``ttlMs``, for commands that only show
+    tools (``gocode list``, ``search``, ``describe``): they answer from here without starting
+    servers while an entry is younger than their ``max_age``, and say how old it is. A server
+    that sent ``ttlMs: 0`` asked not to be kept, and is not. Under ``<gocode cache>/recent-tool-lists/``."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        if root is None:
+            from gocode.paths import cache_dir
+
+            root = cache_dir() / "recent-tool-lists"
+        super().__init__(root)
+
+    def load(self, name: str, server: ServerConfig, now: float | None = None) -> CachedListing | None:
+        """The last listing of this server (``listed``: when), however old."""
+        try:
+            doc = json.loads(self._path(name, server).read_text(encoding="utf-8"))
+            listing = Listing(tools=list(doc["tools"]), warnings=list(doc["warnings"]), ttl_ms=doc.get("ttlMs"))
+            version, info = str(doc["protocolVersion"]), str(doc["serverInfo"])
+            return CachedListing(listing, version, info, expires=0.0, listed=float(doc["listed"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def save(self, name: str, server: ServerConfig, listing: Listing, protocol_version: str, server_info: str) -> None:
+        if listing.ttl_ms == 0:
+            self.drop(name, server)
+            return
+        doc: dict[str, Any] = {
+            "listed": time.time(),
+            "ttlMs": listing.ttl_ms,
+            "protocolVersion": protocol_version,
+            "serverInfo": server_info,
+            "tools": listing.tools,
+            "warnings": listing.warnings,
+        }
+        self._write(self._path(name, server), doc)

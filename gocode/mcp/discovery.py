@@ -21,7 +21,6 @@ import math
 import os
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field
 from typing import IO, Any
 
 import anyio
@@ -38,24 +37,12 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError
-from gocode.mcp.listing import Listing, list_tools
+from gocode.mcp.cache import RecentListings
+from gocode.mcp.listing import DiscoveryResult, Listing, list_tools, server_tools
 from gocode.mcp.stdio import exit_status, tolerant_stdio_client
-from gocode.toolset import LEGACY_PROTOCOL, MODERN_PROTOCOL, ServerTools, ToolInfo
+from gocode.toolset import LEGACY_PROTOCOL, MODERN_PROTOCOL, ServerTools
 
 STDERR_TAIL = 2000
-
-
-@dataclass
-class DiscoveryResult:
-    """Tools per server that answered, and an error per server that did not."""
-
-    servers: list[ServerTools] = field(default_factory=list)
-    failures: dict[str, DiscoveryError] = field(default_factory=dict)
-
-    def raise_for_failures(self) -> None:
-        if self.failures:
-            msgs = [str(e) for _, e in sorted(self.failures.items())]
-            raise DiscoveryError("\n\n".join(msgs), server=next(iter(sorted(self.failures))))
 
 
 def server_env(server: ServerConfig) -> dict[str, str]:
@@ -201,18 +188,6 @@ async def list_all_tools(client: Client) -> Listing:
     return await list_tools(client)
 
 
-def _tool_info(server: str, raw: dict[str, Any]) -> ToolInfo:
-    return ToolInfo(
-        server=server,
-        name=str(raw.get("name", "")),
-        description=str(raw.get("description") or ""),
-        input_schema=raw.get("inputSchema") if isinstance(raw.get("inputSchema"), dict) else {},
-        output_schema=raw.get("outputSchema") if isinstance(raw.get("outputSchema"), dict) else None,
-        title=raw.get("title") if isinstance(raw.get("title"), str) else None,
-        definition=raw,
-    )
-
-
 def _transient(exc: BaseException) -> bool:
     for e in leaves(exc):
         if isinstance(e, FileNotFoundError | PermissionError | NotADirectoryError):
@@ -246,24 +221,19 @@ def _reason(exc: BaseException) -> str:
     return "; ".join(dict.fromkeys(msgs)) or type(exc).__name__
 
 
-async def _discover_once(name: str, server: ServerConfig, errlog: IO[str] | None) -> ServerTools:
+async def _discover_once(
+    name: str, server: ServerConfig, errlog: IO[str] | None, recent: RecentListings | None = None
+) -> ServerTools:
     async with connect(name, server, errlog, read_timeout=server.timeout) as (client, version):
         with anyio.fail_after(server.timeout):
             raw = await list_all_tools(client)
-        return server_tools(name, server, raw, version, client.server_info)
+        tools = server_tools(name, server, raw, version, client.server_info)
+        if recent is not None:
+            recent.save(name, server, raw, version, tools.server_info)
+        return tools
 
 
-def server_tools(name: str, server: ServerConfig, listing: Listing, version: str, info: Any) -> ServerTools:
-    """A server's listing as :class:`ServerTools`, after the server's own tool filter.
-
-    ``info`` is the server's ``Implementation`` (or the label made from it, for a cached listing).
-    """
-    tools = tuple(_tool_info(name, t) for t in listing.tools if server.allows(str(t.get("name", ""))))
-    label = info if isinstance(info, str) else f"{info.name} {info.version}" if info is not None else ""
-    return ServerTools(name, tools, version, label, tuple(listing.warnings))
-
-
-async def discover_server(name: str, server: ServerConfig) -> ServerTools:
+async def discover_server(name: str, server: ServerConfig, recent: RecentListings | None = None) -> ServerTools:
     """Tools of one server; raises :class:`DiscoveryError` naming the server, command and stderr."""
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
@@ -274,7 +244,7 @@ async def discover_server(name: str, server: ServerConfig) -> ServerTools:
                 reraise=True,
             ):
                 with attempt:
-                    return await _discover_once(name, server, errlog if server.type == "stdio" else None)
+                    return await _discover_once(name, server, errlog if server.type == "stdio" else None, recent)
         except DiscoveryError:
             raise
         except (Exception, BaseExceptionGroup) as exc:
@@ -305,14 +275,21 @@ def _is_timeout(exc: BaseException) -> bool:
     return any(isinstance(e, TimeoutError) for e in leaves(exc))
 
 
-async def discover(config: Config, servers: Iterable[str] | None = None) -> DiscoveryResult:
-    """Discover every configured server (or the named ones) concurrently."""
+async def discover(
+    config: Config,
+    servers: Iterable[str] | None = None,
+    *,
+    recent: RecentListings | None = None,
+) -> DiscoveryResult:
+    """Discover every configured server (or the named ones) concurrently; with ``recent``, keep
+    each listing there (for :func:`gocode.mcp.browse.browse`)."""
     names = sorted(config.mcp_servers if servers is None else servers)
     result = DiscoveryResult()
 
     async def one(name: str) -> None:
+        server = config.mcp_servers[name]
         try:
-            result.servers.append(await discover_server(name, config.mcp_servers[name]))
+            result.servers.append(await discover_server(name, server, recent))
         except DiscoveryError as exc:
             result.failures[name] = exc
 

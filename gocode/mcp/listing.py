@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-from mcp import Client
 from pydantic import ValidationError
 
+from gocode.config import ServerConfig
 from gocode.errors import DiscoveryError
+from gocode.toolset import ServerTools, ToolInfo
+
+if TYPE_CHECKING:  # the SDK is imported where a session is used: showing cached tools needs none
+    from mcp import Client
 
 MAX_PAGES = 1000
 
@@ -84,6 +87,8 @@ async def _raw_list(client: Client, cursor: str | None) -> dict[str, Any]:
 
 
 def absorb(client: Client, tools: list[dict[str, Any]]) -> None:
+    import mcp_types as types
+
     """Tell the SDK session about the tools, as its own listing would have (the output schemas
     it checks results against), so calling a tool never makes it list them again."""
     models = []
@@ -128,6 +133,8 @@ def vet_tools(raw: list[Any]) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def _vet_tool(item: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    import mcp_types as types
+
     tool = dict(item)
     notes: list[str] = []
     schema = tool.get("inputSchema")
@@ -174,3 +181,40 @@ def _short(value: Any, limit: int = 60) -> str:
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _tool_info(server: str, raw: dict[str, Any]) -> ToolInfo:
+    return ToolInfo(
+        server=server,
+        name=str(raw.get("name", "")),
+        description=str(raw.get("description") or ""),
+        input_schema=raw.get("inputSchema") if isinstance(raw.get("inputSchema"), dict) else {},
+        output_schema=raw.get("outputSchema") if isinstance(raw.get("outputSchema"), dict) else None,
+        title=raw.get("title") if isinstance(raw.get("title"), str) else None,
+        definition=raw,
+    )
+
+
+def server_tools(name: str, server: ServerConfig, listing: Listing, version: str, info: Any) -> ServerTools:
+    """A server's listing as :class:`ServerTools`, after the server's own tool filter.
+
+    ``info`` is the server's ``Implementation`` (or the label made from it, for a cached listing).
+    """
+    tools = tuple(_tool_info(name, t) for t in listing.tools if server.allows(str(t.get("name", ""))))
+    label = info if isinstance(info, str) else f"{info.name} {info.version}" if info is not None else ""
+    return ServerTools(name, tools, version, label, tuple(listing.warnings))
+
+
+@dataclass
+class DiscoveryResult:
+    """Tools per server that answered, and an error per server that did not."""
+
+    servers: list[ServerTools] = field(default_factory=list)
+    failures: dict[str, DiscoveryError] = field(default_factory=dict)
+    # Servers whose tools came from RecentListings instead of the server: when each was listed.
+    from_cache: dict[str, float] = field(default_factory=dict)
+
+    def raise_for_failures(self) -> None:
+        if self.failures:
+            msgs = [str(e) for _, e in sorted(self.failures.items())]
+            raise DiscoveryError("\n\n".join(msgs), server=next(iter(sorted(self.failures))))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -147,13 +148,35 @@ _LEXICAL_SHARE = 0.35
 # the best: on the fresh query sets it returns 3.9 tools instead of 5 (each a full declaration
 # the model reads) and finds the intended one in 84.1% of answers instead of 85.1%.
 _ANSWER_WITHIN = 0.5
+# A search_go_tools answer without an explicit limit: at most this many full declarations, then
+# one line each (server, function, first sentence) up to _ANSWER_TOTAL tools, so the intended
+# tool is in the answer without a second search while the answer stays short.
+_ANSWER_FULL = 3
+_NAME_ALL = 6  # a tool set this small is named whole when a name matches none of it
+_ANSWER_TOTAL = 10
+_LINE_CHARS = 110
 _MEANING_DESC_CHARS = 400
+# A query that names a server, its product or vendor ("… in PagerDuty", "according to Sentry")
+# means that server's tools: they get this much more fused score (on its 0–1 scale), enough to
+# rank them first unless the query is about something else entirely. Chosen on the query sets
+# written before fresh5 (docs/search.md).
+_NAMED_BONUS = 0.3
+# A word names a server when it is in the server's name, starts several of its tool names
+# (jira_…, ChEMBL_…) or is capitalised mid-sentence in several of its descriptions (Loki, Jira),
+# and at most this many other servers mention it at all (so "time", "memory" or "fetch",
+# common words, never do).
+_NAME_OTHER_SERVERS = 2
+_NAME_MIN_TOOLS = 2
+# Words a request uses for other things than naming a server, whatever servers are called
+# ("unstage everything I added" is not about server-everything): stop words and indefinite pronouns.
+_NOT_NAMES = frozenset(_STOP_WORDS) | {"everything", "anything", "something", "nothing", "everyone", "anyone"}
 _COVERAGE_POWER = 0.5
 _TOKENIZER = "gocode_en"
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PLURAL_INITIALISM = re.compile(r"[A-Z]{2,}s")
 # Words of an ASCII identifier at case changes, as names.words splits them (getHTTPResponse →
 # get HTTP Response), by one regex: indexing a thousand tools calls it a hundred thousand times.
+_LOWER_WORD = re.compile(r"(?<![\w.])[a-z][a-z0-9]*(?![\w])")
 _CASE_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])|[A-Z0-9]+")
 
 
@@ -279,6 +302,69 @@ def _meaning_text(e: ToolEntry) -> str:
     return f"{' '.join(words(e.tool))} ({e.server}): {e.description[:_MEANING_DESC_CHARS]} Parameters: {params}"
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """A query's best tools with their scores (best first), and whether any of them fits it."""
+
+    scored: tuple[tuple[ToolEntry, float], ...]
+    fits: bool
+
+    @property
+    def tools(self) -> list[ToolEntry]:
+        return [e for e, _ in self.scored]
+
+
+# A product or vendor name in running text: capitalised after a lower-case word (not at the start
+# of a sentence), with a lower-case letter in it (GitHub, ChEMBL; not an acronym such as CSV).
+_PROPER = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
+
+
+def _server_names(tools: list[ToolEntry]) -> dict[str, frozenset[int]]:
+    """Lower-case words that name a server (its name, its tools' shared prefix, the product and
+    vendor names its descriptions capitalise), each with the entries of the servers it names."""
+    by_server: dict[str, list[int]] = {}
+    for i, e in enumerate(tools):
+        by_server.setdefault(e.server, []).append(i)
+    mentions: dict[str, set[str]] = {}  # word → servers whose names or descriptions contain it
+    candidates: dict[str, set[str]] = {}  # server → words that may name it
+    own: dict[str, set[str]] = {}  # server → the words of its own name
+    for server, ids in by_server.items():
+        name_words = {w.lower() for w in _WORD.findall(server)} | {fold(server)}
+        for w in list(name_words):
+            name_words.update(x.lower() for x in _CASE_WORD.findall(w))
+        own[server] = name_words
+        prefixes: dict[str, int] = {}
+        proper: dict[str, int] = {}
+        plain: dict[str, int] = {}  # words written in lower case in running text
+        for i in ids:
+            e = tools[i]
+            head = re.split(r"[_\-.]", e.tool)[0]
+            first = head if head != e.tool else next(iter(_CASE_WORD.findall(e.tool)), "")
+            if first:
+                # A capitalised prefix (ChEMBL_, CTIS_) names a product however few tools share it.
+                weight = len(ids) if first != first.lower() else 1
+                prefixes[first.lower()] = prefixes.get(first.lower(), 0) + weight
+            text = f"{e.description} {e.info.title or ''}"
+            for w in _PROPER.findall(text):
+                proper[w.lower()] = proper.get(w.lower(), 0) + 1
+            for w in _LOWER_WORD.findall(text):
+                plain[w] = plain.get(w, 0) + 1
+            for w in {w.lower() for w in _WORD.findall(f"{e.tool} {text}")}:
+                mentions.setdefault(w, set()).add(server)
+        # A prefix most of a server's tools share (jira_…, browser_…), or a capitalised one.
+        picked = name_words | {w for w, n in prefixes.items() if n >= max(_NAME_MIN_TOOLS, 0.15 * len(ids))}
+        # A name is written capitalised, in several descriptions, and hardly ever in lower case.
+        picked |= {w for w, n in proper.items() if n >= _NAME_MIN_TOOLS and plain.get(w, 0) * 4 <= n}
+        candidates[server] = {w for w in picked if len(w) >= 3}
+    out: dict[str, set[int]] = {}
+    for server, picked in candidates.items():
+        for w in picked:
+            others = {s for s in mentions.get(w, ()) if s != server and w not in own[s]}
+            if len(others) <= _NAME_OTHER_SERVERS:
+                out.setdefault(w, set()).update(by_server[server])
+    return {w: frozenset(ids) for w, ids in out.items()}
+
+
 class SearchIndex:
     """BM25 over one tool set, in memory, fused with a ranking by meaning when the embedding
     model is installed (:mod:`gocode.view.semantic`). Immutable once built; safe to share
@@ -286,9 +372,11 @@ class SearchIndex:
 
     def __init__(self, tools: Iterable[ToolEntry], *, semantic: bool = True) -> None:
         self.entries = list(tools)
-        self._models = semantic_mod.embedders() if semantic and self.entries else []
-        texts = [_meaning_text(e) for e in self.entries] if self._models else []
-        self._vectors = [semantic_mod.document_vectors(m, texts) for m in self._models]
+        # The embedding models load on the first query (a second or more): a lookup by name,
+        # as `gocode describe` makes, never needs them.
+        self._semantic = semantic and bool(self.entries)
+        self._loaded: tuple[list[Any], list[Any]] | None = None
+        self._load_lock = threading.Lock()
         schema_builder = tantivy.SchemaBuilder()
         schema_builder.add_unsigned_field("id", stored=True, indexed=False)
         for name in _BOOSTS:
@@ -319,6 +407,7 @@ class SearchIndex:
         writer.wait_merging_threads()
         self._index.reload()
         self._searcher = self._index.searcher()
+        self._named = _server_names(self.entries)
         self._by_name: dict[str, list[int]] = {}
         for i, e in enumerate(self.entries):
             for key in {fold(e.tool), fold(e.function), fold(e.server) + "." + fold(e.tool)}:
@@ -334,18 +423,55 @@ class SearchIndex:
         """How queries are ranked: "bm25" and the embedding models in use, "+"-joined."""
         return "+".join(["bm25", *(m.spec.name for m in self._models)])
 
+    @property
+    def _models(self) -> list[Any]:
+        return self._embeddings()[0]
+
+    @property
+    def _vectors(self) -> list[Any]:
+        return self._embeddings()[1]
+
+    def load_models(self) -> None:
+        """Load the embedding models and embed the tools now (a server's warm-up), not on a query."""
+        self._embeddings()
+
+    def _embeddings(self) -> tuple[list[Any], list[Any]]:
+        """The embedding models in use and each one's tool vectors, loaded once."""
+        with self._load_lock:
+            if self._loaded is None:
+                models = semantic_mod.embedders() if self._semantic else []
+                texts = [_meaning_text(e) for e in self.entries] if models else []
+                self._loaded = (models, [semantic_mod.document_vectors(m, texts) for m in models])
+            return self._loaded
+
     def search(self, query: str, limit: int = DEFAULT_LIMIT, *, within: float = 0.0) -> list[ToolEntry]:
         """The tools best matching a free-text query, best first (none for a query without words);
         with ``within``, only those scoring at least that share of the best (by meaning too)."""
+        ranked = self.ranking(query, limit).scored
+        if ranked and within > 0:
+            ranked = [(e, score) for e, score in ranked if score >= within * ranked[0][1]]
+        return [e for e, _ in ranked]
+
+    def ranking(self, query: str, limit: int = DEFAULT_LIMIT) -> Ranking:
+        """The tools best matching a query with their scores, and whether any of them fits it:
+        a tool that shares at least half of the query's words, or that the embedding models find
+        similar enough (ModelSpec.floor). A query nothing fits still gets the nearest tools."""
         own, related = query_terms(query)
         if not own or not self.entries:
-            return []
+            return Ranking((), False)
         limit = max(1, min(limit, MAX_LIMIT))
         analysed = set(_analyzer().analyze(prepare(query)))  # the query's words, stop words dropped
-        lexical = self._bm25(analysed or set(own), own, related, limit)
+        base = analysed or set(own)
+        lexical = self._bm25(base, own, related, limit)
+        named = self.named(query)
+        covered = max((len(base & self._terms[i]) / len(base) for i, _ in lexical), default=0.0)
+        fits = covered >= 0.5
         if not self._models or not analysed:
             # Without a model, or for a query of stop words only (nothing to mean).
-            return [self.entries[i] for i, _ in lexical[:limit]]
+            best = (lexical[0][1] if lexical else 0.0) or 1.0
+            scores = {i: s / best + (_NAMED_BONUS if i in named else 0.0) for i, s in lexical}
+            top = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
+            return Ranking(tuple((self.entries[i], scores[i]) for i in top), fits)
         # A convex combination of the two scores, each scaled to its own query: BM25 by its best
         # hit, similarity over the band of the 50 most similar tools (0 below it). Unlike fusing
         # ranks, it keeps how far ahead a hit is: a tool naming the request's rare words outranks
@@ -361,12 +487,21 @@ class SearchIndex:
             # No tool shares a word with the query: a paraphrase, or nonsense ("zzzqqq",
             # "banana"). Only tools the models find similar enough count (ModelSpec.floor).
             candidates = {int(i) for i in (margin >= 0).nonzero()[0]}
-        for i in candidates:
+        for i in candidates | named:
             fused[i] = fused.get(i, 0.0) + (1 - _LEXICAL_SHARE) * float(meaning[i])
+        for i in named:
+            fused[i] += _NAMED_BONUS
         ranked = sorted(fused, key=lambda i: (-fused[i], i))[:limit]
-        if ranked and within > 0:
-            ranked = [i for i in ranked if fused[i] >= within * fused[ranked[0]]]
-        return [self.entries[i] for i in ranked]
+        fits = fits or bool((margin >= 0).any())
+        return Ranking(tuple((self.entries[i], fused[i]) for i in ranked), fits)
+
+    def named(self, query: str) -> frozenset[int]:
+        """The entries of the servers a query names (by server, product or vendor name)."""
+        raw = [w.lower() for w in _WORD.findall(query) if w.lower() not in _NOT_NAMES]
+        out: set[int] = set()
+        for w in raw + [a + b for a, b in itertools.pairwise(raw)]:
+            out |= self._named.get(w, frozenset())
+        return frozenset(out)
 
     def _meaning(self, query: str) -> tuple[Any, Any]:
         """Per tool: the models' mean similarity to the query, scaled to [0, 1] over the band of
@@ -426,7 +561,11 @@ class SearchIndex:
         out = list(dict.fromkeys(by_fold[c] for c in close))
         if not out:  # nothing spelled alike: the name's words may still say what it is for
             out = [e.function for e in self.search(name, n)]
-        return out[:n]
+        if not out:  # nor by meaning: the nearest spellings, as a compiler's "did you mean" would
+            out = [by_fold[c] for c in difflib.get_close_matches(fold(name), list(by_fold), n=n, cutoff=0.4)]
+        if not out and len(self.entries) <= _NAME_ALL:  # a handful of tools: name them all
+            return [e.function for e in self.entries]
+        return list(dict.fromkeys(out))[:n]
 
 
 # --- the search_go_tools tool ---------------------------------------------------------------------
@@ -434,17 +573,17 @@ class SearchIndex:
 SEARCH_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "query": {"type": "string", "description": "What you want to do, in a few words: the best-matching tools."},
+        "query": {"type": "string", "description": "What you want to do, in a few words."},
         "names": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "Tool or function names (get_current_time, getCurrentTime, server.tool): those tools.",
+            "description": "Tool or function names (get_current_time, getCurrentTime, server.tool).",
         },
         "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": MAX_LIMIT,
-            "description": f"How many matches for the query (default {DEFAULT_LIMIT}).",
+            "description": f"Matches to show in full (default: the best few, then a line each up to {_ANSWER_TOTAL}).",
         },
     },
     "additionalProperties": False,
@@ -456,9 +595,8 @@ def search_tool_definition() -> dict[str, Any]:
     return {
         "name": SEARCH_TOOL_NAME,
         "description": (
-            "Find the Go functions for the tools execute_go_code can call, with their full declarations "
-            "(types, fields, doc comments). Give a `query` (what you want to do) for the best matches in rank "
-            "order, or `names` for those tools."
+            "Find the Go functions execute_go_code can call, with their declarations: a `query` (what you want "
+            "to do) for the best matches, or `names` for those tools."
         ),
         "inputSchema": SEARCH_INPUT_SCHEMA,
     }
@@ -470,10 +608,12 @@ class SearchRequestError(ValueError):
 
 @dataclass(frozen=True)
 class SearchAnswer:
-    """The tools a request found, in order, and notes on names that matched nothing."""
+    """The tools a request found, in order: ``found`` shown as full declarations, ``more`` as
+    one line each; and notes (names that matched nothing, a query nothing fits)."""
 
     found: tuple[ToolEntry, ...]
     notes: tuple[str, ...] = ()
+    more: tuple[ToolEntry, ...] = ()
 
 
 def missing_note(index: SearchIndex, name: str) -> str:
@@ -518,23 +658,52 @@ def answer(index: SearchIndex, arguments: dict[str, Any] | None, regular: Iterab
                 notes.append(missing_note(index, name))
         for e in hits:
             found.setdefault(e.qualified, e)
+    more: dict[str, ToolEntry] = {}
     if query:
-        # The model's own limit is taken as asked; by default, tools far behind the best are noise.
-        hits = index.search(query, min(limit, MAX_LIMIT), within=0.0 if "limit" in args else _ANSWER_WITHIN)
+        explicit = "limit" in args
+        ranking = index.ranking(query, min(limit, MAX_LIMIT) if explicit else _ANSWER_TOTAL)
+        scored = list(ranking.scored)
         if limit > MAX_LIMIT:
             notes.append(f"at most {MAX_LIMIT} tools per answer")
-        if not hits:
+        if not scored:
             notes.append(f"no tool matches {query!r}")
-        for e in hits:
+        elif not ranking.fits:
+            notes.append(f"no tool fits {query!r}; the nearest are listed")
+        if explicit:  # the model's own limit is taken as asked, every tool in full
+            full, rest = scored, []
+        elif not ranking.fits:
+            full, rest = [], scored
+        else:
+            # The best few in full; tools far behind the best, and the tail, one line each.
+            top = scored[0][1]
+            n = sum(1 for _, score in scored[:_ANSWER_FULL] if score >= _ANSWER_WITHIN * top)
+            full, rest = scored[:n], scored[n:]
+        for e, _ in full:
             found.setdefault(e.qualified, e)
-    if not found:
+        for e, _ in rest:
+            if e.qualified not in found:
+                more.setdefault(e.qualified, e)
+    if not found and not more:
         raise SearchRequestError("; ".join(notes))
-    return SearchAnswer(tuple(found.values()), tuple(notes))
+    return SearchAnswer(tuple(found.values()), tuple(notes), tuple(more.values()))
+
+
+def one_line(e: ToolEntry) -> str:
+    """A tool in one line: server, Go function and the first sentence of its description."""
+    first = first_sentence(e.description)
+    if len(first) > _LINE_CHARS:
+        first = first[: _LINE_CHARS - 1].rstrip() + "…"
+    return f"{e.server}: {e.function}" + (f" — {first}" if first else "")
 
 
 def answer_text(package: Package, got: SearchAnswer, shapes: Shapes | None = None) -> str:
-    """The Go declarations of the tools found, best first (each type once), then the notes."""
-    text = render_funcs(package, [e.func for e in got.found], ranked=True, shapes=shapes)
+    """The Go declarations of the tools found, best first (each type once), the next matches one
+    line each, then the notes."""
+    text = render_funcs(package, [e.func for e in got.found], ranked=True, shapes=shapes) if got.found else ""
+    if got.more:
+        head = "Also matching" if got.found else "Nearest"
+        text += f"\n// {head} (ask for `names` to see their declarations):\n"
+        text += "".join(f"// {one_line(e)}\n" for e in got.more)
     notes = "".join(f"// {n}\n" for n in got.notes)
     return f"```go\n{text}{notes}```\n"
 
