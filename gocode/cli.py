@@ -35,6 +35,7 @@ from gocode.mcp.discovery import discover
 from gocode.mcp.guard import is_loopback
 from gocode.program.render import render_bindings, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
+from gocode.run import hostlimits
 from gocode.toolbox import Toolbox
 from gocode.view import search as search_mod
 from gocode.view import semantic
@@ -108,6 +109,7 @@ def _progress(msg: str) -> None:
 def main() -> None:
     """Go code mode for LLM agents: MCP tools as typed Go functions behind one execute_go_code tool."""
     _setup_logging()
+    hostlimits.raise_open_files()
 
 
 def _setup_logging(log_format: str = "text") -> None:
@@ -459,7 +461,7 @@ def sandbox_doctor(as_json: bool) -> None:
     rows = sandbox_mod.describe(host)
     if as_json:
         doc = {
-            "host": {**host.as_json(), **sandbox_mod.other_mechanisms()},
+            "host": {**host.as_json(), **sandbox_mod.other_mechanisms(), "servers": hostlimits.server_capacity()},
             "settings": {s: {"tier": d.tier, "error": d.error or None, "warning": d.warning or None} for s, d in rows},
         }
         click.echo(json.dumps(doc))
@@ -473,6 +475,7 @@ def sandbox_doctor(as_json: bool) -> None:
     others = sandbox_mod.other_mechanisms()
     click.echo(f"bubblewrap:       {others['bubblewrap']}")
     click.echo(f"cgroup v2:        {others['cgroups']}")
+    click.echo(f"servers:          {hostlimits.describe_capacity()}")
     click.echo("\nsetting        tier")
     for setting, d in rows:
         what = d.tier or (

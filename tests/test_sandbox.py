@@ -659,3 +659,35 @@ def test_an_unprivileged_controller_gets_the_netns_tier(workspace):
         assert "workspace ready" not in r.stderr  # it used the launcher given, built nothing
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_hundred_configured_servers_leave_the_sandbox_working(tmp_path):
+    """The launcher is handed descriptors numbered as they were in the controller, which holds
+    three per stdio server: with ~100 servers they lay above the program's open-files limit,
+    and starting the network namespace failed with EBADF. Any number of servers must work."""
+    import sys
+
+    from tests.conftest import ROOT
+
+    wild = str(ROOT / "tests" / "servers" / "wild_server.py")
+    servers = {f"wild{i}": {"command": sys.executable, "args": [wild, "--tools", "plain"]} for i in range(100)}
+    config = tmp_path / "gocode.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    program = tmp_path / "p.go"
+    program.write_text('fmt.Println("ran beside", 100, "servers")\n')
+    env = {k: v for k, v in os.environ.items() if k not in (FAKE_ABI_ENV, FAKE_NO_USERNS_ENV)}
+    gocode = str(Path(sys.executable).parent / "gocode")
+    r = subprocess.run(
+        [gocode, "exec", "--json", "-c", str(config), str(program)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    doc = json.loads(r.stdout)
+    assert doc["ok"], doc["stderr"]
+    assert doc["output"] == "ran beside 100 servers\n"
+    assert doc["sandbox"]["tier"] == "netns"
+    r = subprocess.run([gocode, "sandbox", "doctor", "--json"], capture_output=True, text=True, timeout=120, env=env)
+    servers_limit = json.loads(r.stdout)["host"]["servers"]
+    assert servers_limit["maxStdioServers"] >= 100, servers_limit

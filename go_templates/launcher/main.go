@@ -88,9 +88,13 @@ func main() {
 		_ = json.NewEncoder(os.Stdout).Encode(probeHost(*fakeABI))
 		return
 	}
+	// Before any limit: the descriptors arrive numbered as they were in the controller, which
+	// grows with every server session it holds, and RLIMIT_NOFILE below may be smaller than
+	// that number (Go's fork then cannot place its own pipe above them: EBADF).
+	*statusFD = renumber(*statusFD)
+	*listenSock = renumber(*listenSock)
 	if *statusFD >= 0 {
 		status = os.NewFile(uintptr(*statusFD), "status")
-		unix.CloseOnExec(*statusFD)
 	}
 	argv := flag.Args()
 	if len(argv) == 0 || *scratch == "" || *exe == "" || *port == 0 {
@@ -208,6 +212,26 @@ func main() {
 	}
 	err = unix.Exec(exePath, argv, os.Environ())
 	fail("exec %s: %v", exePath, err)
+}
+
+// renumber moves an inherited descriptor to the lowest free number (close-on-exec), so what
+// the launcher holds never depends on how many descriptors the controller had open.
+func renumber(fd int) int {
+	if fd < 0 {
+		return fd
+	}
+	low, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gocode sandbox: descriptor %d: %v\n", fd, err)
+		os.Exit(126)
+	}
+	if low < fd {
+		unix.Close(fd)
+		return low
+	}
+	unix.Close(low) // already the lowest free number
+	unix.CloseOnExec(fd)
+	return fd
 }
 
 // closeInherited closes every descriptor above stderr except keep: Landlock checks opens,
