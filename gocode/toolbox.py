@@ -55,7 +55,7 @@ from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream, UpstreamError
 from gocode.program.render import tools_import_path
 from gocode.run.limiter import Busy, RunLimiter, default_limit
-from gocode.run.runner import RunResult
+from gocode.run.runner import RETRYABLE_PHASES, RunResult
 from gocode.toolset import ToolInfo
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 
@@ -128,6 +128,13 @@ def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
+def warming_up_result() -> types.CallToolResult:
+    """The answer to a call that came while the server was still warming up, past its timeout."""
+    return run_to_result(
+        RunResult(False, "warming", stderr="gocode is still warming up (building the Go workspace); retry shortly")
+    )
+
+
 def run_to_result(run: RunResult) -> types.CallToolResult:
     """``execute_go_code``'s MCP result: the printed output, or the error a model can act on.
 
@@ -147,7 +154,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "pooled": run.pooled,
             "toolCalls": [c.as_json() for c in run.tool_calls],
             "sandbox": run.sandbox,
-            "retryable": run.phase == "busy",
+            "retryable": run.phase in RETRYABLE_PHASES,
         }
     }
     warning = (run.sandbox or {}).get("warning")
@@ -372,6 +379,16 @@ class Toolbox:
         """Wait for the background warm-up started on entering (if any) to finish."""
         if self._warm is not None:
             await self._warm.wait()
+
+    async def settle(self) -> None:
+        """Finish everything that changes what the model is sent (the warm-up, the sandbox tier
+        its description states), so the definitions stay as they are from here on; a later
+        change (a server's tools) is announced to :meth:`on_tools_changed` listeners."""
+        await self.wait_warm()
+        if self.settings.enabled and self.pooled and not self.code_mode.sandbox_resolved:
+            await self.code_mode.resolve_sandbox()
+            self._rebuild()
+            await self._tell_listeners()
 
     # --- tools --------------------------------------------------------------------------------
 

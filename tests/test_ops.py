@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 import yaml
 from mcp import Client
@@ -138,7 +139,7 @@ def metrics(url: str, token: str | None = TOKEN) -> dict[tuple[str, tuple], floa
 def test_readyz_is_503_while_warming_then_200_and_reveals_nothing(served):
     statuses = [code for code, _ in served.ready_seen]
     assert statuses[0] == 503 and statuses[-1] == 200, served.ready_seen
-    assert served.ready_seen[0][1] == {"status": "not ready", "reason": "warming up: compiling the Go bindings"}
+    assert served.ready_seen[0][1]["status"] == "starting", served.ready_seen
     assert served.ready_seen[-1][1] == {"status": "ready"}
     # Probes need no token and say nothing about the configuration.
     health = httpx2.get(served.url + "/healthz")
@@ -267,3 +268,60 @@ def test_non_loopback_with_the_insecure_flag_runs_and_warns(tmp_path):
         assert not err and text == WEATHER_OUT
     finally:
         stop(s)
+
+
+# --- ready before it answers ----------------------------------------------------------------
+
+
+def test_from_an_empty_cache_the_first_call_is_answered_and_the_definitions_never_change(tmp_path):
+    """A replica that never ran: an empty gocode cache (its Go module and build caches are
+    linked to the warm ones, or the warm-up would take minutes on a small machine). The
+    listener answers /readyz "starting" before discovery; a client that lists and calls at once
+    is answered, the two lists are byte-identical (the sandbox tier is in the first one) and
+    initialize announces listChanged on streamable HTTP."""
+    from gocode.build.workspace import cache_dir
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for shared in ("gomod", "go-build"):
+        (cache / shared).symlink_to(cache_dir() / shared)
+    port = free_port()
+    stderr = tmp_path / "serve.log"
+    env = {k: v for k, v in os.environ.items() if k not in ("GOCODE_TOKEN", "GOCODE_METRICS_TOKEN")}
+    env.update(GOCODE_CACHE_DIR=str(cache), GOCODE_STATE_DIR=str(tmp_path / "state"))
+    config = write_config(tmp_path, "w" + uuid.uuid4().hex[:10])
+    cmd = [GOCODE, "serve", "-c", str(config), "--transport", "http", "--port", str(port)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr.open("w"),
+                            start_new_session=True)  # fmt: skip
+    s = Served(f"http://127.0.0.1:{port}", proc, stderr, "", [])
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline, stderr.read_text()
+            try:
+                first = httpx2.get(s.url + "/readyz", timeout=5)
+                break
+            except httpx2.TransportError:
+                time.sleep(0.02)
+        assert first.status_code == 503 and first.json()["status"] == "starting", first.json()
+
+        async def go() -> tuple[bool, list, list, types.CallToolResult]:
+            async with client(s.url, token=None) as c:
+                listed = await c.list_tools(cache_mode="bypass")
+                r = await c.call_tool("execute_go_code", {"code": DEMO_CODE})
+                again = await c.list_tools(cache_mode="bypass")
+                caps = c.server_capabilities
+                assert caps.tools is not None
+                dump = [t.model_dump(mode="json", by_alias=True) for t in listed.tools]
+                return bool(caps.tools.list_changed), dump, [t.model_dump(mode="json", by_alias=True) for t in again.tools], r
+
+        list_changed, before, after, r = anyio.run(go)
+        text = "".join(p.text for p in r.content if hasattr(p, "text"))
+        assert not r.is_error, text
+        assert text == WEATHER_OUT
+        assert json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
+        assert "sandboxed (netns tier)" in before[0]["description"]
+        assert list_changed
+    finally:
+        stop(s)
+

@@ -25,7 +25,10 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from gocode.run.sandbox import Confinement
 
-Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy"]
+Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "resources", "sandbox", "busy", "warming"]
+# Failures a retry may cure: no slot free, still warming up, the host out of processes or memory
+# for a moment (the program itself did not fail).
+RETRYABLE_PHASES = frozenset({"busy", "warming", "resources"})
 STDERR_LIMIT = 16 * 1024
 
 
@@ -94,6 +97,8 @@ class RunResult:
             "limit": "a sandbox limit was reached",
             "sandbox": "the sandbox refused to run the program",
             "busy": "not run (retry later)",
+            "warming": "not run yet (retry shortly)",
+            "resources": "the host ran out of a resource (retry later)",
         }
         parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
         if self.output:
