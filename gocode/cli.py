@@ -474,7 +474,8 @@ def sandbox_doctor(as_json: bool) -> None:
     click.echo(f"user namespaces:  {userns}")
     others = sandbox_mod.other_mechanisms()
     click.echo(f"bubblewrap:       {others['bubblewrap']}")
-    click.echo(f"cgroup v2:        {others['cgroups']}")
+    click.echo(f"cgroups:          {others['cgroups']}")
+    click.echo(f"processes/run:    {others['processLimit']}")
     click.echo(f"servers:          {hostlimits.describe_capacity()}")
     click.echo("\nsetting        tier")
     for setting, d in rows:

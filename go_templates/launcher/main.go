@@ -78,6 +78,7 @@ func main() {
 	fsize := flag.Uint64("fsize", 64<<20, "RLIMIT_FSIZE bytes")
 	nofile := flag.Uint64("nofile", 256, "RLIMIT_NOFILE")
 	nproc := flag.Uint64("nproc", 0, "RLIMIT_NPROC (threads of the program's user); 0: unchanged")
+	cgroup := flag.String("cgroup", "", "join this cgroup first (its pids.max caps the run's processes and threads)")
 	uid := flag.Int("uid", -1, "run the program as this user (from root)")
 	gid := flag.Int("gid", -1, "… and this group")
 	var ro listFlag
@@ -95,6 +96,13 @@ func main() {
 	*listenSock = renumber(*listenSock)
 	if *statusFD >= 0 {
 		status = os.NewFile(uintptr(*statusFD), "status")
+	}
+	if *cgroup != "" && os.Getenv(innerEnv) == "" { // the inner netns launcher is in it already
+		// Before the user switch: the controller's user owns the cgroup.
+		procs := filepath.Join(*cgroup, "cgroup.procs")
+		if err := os.WriteFile(procs, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0); err != nil {
+			fail("joining the run's cgroup: %v", err)
+		}
 	}
 	argv := flag.Args()
 	if len(argv) == 0 || *scratch == "" || *exe == "" || *port == 0 {
@@ -120,6 +128,14 @@ func main() {
 	unix.Umask(0o077)
 
 	limits := map[string]uint64{"cpuSeconds": *cpu, "dataBytes": *data, "addressSpaceBytes": *as, "fileSizeBytes": *fsize, "openFiles": *nofile}
+	if *cgroup != "" {
+		if b, err := os.ReadFile(filepath.Join(*cgroup, "pids.max")); err == nil {
+			var n uint64
+			if _, err := fmt.Sscan(string(b), &n); err == nil {
+				limits["tasks"] = n
+			}
+		}
+	}
 	rlimits := map[int]uint64{unix.RLIMIT_CPU: *cpu, unix.RLIMIT_DATA: *data, unix.RLIMIT_AS: *as, unix.RLIMIT_FSIZE: *fsize, unix.RLIMIT_NOFILE: *nofile, unix.RLIMIT_CORE: 0}
 	if *nproc > 0 {
 		rlimits[unix.RLIMIT_NPROC] = *nproc

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import re
@@ -265,10 +266,16 @@ async def run_program(
     start = time.monotonic()
     try:
         proc, status_fd = await launch(binary, env, cwd, confinement)
-    except BaseException:
+    except BaseException as exc:
         if confinement is not None:
             await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
             confinement.release()
+        if isinstance(exc, OSError) and exc.errno in (errno.EAGAIN, errno.ENOMEM):
+            # gocode's own process could not start another: its user is at its process limit,
+            # or the host out of memory for a moment. Nothing the program did.
+            return RunResult(False, "resources", "", f"{_EXHAUSTED} starting the program: {exc.strerror} "
+                             "(gocode's user is at its process limit, RLIMIT_NPROC, or the host is out of memory)",
+                             run_ms=(time.monotonic() - start) * 1000)  # fmt: skip
         raise
     out, err = _Capped(max_output), _Capped(STDERR_LIMIT)
     assert proc.stdout is not None and proc.stderr is not None
@@ -315,7 +322,12 @@ async def run_program(
     sandbox = None
     if confinement is not None:
         if policy is not None and policy.get("error"):
-            return RunResult(False, "sandbox", "", str(policy["error"]), proc.returncode, run_ms=run_ms)
+            error = str(policy["error"])
+            if _exhausted(error):
+                return RunResult(
+                    False, "resources", "", _exhaustion(error, confinement), proc.returncode, run_ms=run_ms
+                )
+            return RunResult(False, "sandbox", "", error, proc.returncode, run_ms=run_ms)
         if policy is None:
             return RunResult(False, "sandbox", "", stderr or "the sandbox launcher stopped before the program started",
                              proc.returncode, run_ms=run_ms)  # fmt: skip
@@ -340,6 +352,17 @@ async def run_program(
     if code is not None and code < 0:
         stderr = _append(stderr, f"killed by signal {signal.Signals(-code).name}")
     if confinement is not None:
+        if _THREAD_LIMIT.search(stderr) and confinement.threads:
+            # The program reached its own cap (a cgroup or a user per run): a retry would too.
+            stderr = _append(stderr, f"(sandbox: at most {confinement.threads} threads and processes per run: "
+                             "codeMode.limits.threads)")  # fmt: skip
+            return RunResult(False, "limit", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
+        if _THREAD_LIMIT.search(stderr):
+            # A limit shared with other processes of its user: it may be free again soon.
+            stderr = _append(stderr, f"({_EXHAUSTED}: the threads of the user it runs as, RLIMIT_NPROC, "
+                             "shared with that user's other processes)")  # fmt: skip
+            return RunResult(False, "resources", output, stderr, code, run_ms=run_ms, truncated=truncated,
+                             sandbox=sandbox)  # fmt: skip
         stderr = _append(stderr, _limit_hint(stderr, code, confinement))
     return RunResult(False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
 
@@ -405,6 +428,26 @@ def trim_traceback(text: str) -> str:
         out.append(lines[i])
         i += 1
     return "\n".join(out)
+
+
+_EXHAUSTED = "resources exhausted"
+# The Go runtime, or fork/exec, refused a new thread or process (EAGAIN).
+_THREAD_LIMIT = re.compile(r"failed to create new OS thread|pthread_create failed|resource temporarily unavailable")
+
+
+def _exhausted(error: str) -> bool:
+    return "resource temporarily unavailable" in error or "cannot allocate memory" in error
+
+
+def _exhaustion(error: str, c: Confinement) -> str:
+    """The launcher could not start the program's process (before the program ran): which limit."""
+    if c.cgroup is not None:
+        limit = f"the run's cgroup allows {c.threads} tasks (codeMode.limits.threads)"
+    elif c.uid is not None and c.uid != 65534:
+        limit = f"its user's RLIMIT_NPROC of {c.threads} (codeMode.limits.threads)"
+    else:
+        limit = "the process limit (RLIMIT_NPROC) of the user it runs as, shared with that user's other processes"
+    return f"{_EXHAUSTED} before the program started: {error}\n({limit}; the host may be short of processes or memory)"
 
 
 def _append(text: str, line: str) -> str:
