@@ -729,7 +729,7 @@ async def _serve(
     options: server_mod.HttpOptions | None = None,
 ) -> None:
     box = Toolbox(config, model, prewarm=prewarm, progress=_progress)
-    tool_server = server_mod.ToolServer(box)
+    tool_server = server_mod.ToolServer(box, settled=False)
     try:
         async with anyio.create_task_group() as tg:
             # The listener first (probes answer "starting"; lists wait), then discovery and warm-up.

@@ -100,7 +100,7 @@ func main() {
 	if *cgroup != "" && os.Getenv(innerEnv) == "" { // the inner netns launcher is in it already
 		// Before the user switch: the controller's user owns the cgroup.
 		procs := filepath.Join(*cgroup, "cgroup.procs")
-		if err := os.WriteFile(procs, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0); err != nil {
+		if err := writeRaw(procs, fmt.Sprintf("%d\n", os.Getpid())); err != nil {
 			fail("joining the run's cgroup: %v", err)
 		}
 	}
@@ -129,9 +129,9 @@ func main() {
 
 	limits := map[string]uint64{"cpuSeconds": *cpu, "dataBytes": *data, "addressSpaceBytes": *as, "fileSizeBytes": *fsize, "openFiles": *nofile}
 	if *cgroup != "" {
-		if b, err := os.ReadFile(filepath.Join(*cgroup, "pids.max")); err == nil {
+		if text, err := readRaw(filepath.Join(*cgroup, "pids.max")); err == nil {
 			var n uint64
-			if _, err := fmt.Sscan(string(b), &n); err == nil {
+			if _, err := fmt.Sscan(text, &n); err == nil {
 				limits["tasks"] = n
 			}
 		}
@@ -228,6 +228,32 @@ func main() {
 	}
 	err = unix.Exec(exePath, argv, os.Environ())
 	fail("exec %s: %v", exePath, err)
+}
+
+// writeRaw and readRaw use plain system calls: os.File would start the runtime's network
+// poller, whose descriptor closeInherited then closes under it (a crash in sysmon).
+func writeRaw(path, text string) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte(text))
+	return err
+}
+
+func readRaw(path string) (string, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 64)
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
 }
 
 // renumber moves an inherited descriptor to the lowest free number (close-on-exec), so what

@@ -34,7 +34,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from gocode.mcp import ops
+from gocode.mcp import ops, sdk_private
 from gocode.mcp.guard import HostPolicy
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -71,15 +71,17 @@ class _Server(Server[Any]):
 class ToolServer:
     """The MCP server for one :class:`Toolbox`, and the clients to tell about changes.
 
-    It may serve before the toolbox is ready (the listener comes up first, so probes answer):
-    ``tools/list`` waits until :meth:`mark_ready` (everything that shapes the definitions is
+    With ``settled=False`` it may serve before the toolbox is ready (the listener comes up first,
+    so probes answer): ``tools/list`` waits until :meth:`mark_ready` (everything that shapes the definitions is
     settled, so they do not change after the first list), and a call waits for it up to its
     timeout, else is answered at once with a retryable "warming up".
     """
 
-    def __init__(self, toolbox: Toolbox) -> None:
+    def __init__(self, toolbox: Toolbox, *, settled: bool = True) -> None:
         self.toolbox = toolbox
         self.ready = anyio.Event()
+        if settled:  # an entered toolbox whose definitions are final (else: mark_ready() later)
+            self.ready.set()
         self.bus = InMemorySubscriptionBus()
         # Handshake-era sessions, one per live connection, to notify when the tool list changes;
         # each is dropped when its connection ends (an HTTP client that left, a stream closed).
@@ -124,7 +126,7 @@ class ToolServer:
             return
         # The SDK (pinned) hands request handlers no public handle on the connection; its
         # exit_stack is where per-connection teardown belongs, unwound when the connection ends.
-        connection = getattr(ctx.session, "_connection", None)
+        connection = sdk_private.connection_of(ctx.session)
         if connection is None or connection in self._sessions:
             return
         self._sessions[connection] = ctx.session
