@@ -26,7 +26,7 @@ import click
 from gocode import junit
 from gocode import smoke as smoke_mod
 from gocode.build.workspace import Workspace
-from gocode.codemode import CodeMode, code_mode_on, split_tools
+from gocode.codemode import CodeMode, code_mode_on, code_mode_reason, split_tools
 from gocode.config import Config, load_config, parse_config
 from gocode.errors import GocodeError
 from gocode.mcp import logs
@@ -151,7 +151,13 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
     enabled = code_mode_on(settings, result.servers)  # auto: decided as serve decides it
     for w in split_tools(result.servers, excluded, enabled).warnings:
         _err(f"gocode: warning: {w}")
-    doc: dict[str, Any] = {"model": model, "codeMode": enabled, "codeModeSetting": settings.enabled, "servers": []}
+    doc: dict[str, Any] = {
+        "model": model,
+        "codeMode": enabled,
+        "codeModeSetting": settings.enabled,
+        "codeModeReason": code_mode_reason(settings, result.servers),
+        "servers": [],
+    }
     for s in result.servers:
         tools = [
             {
@@ -185,6 +191,7 @@ def list_cmd(config_path: str | None, model: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(doc))
     else:
+        click.echo(f"code mode: {'on' if enabled else 'off'} ({doc['codeModeReason']})")
         for s in doc["servers"]:
             if not s["ok"]:
                 click.echo(f"{s['name']}: FAILED\n  " + s["error"].replace("\n", "\n  "))
