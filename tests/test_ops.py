@@ -221,8 +221,13 @@ def test_call_has_request_id_in_meta_and_json_log(served):
         if mine:
             break
         time.sleep(0.1)
-    assert len(mine) == 1, lines[-5:]
-    line = mine[0]
+    calls = [line for line in mine if line["logger"] == "gocode.calls"]
+    assert len(calls) == 1, lines[-5:]
+    # The program's tool calls, served by the loopback endpoint in tasks of its own, carry it too.
+    assert sorted(line["tool"] for line in mine if line["logger"] == "gocode.mcp.loopback") == [
+        "get_city", "get_weather"
+    ], lines[-5:]  # fmt: skip
+    line = calls[0]
     assert line["logger"] == "gocode.calls" and line["tool"] == "execute_go_code"
     assert line["phase"] == "ok" and line["outcome"] == "ok" and line["duration_ms"] > 0
     assert line["sandbox_tier"] == meta["io.gocode/run"]["sandbox"]["tier"]

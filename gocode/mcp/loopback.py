@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import logging
 import secrets
 import socket
 import time
@@ -32,6 +33,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
+from gocode.mcp import logs
 from gocode.mcp.upstream import Upstream, UpstreamError
 from gocode.run.runner import ToolCall
 from gocode.toolset import LEGACY_PROTOCOL
@@ -51,12 +53,16 @@ SEARCH_LIMIT = 10
 SearchFn = Callable[[str, int], list[dict[str, Any]]]
 
 
+log = logging.getLogger("gocode.mcp.loopback")
+
+
 @dataclass
 class Run:
     """A program's pass to the endpoint: its token, and the calls it made."""
 
     token: str
     calls: list[ToolCall] = field(default_factory=list)
+    request_id: str | None = None  # the execute_go_code call it belongs to, for log lines
 
 
 class _QuietServer(uvicorn.Server):
@@ -126,7 +132,8 @@ class Loopback:
     # --- runs ---------------------------------------------------------------------------------
 
     def open_run(self) -> Run:
-        run = Run(secrets.token_urlsafe(24))
+        # The endpoint serves requests in tasks of its own: the call's request id goes with the run.
+        run = Run(secrets.token_urlsafe(24), request_id=logs.current_request_id())
         self._runs[run.token] = run
         return run
 
@@ -198,6 +205,7 @@ class Loopback:
             )
         start = time.monotonic()
         error: str | None = None
+        rid = logs.REQUEST_ID.set(run.request_id)  # what the upstream logs meanwhile carries it too
         try:
             result = await upstream.call(params.name, params.arguments, self.call_timeout)
             if result.is_error:
@@ -210,7 +218,13 @@ class Loopback:
             error = str(exc)
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         finally:
-            run.calls.append(ToolCall(upstream.name, params.name, (time.monotonic() - start) * 1000, error))
+            ms = (time.monotonic() - start) * 1000
+            run.calls.append(ToolCall(upstream.name, params.name, ms, error))
+            log.info(
+                "tool %s.%s %s in %.0f ms", upstream.name, params.name, "failed" if error else "ok", ms,
+                extra={"server": upstream.name, "tool": params.name, "error": error, "duration_ms": round(ms, 1)},
+            )  # fmt: skip
+            logs.REQUEST_ID.reset(rid)
 
     def _search(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         """searchTools: the code-mode tools best matching a query (the index holds no other tools)."""
