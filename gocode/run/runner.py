@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from gocode.run import gotraceback
+
 if TYPE_CHECKING:
     from gocode.run.sandbox import Confinement
 
@@ -316,7 +318,8 @@ async def run_program(
     truncated = out.dropped > 0
     if truncated:
         output += f"\n[output truncated: {out.dropped} more bytes beyond the {max_output}-byte limit]"
-    stderr = trim_traceback(err.text())
+    raw_stderr = err.text()  # with the runtime's frames, which tell which limit was hit
+    stderr = trim_traceback(raw_stderr)
     if err.dropped:
         stderr += f"\n[stderr truncated: {err.dropped} more bytes]"
     sandbox = None
@@ -352,18 +355,18 @@ async def run_program(
     if code is not None and code < 0:
         stderr = _append(stderr, f"killed by signal {signal.Signals(-code).name}")
     if confinement is not None:
-        if _THREAD_LIMIT.search(stderr) and confinement.threads:
+        if _THREAD_LIMIT.search(raw_stderr) and confinement.threads:
             # The program reached its own cap (a cgroup or a user per run): a retry would too.
             stderr = _append(stderr, f"(sandbox: at most {confinement.threads} threads and processes per run: "
                              "codeMode.limits.threads)")  # fmt: skip
             return RunResult(False, "limit", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
-        if _THREAD_LIMIT.search(stderr):
+        if _THREAD_LIMIT.search(raw_stderr):
             # A limit shared with other processes of its user: it may be free again soon.
             stderr = _append(stderr, f"({_EXHAUSTED}: the threads of the user it runs as, RLIMIT_NPROC, "
                              "shared with that user's other processes)")  # fmt: skip
             return RunResult(False, "resources", output, stderr, code, run_ms=run_ms, truncated=truncated,
                              sandbox=sandbox)  # fmt: skip
-        stderr = _append(stderr, _limit_hint(stderr, code, confinement))
+        stderr = _append(stderr, _limit_hint(raw_stderr, code, confinement))
     return RunResult(False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox)
 
 
@@ -427,7 +430,7 @@ def trim_traceback(text: str) -> str:
             continue
         out.append(lines[i])
         i += 1
-    return "\n".join(out)
+    return gotraceback.tidy("\n".join(out))
 
 
 _EXHAUSTED = "resources exhausted"
