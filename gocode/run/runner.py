@@ -332,6 +332,9 @@ async def run_program(
                 )
             return RunResult(False, "sandbox", "", error, proc.returncode, run_ms=run_ms)
         if policy is None:
+            if _THREAD_LIMIT.search(raw_stderr):  # the launcher itself could not start a thread
+                return RunResult(False, "resources", "", _exhaustion(stderr, confinement), proc.returncode,
+                                 run_ms=run_ms)  # fmt: skip
             return RunResult(False, "sandbox", "", stderr or "the sandbox launcher stopped before the program started",
                              proc.returncode, run_ms=run_ms)  # fmt: skip
         sandbox = {**policy, "setting": confinement.decision.setting}
