@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test test-fast lint setup smoke bench bench-load bench-tokens bench-play bench-ask haproxy clean
+.PHONY: demo test test-fast lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask haproxy clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,9 @@ bench: setup
 
 bench-load: setup
 	$(BIN)/python bench/load.py
+
+bench-soak: setup
+	$(BIN)/python bench/soak.py
 
 bench-tokens: setup
 	$(BIN)/python bench/tokens.py

@@ -150,6 +150,20 @@ def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
     return count_json(listed) >= AUTO_MIN_CLASSIC_TOKENS
 
 
+def code_mode_reason(settings: CodeModeConfig, servers: list[ServerTools]) -> str:
+    """Why code mode is on or off for these tools (``auto``: what it resolved to and why)."""
+    from gocode.view.tokens import count_json
+
+    if settings.enabled != "auto":
+        return f"codeMode.enabled: {str(settings.enabled).lower()}"
+    excluded = set(settings.excluded_tools)
+    listed = [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded]
+    tokens = count_json(listed)
+    if tokens >= AUTO_MIN_CLASSIC_TOKENS:
+        return f"auto: on, the tools' classic definitions take {tokens} tokens (code mode pays from {AUTO_MIN_CLASSIC_TOKENS})"
+    return f"auto: off, the tools' classic definitions take {tokens} tokens (code mode pays from {AUTO_MIN_CLASSIC_TOKENS})"
+
+
 def code_mode_on(settings: CodeModeConfig, servers: list[ServerTools]) -> bool:
     """Whether code mode is on for these tools: ``enabled``, with ``auto`` decided by :func:`pays_off`."""
     if settings.enabled == "auto":

@@ -103,6 +103,9 @@ class SandboxLimits(_Strict):
     file_size_mb: int = Field(default=64, ge=1, alias="fileSizeMB", description="largest file it may write")
     open_files: int = Field(default=256, ge=16, alias="openFiles")
     scratch_mb: int = Field(default=256, ge=1, alias="scratchMB", description="total size of its scratch directory")
+    threads: int = Field(
+        default=2048, ge=64, description="processes and threads of one run (its cgroup's pids.max, or RLIMIT_NPROC)"
+    )
     user: Literal["auto", "self", "nobody"] = Field(
         default="auto", description="who the program runs as; auto: nobody when gocode runs as root, else self"
     )

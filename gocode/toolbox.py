@@ -64,7 +64,7 @@ from gocode.run import step as stepping
 from gocode.run.approvals import Approver
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.recording import Interceptor
-from gocode.run.runner import LineFn, RunResult
+from gocode.run.runner import RETRYABLE_PHASES, LineFn, RunResult
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
 from gocode.tools import saved
@@ -152,6 +152,13 @@ def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
+def warming_up_result() -> types.CallToolResult:
+    """The answer to a call that came while the server was still warming up, past its timeout."""
+    return run_to_result(
+        RunResult(False, "warming", stderr="gocode is still warming up (building the Go workspace); retry shortly")
+    )
+
+
 def run_to_result(run: RunResult) -> types.CallToolResult:
     """``execute_go_code``'s MCP result: the printed output, or the error a model can act on.
 
@@ -171,7 +178,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "pooled": run.pooled,
             "toolCalls": [c.as_json() for c in run.tool_calls],
             "sandbox": run.sandbox,
-            "retryable": run.phase == "busy",
+            "retryable": run.phase in RETRYABLE_PHASES,
             "runId": run.run_id or None,
             "outputBytes": run.output_bytes,
             "outputFile": run.output_file,
@@ -434,6 +441,16 @@ class Toolbox:
         """Wait for the background warm-up started on entering (if any) to finish."""
         if self._warm is not None:
             await self._warm.wait()
+
+    async def settle(self) -> None:
+        """Finish everything that changes what the model is sent (the warm-up, the sandbox tier
+        its description states), so the definitions stay as they are from here on; a later
+        change (a server's tools) is announced to :meth:`on_tools_changed` listeners."""
+        await self.wait_warm()
+        if self.settings.enabled and self.pooled and not self.code_mode.sandbox_resolved:
+            await self.code_mode.resolve_sandbox()
+            self._rebuild()
+            await self._tell_listeners()
 
     # --- tools --------------------------------------------------------------------------------
 

@@ -123,7 +123,11 @@ def test_list_json_shows_code_mode_per_model(config_file):
     # Two small tools cost less as classic tools: enabled: auto leaves them so, as serve does.
     assert modes(docs["auto"]) == {"get_city": False, "get_weather": False}
     assert (docs["auto"]["codeMode"], docs["auto"]["codeModeSetting"]) == (False, "auto")
+    assert docs["auto"]["codeModeReason"].startswith("auto: off, the tools' classic definitions take ")
+    assert docs["plain"]["codeModeReason"] == "codeMode.enabled: true"
     assert docs["plain"]["servers"][0]["protocolVersion"] == "2025-11-25"
+    text = gocode("list", "-c", str(config_file), "--model", "auto").stdout
+    assert text.splitlines()[0].startswith("code mode: off (auto: off, the tools' classic definitions take ")
 
 
 def test_generate_prints_declarations_and_writes_bindings(config_file, tmp_path):

@@ -123,6 +123,10 @@ def test_optional_fields_that_must_send_their_zero_value_are_pointers():
             "unit": {"enum": ["c", "f"], "default": "c"},  # "" is no member: zero means absent
             "action": {"type": "string", "enum": ["get"]},  # one value: filled in when required
             "kind": {"const": 3},
+            "rotation": {"type": "integer", "enum": [0, 90, 180]},  # 0 is a member: must be sendable
+            "suffix": {"type": "string", "enum": ["", "-x"]},  # so is ""
+            "offset": {"type": "number", "enum": [0.0, 0.5], "default": 0},  # zero is the default: same
+            "level": {"const": 0},
         },
         "required": ["action", "kind"],
     }
@@ -137,6 +141,10 @@ def test_optional_fields_that_must_send_their_zero_value_are_pointers():
         "unit": "TInputUnit",
         "action": "TInputAction",
         "kind": "int",
+        "rotation": "*TInputRotation",
+        "suffix": "*TInputSuffix",
+        "offset": "TInputOffset",
+        "level": "*int",
     }
     assert [(f.json_name, zero, value) for f, zero, value in struct.fills] == [
         ("action", '""', '"get"'),

@@ -73,7 +73,7 @@ def cache(tmp_path: Path) -> Path:
     put(c / "ws-warming" / "go.mod", 100, 20 * DAY)  # old, but its lock is held: warm-up under way
     age_dir(c / "ws-warming", 20 * DAY)
     (c / "ws-warming.lock").touch()
-    put(c / "go-build" / "ab" / "cache-entry", MiB, 30 * DAY)  # Go's own: never ours to prune
+    put(c / "go-build" / "ab" / "cache-entry", MiB, 30 * DAY)  # Go's build cache: old, unused
     put(c / "search-vectors" / "model-stale.npy", 100, 30 * DAY)  # a tool set long gone
     put(c / "search-vectors" / "model-live.npy", 100, 10)  # loaded a moment ago
     put(c / "models" / "model" / "model.onnx", 100, 30 * DAY)  # the search model: fetched once, kept
@@ -114,7 +114,7 @@ def test_age_bound_and_the_grace_period(cache, tmp):
     # unlocked warming workspace, the stale search vectors; not the bindings a live controller
     # marked used, not the vectors just loaded, never the search model.
     assert names(summary) == {
-        "oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy"
+        "oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy", "cache-entry"
     }  # fmt: skip
     assert (cache / "ws-current" / "tools" / "t-live").is_dir()
     assert (cache / "search-vectors" / "model-live.npy").is_file()
@@ -162,12 +162,33 @@ def test_cache_cli(cache, tmp):
     assert dry.returncode == 0, dry.stderr
     # ws-current was marked used just now (by whatever gocode uses it), so it stays.
     removed = {Path(e["path"]).name for e in json.loads(dry.stdout)["removed"]}
-    assert removed == {"ws-other", "ws-warming", "gocode-run-dead", "model-stale.npy"}
+    assert removed == {"ws-other", "ws-warming", "gocode-run-dead", "model-stale.npy", "cache-entry"}
     assert (cache / "ws-other").is_dir()
 
     bad = subprocess.run([*gocode, "cache", "prune", "--max-size", "lots"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "not a size" in bad.stderr
 
     real = subprocess.run([*gocode, "cache", "prune", "--max-age", "10d"], env=env, capture_output=True, text=True)
-    assert real.returncode == 0 and "removed 4 entries" in real.stdout, real.stdout + real.stderr
+    assert real.returncode == 0 and "removed 5 entries" in real.stdout, real.stdout + real.stderr
     assert not (cache / "ws-other").exists()
+
+
+def test_the_go_build_cache_is_bounded_but_keeps_what_importcfgs_link(tmp_path):
+    """Go trims its build cache only by age: gocode bounds its size too, least recently used
+    first, and never removes export data a workspace's importcfg names (direct builds link it)."""
+    c = tmp_path / "cache"
+    gb = c / "go-build"
+    linked = put(gb / "aa" / "aa01-d", 2 * MiB, 40 * DAY)  # the standard library's: old but linked
+    tool = put(gb / "bb" / "bb01-d", 2 * MiB, 40 * DAY)  # a tool set's export data
+    old = put(gb / "cc" / "cc01-d", 2 * MiB, 3 * DAY)
+    newer = put(gb / "dd" / "dd01-a", 2 * MiB, 2 * DAY)
+    fresh = put(gb / "ee" / "ee01-d", 2 * MiB, 10)  # used just now
+    put(gb / "trim.txt", 10, 40 * DAY)  # Go's own bookkeeping
+    put(c / "ws-current" / "std.importcfg", 0, 10).write_text(f"packagefile fmt={linked}\n")
+    put(c / "ws-current" / "tools" / "t1" / "importcfg", 0, 10).write_text(f"packagefile gocodews/tools/t1={tool}\n")
+    policy = hk.Policy(max_bytes=None, max_age_s=None, gocache_max_bytes=17 * MiB // 2)
+    summary = hk.prune(c, c / "ws-current", policy, now=NOW, tmp=tmp_path / "none")
+    assert names(summary) == {"cc01-d"}  # the oldest unlinked one: then 8 MiB are left, under 8.5
+    assert linked.is_file() and tool.is_file() and newer.is_file() and fresh.is_file() and not old.exists()
+    summary = hk.prune(c, c / "ws-current", hk.Policy(max_age_s=DAY), now=NOW, tmp=tmp_path / "none")
+    assert names(summary) == {"dd01-a"} and (gb / "trim.txt").is_file() and linked.is_file()

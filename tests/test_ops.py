@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 import yaml
 from mcp import Client
@@ -95,6 +96,26 @@ def stop(s: Served) -> None:
             s.proc.wait()
 
 
+def spawn(tmp: Path, config: Path, env: dict[str, str] | None = None) -> tuple[Served, httpx2.Response]:
+    """`gocode serve` over HTTP, returned as soon as its port answers (with that first /readyz)."""
+    port = free_port()
+    stderr = tmp / f"serve-{port}.log"
+    full_env = {k: v for k, v in os.environ.items() if k not in ("GOCODE_TOKEN", "GOCODE_METRICS_TOKEN")}
+    cmd = [GOCODE, "serve", "-c", str(config), "--transport", "http", "--port", str(port)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env={**full_env, **(env or {})}, stdout=subprocess.DEVNULL,
+                            stderr=stderr.open("w"), start_new_session=True)  # fmt: skip
+    s = Served(f"http://127.0.0.1:{port}", proc, stderr, "", [])
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop(s)
+            raise RuntimeError(f"gocode serve did not answer: {stderr.read_text()}")
+        try:
+            return s, httpx2.get(s.url + "/readyz", timeout=5)
+        except httpx2.TransportError:
+            time.sleep(0.02)
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("ops")
@@ -138,7 +159,7 @@ def metrics(url: str, token: str | None = TOKEN) -> dict[tuple[str, tuple], floa
 def test_readyz_is_503_while_warming_then_200_and_reveals_nothing(served):
     statuses = [code for code, _ in served.ready_seen]
     assert statuses[0] == 503 and statuses[-1] == 200, served.ready_seen
-    assert served.ready_seen[0][1] == {"status": "not ready", "reason": "warming up: compiling the Go bindings"}
+    assert served.ready_seen[0][1]["status"] == "starting", served.ready_seen
     assert served.ready_seen[-1][1] == {"status": "ready"}
     # Probes need no token and say nothing about the configuration.
     health = httpx2.get(served.url + "/healthz")
@@ -200,8 +221,13 @@ def test_call_has_request_id_in_meta_and_json_log(served):
         if mine:
             break
         time.sleep(0.1)
-    assert len(mine) == 1, lines[-5:]
-    line = mine[0]
+    calls = [line for line in mine if line["logger"] == "gocode.calls"]
+    assert len(calls) == 1, lines[-5:]
+    # The program's tool calls, served by the loopback endpoint in tasks of its own, carry it too.
+    assert sorted(line["tool"] for line in mine if line["logger"] == "gocode.mcp.loopback") == [
+        "get_city", "get_weather"
+    ], lines[-5:]  # fmt: skip
+    line = calls[0]
     assert line["logger"] == "gocode.calls" and line["tool"] == "execute_go_code"
     assert line["phase"] == "ok" and line["outcome"] == "ok" and line["duration_ms"] > 0
     assert line["sandbox_tier"] == meta["io.gocode/run"]["sandbox"]["tier"]
@@ -267,3 +293,123 @@ def test_non_loopback_with_the_insecure_flag_runs_and_warns(tmp_path):
         assert not err and text == WEATHER_OUT
     finally:
         stop(s)
+
+
+# --- ready before it answers ----------------------------------------------------------------
+
+
+def test_from_an_empty_cache_the_first_call_is_answered_and_the_definitions_never_change(tmp_path):
+    """A replica that never ran: an empty gocode cache (its Go module and build caches are
+    linked to the warm ones, or the warm-up would take minutes on a small machine). The
+    listener answers /readyz "starting" before discovery; a client that lists and calls at once
+    is answered, the two lists are byte-identical (the sandbox tier is in the first one) and
+    initialize announces listChanged on streamable HTTP."""
+    from gocode.paths import cache_dir
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for shared in ("gomod", "go-build"):
+        (cache / shared).symlink_to(cache_dir() / shared)
+    config = write_config(tmp_path, "w" + uuid.uuid4().hex[:10])
+    s, first = spawn(tmp_path, config, {"GOCODE_CACHE_DIR": str(cache), "GOCODE_STATE_DIR": str(tmp_path / "state")})
+    try:
+        assert first.status_code == 503 and first.json()["status"] == "starting", first.json()
+
+        async def go() -> tuple[bool, list, list, types.CallToolResult]:
+            async with client(s.url, token=None) as c:
+                listed = await c.list_tools(cache_mode="bypass")
+                r = await c.call_tool("execute_go_code", {"code": DEMO_CODE})
+                again = await c.list_tools(cache_mode="bypass")
+                caps = c.server_capabilities
+                assert caps.tools is not None
+                dump = [t.model_dump(mode="json", by_alias=True) for t in listed.tools]
+                return (
+                    bool(caps.tools.list_changed),
+                    dump,
+                    [t.model_dump(mode="json", by_alias=True) for t in again.tools],
+                    r,
+                )
+
+        list_changed, before, after, r = anyio.run(go)
+        text = "".join(p.text for p in r.content if hasattr(p, "text"))
+        assert not r.is_error, text
+        assert text == WEATHER_OUT
+        assert json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
+        assert "sandboxed (netns tier)" in before[0]["description"]
+        assert list_changed
+    finally:
+        stop(s)
+
+
+# --- a run's process limit is its own -------------------------------------------------------
+
+THREAD_BOMB = """\
+for i := 0; i < 100000; i++ {
+	go func() {
+		runtime.LockOSThread()
+		time.Sleep(time.Minute)
+	}()
+}
+time.Sleep(20 * time.Second)
+fmt.Println("the bomb finished")
+"""
+
+# Each of the others needs threads of its own while the bomb holds all it can get.
+THREADED = """\
+var wg sync.WaitGroup
+for i := 0; i < 64; i++ {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		runtime.LockOSThread()
+		time.Sleep(200 * time.Millisecond)
+	}()
+}
+wg.Wait()
+fmt.Println("run %d held 64 threads")
+"""
+
+
+def test_a_thread_bomb_beside_eight_runs_under_serve_starves_none(tmp_path):
+    """Nine programs at once (the concurrency bound): one makes threads without end, eight need
+    threads too. Each run's processes and threads are capped on their own (a cgroup per run, or
+    a user per run), so all eight succeed, and the bomb's result names the limit it reached."""
+    doc = {
+        "mcpServers": {"demo": demo_stdio()},
+        "defaults": {"codeMode": {"maxConcurrentRuns": 9, "timeout": 60, "limits": {"threads": 1024}}},
+    }
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump(doc))
+    s, _ = spawn(tmp_path, config)
+    try:
+
+        async def go() -> tuple[types.CallToolResult, list[types.CallToolResult]]:
+            results: dict[int, types.CallToolResult] = {}
+            async with client(s.url, token=None) as c:
+                await c.list_tools()  # answered once the server is ready
+
+                async def one(i: int) -> None:
+                    code = THREAD_BOMB if i == 0 else THREADED.replace("%d", str(i))
+                    if i:
+                        await anyio.sleep(3)  # the bomb holds its threads by then
+                    results[i] = await c.call_tool("execute_go_code", {"code": code})
+
+                async with anyio.create_task_group() as tg:
+                    for i in range(9):
+                        tg.start_soon(one, i)
+            return results[0], [results[i] for i in range(1, 9)]
+
+        bomb, others = anyio.run(go)
+    finally:
+        stop(s)
+
+    def text(r: types.CallToolResult) -> str:
+        return "".join(p.text for p in r.content if hasattr(p, "text"))
+
+    for i, r in enumerate(others, 1):
+        assert not r.is_error, text(r)[-2000:]
+        assert text(r) == f"run {i} held 64 threads\n"
+    run = (bomb.meta or {})["io.gocode/run"]
+    assert bomb.is_error and run["phase"] == "limit", text(bomb)[-2000:]
+    assert "at most 1024 threads and processes per run: codeMode.limits.threads" in text(bomb)
+    assert run["retryable"] is False

@@ -93,10 +93,34 @@ def test_a_traceback_keeps_the_model_frames_only():
         "exit status 2"
     )
     assert trim_traceback(trace) == (
-        "panic: assignment to entry in nil map\n\ngoroutine 1 [running]:\n"
-        "main.Run({0x8380d8?, 0xb60600?})\n\tmodel.go:2 +0x28\nmain.helper(...)\n\tmodel.go:9\nexit status 2"
+        "panic: assignment to entry in nil map\n\ngoroutine 1 (Run's own, the one that panicked) [running]:\n"
+        "main.Run({0x8380d8?, 0xb60600?})\n\tmodel.go:2\nmain.helper(...)\n\tmodel.go:9\nexit status 2"
     )
     assert trim_traceback("error: model.go:1: boom\n") == "error: model.go:1: boom\n"
+
+
+def test_a_panic_reads_like_a_compile_error():
+    """Frames at model.go only (no runtime, standard library internals or offsets), the entry
+    point called Run as the model wrote it, and the goroutine that panicked named."""
+    from gocode.run.runner import trim_traceback
+
+    trace = (
+        "panic: runtime error: invalid memory address or nil pointer dereference\n"
+        "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x6e0999]\n\n"
+        "goroutine 7 [running]:\n"
+        "main.helper(...)\n\tmodel.go:3\n"
+        "encoding/json.(*decodeState).object(0xc000)\n\t/usr/local/go/src/encoding/json/decode.go:600 +0x1d\n"
+        "runtime.gopanic({0x1})\n\truntime/panic.go:792 +0x132\n"
+        "main.gocodeModelRun.func1()\n\tmodel.go:8 +0x19\n"
+        "created by main.gocodeModelRun in goroutine 1\n\tmodel.go:8 +0x66\n"
+    )
+    assert trim_traceback(trace) == (
+        "panic: runtime error: invalid memory address or nil pointer dereference\n\n"
+        "goroutine 7 (started at model.go:8 in Run, the one that panicked) [running]:\n"
+        "main.helper(...)\n\tmodel.go:3\n"
+        "main.Run.func1()\n\tmodel.go:8\n"
+        "created by main.Run in goroutine 1\n\tmodel.go:8\n"
+    )
 
 
 def _shared_enum():

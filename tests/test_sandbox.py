@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from gocode import SyncToolbox
+from gocode.run.cgroups import run_cgroups
 from gocode.run.sandbox import FAKE_ABI_ENV, FAKE_NO_USERNS_ENV, RUN_UIDS
 from tests.conftest import config_from, demo_stdio
 
@@ -326,18 +327,22 @@ def test_a_fork_bomb_forks_nothing(world):
 
 
 def test_a_thread_bomb_ends_at_a_limit(world):
-    """Unprivileged, the thread limit (RLIMIT_NPROC) stops it; as root it is not covered by the
-    thread limit (root is exempt, docs/sandbox.md) and the memory limit ends it instead."""
+    """A cgroup per run (where the host has one) or a user per run (as root) stops it at the
+    run's thread limit; without either, gocode's own user's RLIMIT_NPROC, or the memory limit
+    for root (exempt from RLIMIT_NPROC) ends it."""
     code = 'for i := 0; i < 100000; i++ {\n\tgo func() {\n\t\truntime.LockOSThread()\n\t\ttime.Sleep(time.Minute)\n\t}()\n}\ntime.Sleep(10 * time.Second)\nfmt.Println("done")'
     r = world["box"].execute(code)
-    assert r.phase == "runtime" and r.output == "", r.error_text()
-    if os.geteuid() == 0:
-        by_threads = world["user"] == "nobody"  # gocode's thread limit for nobody: 2048
-    else:  # gocode's own unprivileged user, under its own limit (256 MiB hold ~8000 threads)
-        by_threads = 0 <= resource.getrlimit(resource.RLIMIT_NPROC)[0] < 8192
-    if by_threads:
-        assert r.stderr.startswith("runtime: failed to create new OS thread"), r.stderr[:500]
+    assert r.output == "", r.error_text()
+    if run_cgroups.mechanism() or (os.geteuid() == 0 and world["user"] == "nobody"):
+        # A cgroup per run, or a user per run: the run's own 2048, named, not retryable.
+        assert r.phase == "limit", r.error_text()
+        assert "failed to create new OS thread" in r.stderr or "pthread_create failed" in r.stderr, r.stderr[:500]
+        assert r.stderr.endswith("(sandbox: at most 2048 threads and processes per run: codeMode.limits.threads)")
+    elif os.geteuid() != 0 and 0 <= resource.getrlimit(resource.RLIMIT_NPROC)[0] < 8192:
+        # gocode's own unprivileged user, under a limit its other processes share
+        assert r.phase == "resources", r.error_text()
     else:
+        assert r.phase == "runtime", r.error_text()
         assert "the memory limit is 256 MiB: codeMode.limits.memoryMB" in r.stderr, r.stderr[-500:]
     assert world["victim"].poll() is None
 
@@ -659,3 +664,35 @@ def test_an_unprivileged_controller_gets_the_netns_tier(workspace):
         assert "workspace ready" not in r.stderr  # it used the launcher given, built nothing
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_hundred_configured_servers_leave_the_sandbox_working(tmp_path):
+    """The launcher is handed descriptors numbered as they were in the controller, which holds
+    three per stdio server: with ~100 servers they lay above the program's open-files limit,
+    and starting the network namespace failed with EBADF. Any number of servers must work."""
+    import sys
+
+    from tests.conftest import ROOT
+
+    wild = str(ROOT / "tests" / "servers" / "wild_server.py")
+    servers = {f"wild{i}": {"command": sys.executable, "args": [wild, "--tools", "plain"]} for i in range(100)}
+    config = tmp_path / "gocode.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    program = tmp_path / "p.go"
+    program.write_text('fmt.Println("ran beside", 100, "servers")\n')
+    env = {k: v for k, v in os.environ.items() if k not in (FAKE_ABI_ENV, FAKE_NO_USERNS_ENV)}
+    gocode = str(Path(sys.executable).parent / "gocode")
+    r = subprocess.run(
+        [gocode, "exec", "--json", "-c", str(config), str(program)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    doc = json.loads(r.stdout)
+    assert doc["ok"], doc["stderr"]
+    assert doc["output"] == "ran beside 100 servers\n"
+    assert doc["sandbox"]["tier"] == "netns"
+    r = subprocess.run([gocode, "sandbox", "doctor", "--json"], capture_output=True, text=True, timeout=120, env=env)
+    servers_limit = json.loads(r.stdout)["host"]["servers"]
+    assert servers_limit["maxStdioServers"] >= 100, servers_limit

@@ -78,6 +78,7 @@ func main() {
 	fsize := flag.Uint64("fsize", 64<<20, "RLIMIT_FSIZE bytes")
 	nofile := flag.Uint64("nofile", 256, "RLIMIT_NOFILE")
 	nproc := flag.Uint64("nproc", 0, "RLIMIT_NPROC (threads of the program's user); 0: unchanged")
+	cgroup := flag.String("cgroup", "", "join this cgroup first (its pids.max caps the run's processes and threads)")
 	uid := flag.Int("uid", -1, "run the program as this user (from root)")
 	gid := flag.Int("gid", -1, "… and this group")
 	var ro, rw listFlag
@@ -89,9 +90,20 @@ func main() {
 		_ = json.NewEncoder(os.Stdout).Encode(probeHost(*fakeABI))
 		return
 	}
+	// Before any limit: the descriptors arrive numbered as they were in the controller, which
+	// grows with every server session it holds, and RLIMIT_NOFILE below may be smaller than
+	// that number (Go's fork then cannot place its own pipe above them: EBADF).
+	*statusFD = renumber(*statusFD)
+	*listenSock = renumber(*listenSock)
 	if *statusFD >= 0 {
 		status = os.NewFile(uintptr(*statusFD), "status")
-		unix.CloseOnExec(*statusFD)
+	}
+	if *cgroup != "" && os.Getenv(innerEnv) == "" { // the inner netns launcher is in it already
+		// Before the user switch: the controller's user owns the cgroup.
+		procs := filepath.Join(*cgroup, "cgroup.procs")
+		if err := writeRaw(procs, fmt.Sprintf("%d\n", os.Getpid())); err != nil {
+			fail("joining the run's cgroup: %v", err)
+		}
 	}
 	argv := flag.Args()
 	if len(argv) == 0 || *scratch == "" || *exe == "" || *port == 0 {
@@ -117,6 +129,14 @@ func main() {
 	unix.Umask(0o077)
 
 	limits := map[string]uint64{"cpuSeconds": *cpu, "dataBytes": *data, "addressSpaceBytes": *as, "fileSizeBytes": *fsize, "openFiles": *nofile}
+	if *cgroup != "" {
+		if text, err := readRaw(filepath.Join(*cgroup, "pids.max")); err == nil {
+			var n uint64
+			if _, err := fmt.Sscan(text, &n); err == nil {
+				limits["tasks"] = n
+			}
+		}
+	}
 	rlimits := map[int]uint64{unix.RLIMIT_CPU: *cpu, unix.RLIMIT_DATA: *data, unix.RLIMIT_AS: *as, unix.RLIMIT_FSIZE: *fsize, unix.RLIMIT_NOFILE: *nofile, unix.RLIMIT_CORE: 0}
 	if *nproc > 0 {
 		rlimits[unix.RLIMIT_NPROC] = *nproc
@@ -209,6 +229,52 @@ func main() {
 	}
 	err = unix.Exec(exePath, argv, os.Environ())
 	fail("exec %s: %v", exePath, err)
+}
+
+// writeRaw and readRaw use plain system calls: os.File would start the runtime's network
+// poller, whose descriptor closeInherited then closes under it (a crash in sysmon).
+func writeRaw(path, text string) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte(text))
+	return err
+}
+
+func readRaw(path string) (string, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 64)
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// renumber moves an inherited descriptor to the lowest free number (close-on-exec), so what
+// the launcher holds never depends on how many descriptors the controller had open.
+func renumber(fd int) int {
+	if fd < 0 {
+		return fd
+	}
+	low, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gocode sandbox: descriptor %d: %v\n", fd, err)
+		os.Exit(126)
+	}
+	if low < fd {
+		unix.Close(fd)
+		return low
+	}
+	unix.Close(low) // already the lowest free number
+	unix.CloseOnExec(fd)
+	return fd
 }
 
 // closeInherited closes every descriptor above stderr except keep: Landlock checks opens,

@@ -87,7 +87,10 @@ def _progress(msg: str) -> None:
 @click.version_option(package_name="gocode")
 def main() -> None:
     """Go code mode for LLM agents: MCP tools as typed Go functions behind one execute_go_code tool."""
+    from gocode.run import hostlimits
+
     _setup_logging()
+    hostlimits.raise_open_files()
 
 
 def _setup_logging(log_format: str = "text") -> None:

@@ -65,7 +65,10 @@ def cache_info(as_json: bool) -> None:
     for kind, k in sorted(doc["removable"].items()):
         click.echo(f"{kind + ':':<19} {k['count']} entries, {_human(k['bytes'])}")
     click.echo(f"removable in all:   {_human(doc['removableBytes'])}")
-    click.echo(f"Go build cache:     {_human(doc['goBuildCacheBytes'])} (trimmed by Go itself)")
+    click.echo(
+        f"Go build cache:     {_human(doc['goBuildCacheBytes'])} (bounded to "
+        f"{_human(doc['policy']['goBuildCacheMaxBytes'])}: ${housekeeping.GOCACHE_MAX_SIZE_ENV})"
+    )
     click.echo(f"Go module cache:    {_human(doc['moduleCacheBytes'])} (kept: runs need it offline)")
     p = doc["policy"]
     click.echo(
@@ -84,7 +87,8 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
     """Remove old built programs, workspaces of other gocode versions and leftover run directories.
 
     Without options it applies the automatic bounds ($GOCODE_CACHE_MAX_SIZE, default 2G;
-    $GOCODE_CACHE_MAX_AGE, default 14d). Nothing used in the last hour is removed, nor the
+    $GOCODE_CACHE_MAX_AGE, default 14d); Go's build cache has its own size bound
+    ($GOCODE_GOCACHE_MAX_SIZE, default 1G) and the same age. Nothing used in the last hour is removed, nor the
     current workspace. Exit 1 when something could not be removed.
     """
     from gocode.compile import housekeeping
@@ -95,6 +99,7 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
         policy = housekeeping.Policy(
             max_bytes=housekeeping.parse_size(max_size) if max_size else base.max_bytes,
             max_age_s=housekeeping.parse_age(max_age) if max_age else base.max_age_s,
+            gocache_max_bytes=base.gocache_max_bytes,
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
@@ -108,7 +113,12 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
         click.echo(json.dumps(doc))
     else:
         verb = "would remove" if dry_run else "removed"
+        go_build = [e for e in doc["removed"] if e["kind"] == "go-build"]
+        if go_build:  # thousands of small files: one line
+            click.echo(f"{verb} {len(go_build)} Go build cache files, {_human(sum(e['bytes'] for e in go_build))}")
         for e in doc["removed"]:
+            if e["kind"] == "go-build":
+                continue
             click.echo(
                 f"{verb} {e['kind']:<9} {_human(e['bytes']):>10}  idle {e['idleSeconds'] // 60} min  {e['path']}"
             )

@@ -21,6 +21,7 @@ def sandbox() -> None:
 def sandbox_doctor(as_json: bool) -> None:
     """Show what this host supports and which tier each codeMode.sandbox setting would get."""
     from gocode.compile.workspace import Workspace
+    from gocode.run import hostlimits
     from gocode.run import sandbox as sandbox_mod
 
     ws = Workspace()
@@ -30,7 +31,7 @@ def sandbox_doctor(as_json: bool) -> None:
     rows = sandbox_mod.describe(host)
     if as_json:
         doc = {
-            "host": {**host.as_json(), **sandbox_mod.other_mechanisms()},
+            "host": {**host.as_json(), **sandbox_mod.other_mechanisms(), "servers": hostlimits.server_capacity()},
             "settings": {s: {"tier": d.tier, "error": d.error or None, "warning": d.warning or None} for s, d in rows},
         }
         click.echo(json.dumps(doc))
@@ -43,7 +44,9 @@ def sandbox_doctor(as_json: bool) -> None:
     click.echo(f"user namespaces:  {userns}")
     others = sandbox_mod.other_mechanisms()
     click.echo(f"bubblewrap:       {others['bubblewrap']}")
-    click.echo(f"cgroup v2:        {others['cgroups']}")
+    click.echo(f"cgroups:          {others['cgroups']}")
+    click.echo(f"processes/run:    {others['processLimit']}")
+    click.echo(f"servers:          {hostlimits.describe_capacity()}")
     click.echo("\nsetting        tier")
     for setting, d in rows:
         what = d.tier or (

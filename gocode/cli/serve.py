@@ -146,16 +146,44 @@ async def _serve(
 ) -> None:
     import anyio
 
+    from gocode.errors import GocodeError
     from gocode.serve import server as server_mod
     from gocode.toolbox import Toolbox
 
-    async with Toolbox(config, model, prewarm=prewarm, progress=_progress, stateless_step=stateless_step) as box:
-        tool_server = server_mod.ToolServer(box)
-        for w in box.warnings:
-            _err(f"gocode: warning: {w}")
-        names = [t.name for t in box.tools()]
-        who = f"model {model!r}" if model else "the default model"
-        _progress(f"{len(names)} tool{'s' if len(names) != 1 else ''} for {who}: {', '.join(names) or '(none)'}")
+    box = Toolbox(config, model, prewarm=prewarm, progress=_progress, stateless_step=stateless_step)
+    tool_server = server_mod.ToolServer(box, settled=False)
+    try:
+        async with anyio.create_task_group() as tg:
+            # The listener first (probes answer "starting"; lists wait), then discovery and warm-up.
+            tg.start_soon(_transport, tool_server, sock, host, token, options, tg.cancel_scope)
+            async with box:
+                for w in box.warnings:
+                    _err(f"gocode: warning: {w}")
+                await box.settle()
+                tool_server.mark_ready()
+                names = [t.name for t in box.tools()]
+                who = f"model {model!r}" if model else "the default model"
+                _progress(
+                    f"{len(names)} tool{'s' if len(names) != 1 else ''} for {who}: {', '.join(names) or '(none)'}"
+                )
+                await anyio.sleep_forever()  # until the transport ends and cancels this
+    except* GocodeError as group:  # one message, as for every command
+        raise group.exceptions[0] from None
+
+
+async def _transport(
+    tool_server: server_mod.ToolServer,
+    sock: Any,
+    host: str,
+    token: str | None,
+    options: server_mod.HttpOptions | None,
+    done: Any,
+) -> None:
+    import anyio
+
+    from gocode.serve import server as server_mod
+
+    try:
         if sock is None:
             _progress("serving MCP on stdio")
             try:
@@ -170,3 +198,5 @@ async def _serve(
                 + (" (bearer token required)" if token else "")
             )
             await server_mod.serve_http(tool_server, sock, host, token, options)
+    finally:
+        done.cancel()

@@ -33,7 +33,7 @@ refresh_option = click.option(
 @handle_errors
 def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json: bool) -> None:
     """List each server's tools, and which are in code mode for a model."""
-    from gocode.codemode import code_mode_on, split_tools
+    from gocode.codemode import code_mode_on, code_mode_reason, split_tools
     from gocode.config import load_config
     from gocode.mcp.browse import browse
 
@@ -45,7 +45,13 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
     for w in view.warnings:
         _err(f"gocode: warning: {w}")
     in_code = {(s.server, t.name) for s in view.code_tools.servers for t in s.tools}
-    doc: dict[str, Any] = {"model": model, "codeMode": enabled, "codeModeSetting": settings.enabled, "servers": []}
+    doc: dict[str, Any] = {
+        "model": model,
+        "codeMode": enabled,
+        "codeModeSetting": settings.enabled,
+        "codeModeReason": code_mode_reason(settings, result.servers),
+        "servers": [],
+    }
     for s in result.servers:
         tools = [
             {
@@ -79,6 +85,7 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
     if as_json:
         click.echo(json.dumps(doc))
     else:
+        click.echo(f"code mode: {'on' if enabled else 'off'} ({doc['codeModeReason']})")
         for s in doc["servers"]:
             if not s["ok"]:
                 click.echo(f"{s['name']}: FAILED\n  " + s["error"].replace("\n", "\n  "))

@@ -17,8 +17,14 @@ housekeeping does with each:
 - ``search-vectors/*.npy``: a tool set's vectors for search by meaning (gocode.view.semantic);
   removed when unused for the maximum age (loading one touches it).
 - ``models/``: the search models, fetched by the warm-up: reported, never pruned.
-- ``go-build/`` (Go's build cache, which trims itself) and ``gomod/`` (the module cache,
-  needed offline): reported, never pruned here.
+- ``go-build/??/*``: Go's build cache (``GOCACHE``). Go trims it only by age (five days, once
+  a day) and never by size, and every new tool set adds to it, so it gets its own bounds: files
+  unused for the maximum age go, then least recently used ones while it is over its size
+  (``$GOCODE_GOCACHE_MAX_SIZE``, default 1 GiB; Go refreshes a file's time when it uses it,
+  at most hourly). Never a file an importcfg of a workspace names (the standard library's and
+  each tool set's export data that direct builds link against). A missing entry only costs Go
+  a rebuild.
+- ``gomod/`` (the module cache, needed offline): reported, never pruned.
 
 Nothing used within the grace period (default 1 h) is removed, nor a workspace whose lock is
 held (warm-up under way), nor the workspace of the running gocode. A read-only cache is
@@ -41,9 +47,11 @@ from typing import Any, Literal
 
 from gocode.paths import VECTORS_DIR
 
-Kind = Literal["binary", "workspace", "bindings", "run-dir", "vectors"]
+Kind = Literal["binary", "workspace", "bindings", "run-dir", "vectors", "go-build"]
 
 DEFAULT_MAX_BYTES = 2 << 30
+DEFAULT_GOCACHE_MAX_BYTES = 1 << 30
+GOCACHE_MAX_SIZE_ENV = "GOCODE_GOCACHE_MAX_SIZE"
 DEFAULT_MAX_AGE_S = 14 * 86400.0
 DEFAULT_GRACE_S = 3600.0
 MAX_SIZE_ENV = "GOCODE_CACHE_MAX_SIZE"
@@ -78,14 +86,16 @@ class Policy:
     max_bytes: int | None = DEFAULT_MAX_BYTES
     max_age_s: float | None = DEFAULT_MAX_AGE_S
     grace_s: float = DEFAULT_GRACE_S
+    gocache_max_bytes: int | None = DEFAULT_GOCACHE_MAX_BYTES  # go-build/, counted apart
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | os._Environ[str] | None = None) -> Policy:
         env = os.environ if environ is None else environ
-        size, age = env.get(MAX_SIZE_ENV), env.get(MAX_AGE_ENV)
+        size, age, gocache = env.get(MAX_SIZE_ENV), env.get(MAX_AGE_ENV), env.get(GOCACHE_MAX_SIZE_ENV)
         return cls(
             max_bytes=parse_size(size) if size else DEFAULT_MAX_BYTES,
             max_age_s=parse_age(age) if age else DEFAULT_MAX_AGE_S,
+            gocache_max_bytes=parse_size(gocache) if gocache else DEFAULT_GOCACHE_MAX_BYTES,
         )
 
 
@@ -199,11 +209,47 @@ def scan(cache: Path, current: Path | None, tmp: Path | None = None) -> list[Ent
     with contextlib.suppress(OSError):
         for p in (cache / VECTORS_DIR).glob("*.npy"):
             entries.append(Entry(p, "vectors", p.stat().st_size, _mtime(p)))
+    entries += _go_build_entries(cache)
     tmp = tmp if tmp is not None else Path(tempfile.gettempdir())
     with contextlib.suppress(OSError):
         for p in tmp.glob(RUN_DIR_PREFIX + "*"):
             if p.is_dir():
                 entries.append(Entry(p, "run-dir", tree_size(p), _mtime(p)))
+    return entries
+
+
+def linked_from_importcfgs(cache: Path) -> set[Path]:
+    """The build-cache files the workspaces' importcfgs name (direct builds read them)."""
+    keep: set[Path] = set()
+    roots = [cache]
+    if state := os.environ.get("GOCODE_STATE_DIR"):  # bindings kept beside a read-only cache
+        roots.append(Path(state).expanduser())
+    cfgs = [
+        cfg for r in roots for pattern in ("ws-*/std.importcfg", "ws-*/tools/*/importcfg") for cfg in r.glob(pattern)
+    ]
+    for cfg in cfgs:
+        with contextlib.suppress(OSError):
+            for line in cfg.read_text(encoding="utf-8").splitlines():
+                _, sep, target = line.partition("=")
+                if sep and line.startswith("packagefile "):
+                    keep.add(Path(target.strip()))
+    return keep
+
+
+def _go_build_entries(cache: Path) -> list[Entry]:
+    root = cache / "go-build"
+    if not root.is_dir():
+        return []
+    keep = linked_from_importcfgs(cache)
+    entries = []
+    for sub in root.iterdir():
+        if len(sub.name) != 2 or not sub.is_dir():  # Go's own files (trim.txt, README)
+            continue
+        with contextlib.suppress(OSError):
+            for p in sub.iterdir():
+                with contextlib.suppress(OSError):
+                    st = p.lstat()
+                    entries.append(Entry(p, "go-build", st.st_blocks * 512, st.st_mtime, p in keep))
     return entries
 
 
@@ -225,8 +271,16 @@ def plan(entries: list[Entry], policy: Policy, now: float) -> list[Entry]:
         too_old = policy.max_age_s is not None and now - e.last_used >= policy.max_age_s
         if too_old or e.kind == "run-dir":
             doomed[e.path] = e
+    if policy.gocache_max_bytes is not None:
+        gocache = sum(e.size for e in entries if e.kind == "go-build" and e.path not in doomed)
+        for e in sorted((e for e in entries if e.kind == "go-build"), key=lambda e: e.last_used):
+            if gocache <= policy.gocache_max_bytes:
+                break
+            if e.path not in doomed and removable(e):
+                doomed[e.path] = e
+                gocache -= e.size
     if policy.max_bytes is not None:
-        total = sum(e.size for e in entries if e.path not in doomed)
+        total = sum(e.size for e in entries if e.path not in doomed and e.kind != "go-build")
         # Binaries first (one build to recreate), then whole workspaces (a warm-up each).
         for kind in ("binary", "workspace"):
             for e in sorted(entries, key=lambda e: e.last_used):
@@ -276,7 +330,16 @@ def prune(
         "freedBytes": sum(e.size for e in removed),
         "keptBytes": sum(e.size for e in kept),
         "errors": errors,
-        "policy": {"maxBytes": policy.max_bytes, "maxAgeSeconds": policy.max_age_s, "graceSeconds": policy.grace_s},
+        "policy": _policy_json(policy),
+    }
+
+
+def _policy_json(policy: Policy) -> dict[str, Any]:
+    return {
+        "maxBytes": policy.max_bytes,
+        "maxAgeSeconds": policy.max_age_s,
+        "graceSeconds": policy.grace_s,
+        "goBuildCacheMaxBytes": policy.gocache_max_bytes,
     }
 
 
@@ -287,6 +350,8 @@ def info(cache: Path, current: Path | None, tmp: Path | None = None) -> dict[str
     entries = scan(cache, current, tmp)
     by_kind: dict[str, dict[str, int]] = {}
     for e in entries:
+        if e.kind == "go-build":
+            continue  # reported whole below
         k = by_kind.setdefault(e.kind, {"count": 0, "bytes": 0})
         k["count"] += 1
         k["bytes"] += e.size
@@ -300,10 +365,10 @@ def info(cache: Path, current: Path | None, tmp: Path | None = None) -> dict[str
     return {
         "cache": str(cache),
         "removable": by_kind,
-        "removableBytes": sum(e.size for e in entries),
+        "removableBytes": sum(e.size for e in entries if e.kind != "go-build"),
         "workspaces": sorted(workspaces, key=lambda w: w["path"]),
         "goBuildCacheBytes": tree_size(cache / "go-build"),
         "moduleCacheBytes": tree_size(cache / "gomod"),
         "searchModelBytes": tree_size(cache / "models"),
-        "policy": {"maxBytes": policy.max_bytes, "maxAgeSeconds": policy.max_age_s, "graceSeconds": policy.grace_s},
+        "policy": _policy_json(policy),
     }

@@ -30,7 +30,6 @@ from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
@@ -94,7 +93,8 @@ async def open_client(
         async with Client(tolerant_stdio_client(name, params, errlog, on_end), **opts) as client:
             yield _results_as_sent(client)
     elif server.type == "http":
-        http = create_mcp_http_client(headers=dict(server.headers) or None)
+        # The SDK's own defaults for MCP over HTTP: 30 s, and 300 s to read a held-open stream.
+        http = httpx2.AsyncClient(headers=dict(server.headers) or None, timeout=httpx2.Timeout(30, read=300))
         async with http:
             transport = streamable_http_client(server.url or "", http_client=http)
             async with Client(transport, **opts) as client:

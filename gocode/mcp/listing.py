@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from gocode.config import ServerConfig
 from gocode.errors import DiscoveryError
+from gocode.mcp import sdk_private
 from gocode.toolset import ServerTools, ToolInfo
 
 if TYPE_CHECKING:  # the SDK is imported where a session is used: showing cached tools needs none
@@ -70,17 +71,9 @@ async def list_tools(client: Client) -> Listing:
 
 
 async def _raw_list(client: Client, cursor: str | None) -> dict[str, Any]:
-    # The session's own send_request validates the whole result first (the failure this
-    # module exists to avoid); the dispatcher below it hands back the raw JSON. The stamp adds
-    # what the negotiated era puts on every request (as send_request does).
-    session = client.session
-    data: dict[str, Any] = {"method": "tools/list", "params": {"cursor": cursor} if cursor else {}}
-    opts: dict[str, Any] = {}
-    session._stamp(data, opts)
-    timeout = session._session_read_timeout_seconds
-    if timeout is not None:
-        opts["timeout"] = timeout
-    raw = await session._dispatcher.send_raw_request("tools/list", data.get("params"), opts)
+    # Raw: the session's own send_request validates the whole result first (the failure this
+    # module exists to avoid).
+    raw = await sdk_private.raw_request(client.session, "tools/list", {"cursor": cursor} if cursor else None)
     if not isinstance(raw, dict):
         raise DiscoveryError(f"tools/list answered with {type(raw).__name__}, not an object")
     return raw
@@ -97,7 +90,7 @@ def absorb(client: Client, tools: list[dict[str, Any]]) -> None:
             models.append(types.Tool.model_validate(t))
         except ValidationError:
             models.append(types.Tool.model_validate(_essential(t)))
-    client.session._absorb_tool_listing(types.ListToolsResult(tools=models), complete=True)
+    sdk_private.absorb_tool_listing(client.session, models)
 
 
 def _merge_cache_hints(listing: Listing, page: dict[str, Any]) -> None:

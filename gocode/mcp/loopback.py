@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import logging
 import secrets
 import socket
 import time
@@ -44,6 +45,7 @@ from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from gocode.mcp import logs
 from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider, ToolProviderError
 from gocode.mcp.shapes import ShapeRecorder
@@ -71,6 +73,9 @@ CLOSE_WAIT_S = 1.0  # how long closing a run waits for its cancelled calls to un
 SearchFn = Callable[[str, int], list[dict[str, Any]]]
 
 
+log = logging.getLogger("gocode.mcp.loopback")
+
+
 @dataclass
 class Run:
     """A program's pass to the endpoint: its token, and the calls it made."""
@@ -90,6 +95,7 @@ class Run:
     # What the program can call, from its static plan (set before it starts): a call it did not
     # declare is refused, so an approval covers exactly what was shown. None: not known yet.
     foreseen: Callable[[str, str], bool] | None = None
+    request_id: str | None = None  # the execute_go_code call it belongs to, for log lines
 
 
 class _QuietServer(uvicorn.Server):
@@ -163,7 +169,13 @@ class Loopback:
     def open_run(
         self, interceptor: CallInterceptor | None = None, providers: dict[str, ToolProvider] | None = None
     ) -> Run:
-        run = Run(secrets.token_urlsafe(24), interceptor=interceptor, providers=dict(providers or {}))
+        # The endpoint serves requests in tasks of its own: the call's request id goes with the run.
+        run = Run(
+            secrets.token_urlsafe(24),
+            interceptor=interceptor,
+            providers=dict(providers or {}),
+            request_id=logs.current_request_id(),
+        )
         self._runs[run.token] = run
         return run
 
@@ -279,6 +291,7 @@ class Loopback:
         start = time.monotonic()
         error: str | None = None
         result: types.CallToolResult | None = None
+        rid = logs.REQUEST_ID.set(run.request_id)  # what the upstream logs meanwhile carries it too
         try:
             with anyio.CancelScope() as scope:
                 run.scopes.add(scope)
@@ -312,7 +325,13 @@ class Loopback:
             error = str(exc)
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         finally:
-            run.calls.append(ToolCall(server, params.name, (time.monotonic() - start) * 1000, error))
+            ms = (time.monotonic() - start) * 1000
+            run.calls.append(ToolCall(server, params.name, ms, error))
+            log.info(
+                "tool %s.%s %s in %.0f ms", server, params.name, "failed" if error else "ok", ms,
+                extra={"server": server, "tool": params.name, "error": error, "duration_ms": round(ms, 1)},
+            )  # fmt: skip
+            logs.REQUEST_ID.reset(rid)
 
     def _result(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         """result(v): keep the program's structured result in its run (the last one wins)."""

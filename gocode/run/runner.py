@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import re
@@ -25,11 +26,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from gocode.files import dir_size
 from gocode.mcp.toolcall import ToolCall
 from gocode.program.diagnostics import Diagnostic
+from gocode.run import gotraceback
 
 if TYPE_CHECKING:
     from gocode.run.sandbox import Confinement
 
-Phase = Literal["ok", "code", "compile", "runtime", "timeout", "limit", "sandbox", "busy", "approval"]
+Phase = Literal[
+    "ok", "code", "compile", "runtime", "timeout", "limit", "resources", "sandbox", "busy", "warming", "approval"
+]
+# Failures a retry may cure: no slot free, still warming up, the host out of processes or memory
+# for a moment (the program itself did not fail).
+RETRYABLE_PHASES = frozenset({"busy", "warming", "resources"})
 STDERR_LIMIT = 16 * 1024
 # Called with each line the program prints on stdout (without its newline) while it runs.
 LineFn = Callable[[str], Awaitable[None]]
@@ -81,6 +88,8 @@ class RunResult:
             "sandbox": "the sandbox refused to run the program",
             "busy": "not run (retry later)",
             "approval": "held for approval",
+            "warming": "not run yet (retry shortly)",
+            "resources": "the host ran out of a resource (retry later)",
         }
         parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
         if self.output:
@@ -320,10 +329,16 @@ async def run_program(
     start = time.monotonic()
     try:
         proc, status_fd = await launch(binary, env, cwd, confinement)
-    except BaseException:
+    except BaseException as exc:
         if confinement is not None:
             await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
             confinement.release()
+        if isinstance(exc, OSError) and exc.errno in (errno.EAGAIN, errno.ENOMEM):
+            # gocode's own process could not start another: its user is at its process limit,
+            # or the host out of memory for a moment. Nothing the program did.
+            return RunResult(False, "resources", "", f"{_EXHAUSTED} starting the program: {exc.strerror} "
+                             "(gocode's user is at its process limit, RLIMIT_NPROC, or the host is out of memory)",
+                             run_ms=(time.monotonic() - start) * 1000)  # fmt: skip
         raise
     label = ""
     if keep_output is not None and keep_output.is_relative_to(cwd):
@@ -372,14 +387,23 @@ async def run_program(
         kept["output_file"] = str(keep_output)
     elif truncated:
         output += f"\n[output truncated: {out.dropped} more bytes beyond the {max_output}-byte limit]"
-    stderr = trim_traceback(err.text())
+    raw_stderr = err.text()  # with the runtime's frames, which tell which limit was hit
+    stderr = trim_traceback(raw_stderr)
     if err.dropped:
         stderr += f"\n[stderr truncated: {err.dropped} more bytes]"
     sandbox = None
     if confinement is not None:
         if policy is not None and policy.get("error"):
-            return RunResult(False, "sandbox", "", str(policy["error"]), proc.returncode, run_ms=run_ms)
+            error = str(policy["error"])
+            if _exhausted(error):
+                return RunResult(
+                    False, "resources", "", _exhaustion(error, confinement), proc.returncode, run_ms=run_ms
+                )
+            return RunResult(False, "sandbox", "", error, proc.returncode, run_ms=run_ms)
         if policy is None:
+            if _THREAD_LIMIT.search(raw_stderr):  # the launcher itself could not start a thread
+                return RunResult(False, "resources", "", _exhaustion(stderr, confinement), proc.returncode,
+                                 run_ms=run_ms)  # fmt: skip
             return RunResult(False, "sandbox", "", stderr or "the sandbox launcher stopped before the program started",
                              proc.returncode, run_ms=run_ms)  # fmt: skip
         sandbox = {**policy, "setting": confinement.decision.setting}
@@ -410,7 +434,20 @@ async def run_program(
     if code is not None and code < 0:
         stderr = _append(stderr, f"killed by signal {signal.Signals(-code).name}")
     if confinement is not None:
-        stderr = _append(stderr, _limit_hint(stderr, code, confinement))
+        if _THREAD_LIMIT.search(raw_stderr) and confinement.threads:
+            # The program reached its own cap (a cgroup or a user per run): a retry would too.
+            stderr = _append(stderr, f"(sandbox: at most {confinement.threads} threads and processes per run: "
+                             "codeMode.limits.threads)")  # fmt: skip
+            return RunResult(
+                False, "limit", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
+            )
+        if _THREAD_LIMIT.search(raw_stderr):
+            # A limit shared with other processes of its user: it may be free again soon.
+            stderr = _append(stderr, f"({_EXHAUSTED}: the threads of the user it runs as, RLIMIT_NPROC, "
+                             "shared with that user's other processes)")  # fmt: skip
+            return RunResult(False, "resources", output, stderr, code, run_ms=run_ms, truncated=truncated,
+                             sandbox=sandbox, **kept)  # fmt: skip
+        stderr = _append(stderr, _limit_hint(raw_stderr, code, confinement))
     return RunResult(
         False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
     )
@@ -463,7 +500,27 @@ def trim_traceback(text: str) -> str:
             continue
         out.append(lines[i])
         i += 1
-    return "\n".join(out)
+    return gotraceback.tidy("\n".join(out))
+
+
+_EXHAUSTED = "resources exhausted"
+# The Go runtime, or fork/exec, refused a new thread or process (EAGAIN).
+_THREAD_LIMIT = re.compile(r"failed to create new OS thread|pthread_create failed|resource temporarily unavailable")
+
+
+def _exhausted(error: str) -> bool:
+    return "resource temporarily unavailable" in error or "cannot allocate memory" in error
+
+
+def _exhaustion(error: str, c: Confinement) -> str:
+    """The launcher could not start the program's process (before the program ran): which limit."""
+    if c.cgroup is not None:
+        limit = f"the run's cgroup allows {c.threads} tasks (codeMode.limits.threads)"
+    elif c.uid is not None and c.uid != 65534:
+        limit = f"its user's RLIMIT_NPROC of {c.threads} (codeMode.limits.threads)"
+    else:
+        limit = "the process limit (RLIMIT_NPROC) of the user it runs as, shared with that user's other processes"
+    return f"{_EXHAUSTED} before the program started: {error}\n({limit}; the host may be short of processes or memory)"
 
 
 def _append(text: str, line: str) -> str:

@@ -40,16 +40,18 @@ from gocode.config import CodeModeConfig
 from gocode.errors import GocodeError
 from gocode.files import write_file
 from gocode.resources import templates_dir
+from gocode.run.cgroups import run_cgroups
 from gocode.run.env import sandboxed_env
 from gocode.run.workdir import WORKSPACE_ENV
 from gocode.run.workdir import prepare as prepare_workdir
 
 MIN_ABI = 4  # TCP port rules
 NOBODY = 65534
-# RLIMIT_NPROC of a program run as another user. The kernel counts it over all of that user's
-# threads on the host, so each run gets a user of its own (RUN_UIDS); only when none is free,
-# or the range is not mapped here, do runs share nobody, and then this limit.
-RUN_THREADS = 2048
+# codeMode.limits.threads caps a run's processes and threads: as its cgroup's pids.max where
+# the host allows (gocode.run.cgroups), and as RLIMIT_NPROC of a program run as another user.
+# The kernel counts RLIMIT_NPROC over all of that user's threads on the host, so each run gets
+# a user of its own (RUN_UIDS); only when none is free, or the range is not mapped here, do
+# runs share nobody, and then that limit.
 # Users for runs: no account, nothing owned but a run's scratch, in a range systemd leaves
 # unused (its container ranges end below it). Skipped when an account has one of them.
 RUN_UIDS = range(0x70000000, 0x70000000 + 1024)
@@ -299,12 +301,17 @@ class Confinement:
     uid: int | None = None  # the run user from run_uids, given back by release()
     cwd: Path | None = None  # where the program starts (its workspace), else scratch
     cwd_limit: int = 0  # the workspace's cap (bytes), watched like scratch
+    cgroup: Path | None = None  # the run's pids cgroup, removed by release()
+    threads: int = 0  # codeMode.limits.threads (0: no per-run limit applies)
 
     def release(self) -> None:
-        """Gives the run user back (after the program and its threads are gone)."""
+        """Gives the run user back and removes the run's cgroup (after the program is gone)."""
         if self.uid is not None and self.uid != NOBODY:
             run_uids.release(self.uid)
         self.uid = None
+        if self.cgroup is not None:
+            run_cgroups.remove(self.cgroup)
+            self.cgroup = None
 
 
 _launchers: dict[Path, Launcher] = {}
@@ -352,20 +359,25 @@ async def confine(
         raise SandboxError("codeMode.limits.user: nobody needs gocode to run as root (it switches users)")
     launcher_path = await launcher.path()
     uid = run_uids.acquire() if as_nobody else None
+    cgroup = await asyncio.to_thread(run_cgroups.create, lim.threads)
     try:
         run_dir = Path(await asyncio.to_thread(_mkrundir, binary, launcher_path, uid))
     except BaseException:
         if uid is not None:
             run_uids.release(uid)
+        if cgroup is not None:
+            run_cgroups.remove(cgroup)
         raise
     scratch, binary = run_dir / "scratch", run_dir / "prog"
     if as_nobody:  # after switching users it re-executes itself (netns): it needs a copy it may run
         launcher_path = run_dir / "launcher"
     argv = [str(launcher_path), "-scratch", str(scratch), "-exe", str(binary), "-port", str(port)]
+    if cgroup is not None:
+        argv += ["-cgroup", str(cgroup)]
     if uid is not None:
         # A user of its own, so the thread limit is the program's alone (it counts the user's
         # threads; root is exempt from it, which is one more reason to switch).
-        argv += ["-uid", str(uid), "-gid", str(uid), "-nproc", str(RUN_THREADS)]
+        argv += ["-uid", str(uid), "-gid", str(uid), "-nproc", str(lim.threads)]
     if decision.tier == "netns":
         argv += ["-netns"]
     argv += ["-min-abi", str(decision.min_abi)]
@@ -391,7 +403,8 @@ async def confine(
         env[WORKSPACE_ENV] = str(workdir)
     return Confinement(
         argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary, decision.tier == "netns", port,
-        uid=uid, cwd=workdir, cwd_limit=settings.workdir.max_mb << 20,
+        uid=uid, cwd=workdir, cwd_limit=settings.workdir.max_mb << 20, cgroup=cgroup,
+        threads=lim.threads if cgroup is not None or uid is not None else 0,
     )  # fmt: skip
 
 
@@ -429,10 +442,29 @@ def other_mechanisms() -> dict[str, str]:
             cgroup = f"writable {base} with {', '.join(controllers)} (not used: rlimits instead)"
     except (OSError, StopIteration):
         pass
+    if run_cgroups.mechanism():
+        cgroup = f"{run_cgroups.mechanism()}: one cgroup per run caps its processes and threads"
     return {
         "bubblewrap": f"{bwrap} (not used: the launcher makes its own namespaces)" if bwrap else "not installed",
         "cgroups": cgroup,
+        "processLimit": process_limit_mechanism(),
     }
+
+
+def process_limit_mechanism(user: str = "auto") -> str:
+    """How one run's processes and threads are capped here (for the doctor and the rules)."""
+    as_other = user == "nobody" or (user == "auto" and os.geteuid() == 0)
+    cgroup = run_cgroups.mechanism()
+    uids = f"a user of its own per run (uids {RUN_UIDS.start}-{RUN_UIDS.stop - 1}, RLIMIT_NPROC)"
+    if as_other and not run_uids.usable():
+        uids = "the shared user nobody (RLIMIT_NPROC counted over every nobody process on the host)"
+    if cgroup and as_other:
+        return f"a cgroup per run ({cgroup}), and {uids}"
+    if cgroup:
+        return f"a cgroup per run ({cgroup})"
+    if as_other:
+        return uids
+    return "none per run: the program runs as gocode's own user, whose RLIMIT_NPROC it shares"
 
 
 def describe(host: HostSupport) -> list[tuple[str, Decision]]:

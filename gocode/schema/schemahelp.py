@@ -184,8 +184,9 @@ def _needs_pointer(root: dict[str, Any], schema: Any, expr: str) -> bool:
     if not isinstance(schema, dict) or expr.startswith(("*", "[]", "map[")):
         return False
     if "default" not in schema:
-        # false is rarely "absent": a settings flag must be able to turn something off.
-        return expr == "bool"
+        # false is rarely "absent": a settings flag must be able to turn something off. An enum
+        # (or const) with a 0 or "" member: omitzero would drop that member, never sending it.
+        return expr == "bool" or (_has_zero_member(root, schema) and expr != "any")
     default = schema["default"]
     if default is None or default is False or default == "" or (_is_number(default) and default == 0):
         return False
@@ -193,6 +194,11 @@ def _needs_pointer(root: dict[str, Any], schema: Any, expr: str) -> bool:
     if values is not None and not any(v in ("", 0) and v is not False for v in values):
         return False  # an enum without a zero member: leaving it zero can only mean "absent"
     return _kind_of(root, schema) in SCALAR_KINDS and expr != "any"
+
+
+def _has_zero_member(root: dict[str, Any], schema: dict[str, Any]) -> bool:
+    values = [schema["const"]] if "const" in schema else _enum_values(root, schema)
+    return values is not None and any(v == "" or (_is_number(v) and v == 0) for v in values)
 
 
 def _enum_values(root: dict[str, Any], schema: Any, depth: int = 0) -> list[Any] | None:

@@ -1,8 +1,9 @@
 """The operator's endpoints of ``gocode serve --transport http``: health, readiness, metrics.
 
 - ``GET /healthz``: 200 while the process answers (liveness). No token, no details.
-- ``GET /readyz``: 200 once the servers were discovered and the Go workspace is warm, else
-  503 with a JSON reason (readiness: a load balancer sends traffic only to ready replicas).
+- ``GET /readyz``: 200 once the servers were discovered, the Go workspace is warm and the tool
+  definitions are settled, else 503 with a JSON status (``starting`` until then, ``not ready``
+  when warming up failed) and reason (readiness: a load balancer sends traffic only to ready replicas).
   No token; the reason names a state, never a server, path or setting.
 - ``GET /metrics``: Prometheus text (:mod:`gocode.mcp.metrics`); it needs a token when one
   is set (see :class:`gocode.serve.server.HttpGuard`).
@@ -52,7 +53,9 @@ async def probe(scope: Any, send: Any, readiness: Readiness) -> None:
     if ready:
         await send_json(send, 200, {"status": "ready"}, head)
     else:
-        await send_json(send, 503, {"status": "not ready", "reason": reason}, head)
+        # Starting and warming up end by themselves; anything else needs a look.
+        status = "starting" if reason.startswith(("starting", "warming")) else "not ready"
+        await send_json(send, 503, {"status": status, "reason": reason}, head)
 
 
 async def metrics(scope: Any, send: Any, render: Callable[[], bytes], content_type: str) -> None:

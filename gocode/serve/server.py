@@ -35,12 +35,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from gocode.mcp import sdk_private
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.run.approvals import InputRequired, elicitation_approver
 from gocode.serve import ops
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
-from gocode.toolbox import Toolbox, UnknownToolError
+from gocode.toolbox import Toolbox, UnknownToolError, warming_up_result
 from gocode.view.rules import SEARCH_TOOL_NAME
 
 log = logging.getLogger("gocode.serve.server")
@@ -54,27 +55,44 @@ Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 
 
-class ToolServer:
-    """The MCP server for one :class:`Toolbox`, and the clients to tell about changes."""
+class _Server(Server[Any]):
+    """The SDK's server, announcing ``tools.listChanged`` on every transport: streamable HTTP
+    builds its initialize answer from the defaults, which say false."""
 
-    def __init__(self, toolbox: Toolbox) -> None:
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
+
+
+class ToolServer:
+    """The MCP server for one :class:`Toolbox`, and the clients to tell about changes.
+
+    With ``settled=False`` it may serve before the toolbox is ready (the listener comes up first,
+    so probes answer): ``tools/list`` waits until :meth:`mark_ready` (everything that shapes the definitions is
+    settled, so they do not change after the first list), and a call waits for it up to its
+    timeout, else is answered at once with a retryable "warming up".
+    """
+
+    def __init__(self, toolbox: Toolbox, *, settled: bool = True) -> None:
         self.toolbox = toolbox
+        self.ready = anyio.Event()
+        if settled:  # an entered toolbox whose definitions are final (else: mark_ready() later)
+            self.ready.set()
         self.bus = InMemorySubscriptionBus()
         # Handshake-era sessions, one per live connection, to notify when the tool list changes;
         # each is dropped when its connection ends (an HTTP client that left, a stream closed).
         self._sessions: dict[object, ServerSession] = {}
         self._stdio_session = f"stdio-{os.getpid()}-{int(time.time())}"
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _Server(
             "gocode",
             version=_version(),
-            # The usage rules, for clients that hide tool definitions behind their own search.
-            instructions=(
-                "Call execute_go_code with Go code that uses the tools as typed functions. Its description "
-                f"declares them or, when there are many, names them: then call {SEARCH_TOOL_NAME} with a query "
-                "or names for their declarations.\n" + toolbox.code_mode.rules()
-                if toolbox.settings.enabled
-                else None
-            ),
+            instructions=self._instructions(),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
@@ -82,8 +100,29 @@ class ToolServer:
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         self.unsubscribe = toolbox.on_tools_changed(self._tools_changed)
 
+    def _instructions(self) -> str | None:
+        """The usage rules, for clients that hide tool definitions behind their own search."""
+        if not self.toolbox.settings.enabled:
+            return None
+        return (
+            "Call execute_go_code with Go code that uses the tools as typed functions. Its description "
+            f"declares them or, when there are many, names them: then call {SEARCH_TOOL_NAME} with a query "
+            "or names for their declarations.\n" + self.toolbox.code_mode.rules()
+        )
+
+    def mark_ready(self) -> None:
+        """The toolbox is settled (see :meth:`Toolbox.settle`): lists and calls are answered."""
+        self.server.instructions = self._instructions()  # the rules now name the sandbox tier
+        self.ready.set()
+
+    def readiness(self) -> tuple[bool, str]:
+        ready, reason = self.toolbox.readiness()
+        if ready and not self.ready.is_set():
+            return False, "warming up: settling the tool definitions"
+        return ready, reason
+
     def initialization_options(self) -> Any:
-        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        return self.server.create_initialization_options()
 
     def _session_key(self, ctx: ServerRequestContext[Any]) -> str | None:
         """Which client session a call belongs to, for workspaces scoped per session: the
@@ -99,7 +138,7 @@ class ToolServer:
             return
         # The SDK (pinned) hands request handlers no public handle on the connection; its
         # exit_stack is where per-connection teardown belongs, unwound when the connection ends.
-        connection = getattr(ctx.session, "_connection", None)
+        connection = sdk_private.connection_of(ctx.session)
         if connection is None or connection in self._sessions:
             return
         self._sessions[connection] = ctx.session
@@ -112,6 +151,7 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         self._remember(ctx)
+        await self.ready.wait()
         # A client may keep the list this long (2026-07-28 cache hints); a change is announced
         # sooner (list_changed, or the listen stream). Private: the list is this config's.
         return types.ListToolsResult(tools=self.toolbox.tools(), ttl_ms=LIST_TTL_MS, cache_scope="private")
@@ -120,6 +160,11 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         self._remember(ctx)
+        if not self.ready.is_set():
+            with anyio.move_on_after(self.toolbox.settings.clamp_timeout(None)):
+                await self.ready.wait()
+            if not self.ready.is_set():
+                return warming_up_result()
         gone = _disconnect_event(ctx)
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -191,7 +236,7 @@ class ToolServer:
             token,
             hosts=HostPolicy.for_bind(host, options.allowed_hosts),
             metrics_token=options.metrics_token,
-            readiness=self.toolbox.readiness,
+            readiness=self.readiness,
             metrics=self.toolbox.metrics.render,
         )
 

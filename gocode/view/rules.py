@@ -32,6 +32,8 @@ def rules(settings: CodeModeConfig, go_version: str, tier: str | None = None) ->
     limits = f"stopped after {settings.clamp_timeout(None):g} s, output capped at {settings.max_output_bytes} bytes"
     if tier is not None:
         limits += f"; sandboxed ({tier} tier): {_TIERS.get(tier, 'confined')}, {settings.limits.memory_mb} MB memory"
+        # Its own: a cgroup or a user per run (docs/sandbox.md), never shared with other runs.
+        limits += f", {settings.limits.threads} threads of its own"
     elif settings.sandbox in _SETTINGS:
         limits += f"; sandboxed: {_SETTINGS[settings.sandbox]}, {settings.limits.memory_mb} MB memory"
     kept = ""
