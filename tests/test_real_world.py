@@ -54,7 +54,9 @@ def servers(tmp: Path) -> dict[str, dict]:
 
 
 def test_every_tool_of_six_real_servers_compiles_and_is_callable(workspace, tmp_path):
-    cm = code_mode(config_from(servers(tmp_path)), workspace)
+    # Every tool is called, the destructive ones too: approvals (tests/test_approvals.py) are off here.
+    no_approvals = {"defaults": {"codeMode": {"approval": {"enabled": False}}}}
+    cm = code_mode(config_from(servers(tmp_path), **no_approvals), workspace)
     funcs = cm.package.funcs
     by_server = {
         s: [f for f in funcs if f.server == s] for s in ("everything", "time", "memory", "files", "thinking", "git")

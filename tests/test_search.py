@@ -304,6 +304,10 @@ def test_runtime_declarations_match_the_runtime():
         "type ToolMatch = gocodert.ToolMatch",
         "var searchTools = gocodert.SearchTools",
         "var callTool = gocodert.CallTool",
+        # result(v) (named in the rules) and callToolStream (docs/results-and-streaming.md).
+        "var result = gocodert.Result",
+        "type ToolProgress = gocodert.Progress",
+        "var callToolStream = gocodert.CallToolStream",
     }
 
 

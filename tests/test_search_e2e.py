@@ -255,7 +255,9 @@ fmt.Print(text.(map[string]any)["content"]) // the server's structured result
 """
 
     async def go() -> None:
-        async with Toolbox(config_from(many), prewarm=False) as box:
+        # The program may call any tool (a name found at run time), and the servers annotate
+        # destructive tools: this user approves it (approvals have tests of their own).
+        async with Toolbox(config_from(many), prewarm=False, approve=lambda request: True) as box:
             assert not box.code_mode.complete()
             assert [t.name for t in box.tools()] == ["execute_go_code", "search_go_tools"]
             r = await box.call("search_go_tools", {"query": "read the contents of a text file", "limit": 3})
