@@ -285,9 +285,12 @@ class Bench:
             build = await self.ws.build(pooled.code_mode.package, split_code(WEATHER))
             assert pooled._loopback is not None and build.binary is not None
             run = pooled._loopback.open_run()
+            # The endpoint answers only the calls the program's static plan foresaw.
+            assert build.plan is not None
+            run.foreseen = build.plan.allows
             env = {**os.environ, "GOCODE_SERVERS": json.dumps(pooled._loopback.specs(run, ["weather"]))}
             self.program_kb = await asyncio.to_thread(_peak_rss_kb, [str(build.binary)], env)
-            pooled._loopback.close_run(run)
+            await pooled._loopback.close_run(run)
 
             # 8 concurrent calls, fresh code each, through one controller.
             start = time.monotonic()
