@@ -997,6 +997,32 @@ def _passthrough_tool(name: str, info: ToolInfo) -> types.Tool:
         return types.Tool.model_validate(info.as_json() | {"name": name})
 
 
+class BlockingContext:
+    """An async context manager entered in an event loop on a background thread (an anyio
+    blocking portal), for code without a loop of its own. ``value`` is what it entered as;
+    ``portal.call`` runs its coroutines; :meth:`close` leaves it (once) and stops the loop."""
+
+    def __init__(self, manager: Any) -> None:
+        self._portal_cm = anyio.from_thread.start_blocking_portal()
+        self.portal = self._portal_cm.__enter__()
+        try:
+            # Entered and left in one task of the portal, as a task group inside it requires.
+            self._entered = self.portal.wrap_async_context_manager(manager)
+            self.value = self._entered.__enter__()
+        except BaseException:
+            self._portal_cm.__exit__(None, None, None)
+            raise
+        self._closed = False
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            try:
+                self._entered.__exit__(None, None, None)
+            finally:
+                self._portal_cm.__exit__(None, None, None)
+
+
 class SyncToolbox:
     """:class:`Toolbox` for code without an event loop: the same methods, blocking.
 
@@ -1008,16 +1034,9 @@ class SyncToolbox:
     """
 
     def __init__(self, config: Config | str | os.PathLike[str], model: str | None = None, **kwargs: Any) -> None:
-        self._portal_cm = anyio.from_thread.start_blocking_portal()
-        self._portal = self._portal_cm.__enter__()
-        try:
-            # Entered and left in one task of the portal, as the toolbox's task group requires.
-            self._entered = self._portal.wrap_async_context_manager(Toolbox(config, model, **kwargs))
-            self.toolbox: Toolbox = self._entered.__enter__()
-        except BaseException:
-            self._portal_cm.__exit__(None, None, None)
-            raise
-        self._closed = False
+        self._blocking = BlockingContext(Toolbox(config, model, **kwargs))
+        self._portal = self._blocking.portal
+        self.toolbox: Toolbox = self._blocking.value
 
     def __enter__(self) -> SyncToolbox:
         return self
@@ -1026,12 +1045,7 @@ class SyncToolbox:
         self.close()
 
     def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            try:
-                self._entered.__exit__(None, None, None)
-            finally:
-                self._portal_cm.__exit__(None, None, None)
+        self._blocking.close()
 
     def tools(self) -> list[types.Tool]:
         return self.toolbox.tools()

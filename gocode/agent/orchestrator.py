@@ -36,7 +36,7 @@ from gocode.agent.llm import ChatClient, Message, ModelError, Reply, Usage, clie
 from gocode.codemode import CodeMode
 from gocode.config import Config, ModelConfig, load_config
 from gocode.run.runner import RunResult
-from gocode.toolbox import Toolbox
+from gocode.toolbox import BlockingContext, Toolbox
 from gocode.view import search as search_mod
 from gocode.view.modelview import render_funcs, render_names
 from gocode.view.search import ToolEntry
@@ -431,15 +431,9 @@ class SyncOrchestrator:
     """
 
     def __init__(self, config: Config | str | os.PathLike[str], model: str | None = None, **kwargs: Any) -> None:
-        self._portal_cm = anyio.from_thread.start_blocking_portal()
-        self._portal = self._portal_cm.__enter__()
-        try:
-            self._entered = self._portal.wrap_async_context_manager(Orchestrator(config, model, **kwargs))
-            self.orchestrator: Orchestrator = self._entered.__enter__()
-        except BaseException:
-            self._portal_cm.__exit__(None, None, None)
-            raise
-        self._closed = False
+        self._blocking = BlockingContext(Orchestrator(config, model, **kwargs))
+        self._portal = self._blocking.portal
+        self.orchestrator: Orchestrator = self._blocking.value
 
     def __enter__(self) -> SyncOrchestrator:
         return self
@@ -448,12 +442,7 @@ class SyncOrchestrator:
         self.close()
 
     def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            try:
-                self._entered.__exit__(None, None, None)
-            finally:
-                self._portal_cm.__exit__(None, None, None)
+        self._blocking.close()
 
     def ask(self, prompt: str) -> Transcript:
         return self._portal.call(self.orchestrator.ask, prompt)
