@@ -136,13 +136,9 @@ class ApprovalConfig(_Strict):
 
 
 class WorkspaceConfig(_Strict):
-    """``codeMode.workspace``: the directory programs keep files in between calls (docs/workspace.md).
+    """``codeMode.workspace``: the directory programs keep files in between calls (docs/workspace.md)."""
 
-    Off by default: when programs run as a user each (a sandbox started as root), two runs of
-    one model at the same time cannot yet share the files of one directory.
-    """
-
-    enabled: bool = False
+    enabled: bool = True
     scope: Literal["model", "session"] = Field(
         default="model", description="one directory per model, or per client session (MCP sessions)"
     )

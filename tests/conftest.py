@@ -213,3 +213,10 @@ def _fast_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: py
 def _own_result_shapes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     # Shapes learned from one test's calls must not show in another test's model view.
     monkeypatch.setenv("GOCODE_SHAPES_DIR", str(tmp_path_factory.mktemp("shapes")))
+
+
+@pytest.fixture(autouse=True)
+def _own_workspaces(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Files one test's programs keep (codeMode.workspace, on by default) must not reach another
+    # test's, nor the user's own workspaces.
+    monkeypatch.setenv("GOCODE_WORKSPACES", str(tmp_path_factory.mktemp("workspaces")))

@@ -7,17 +7,23 @@ import asyncio
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
-from gocode.config import WorkspaceConfig
+from gocode.config import WorkspaceConfig, load_config
 from gocode.run import workdir
+from gocode.run.runner import RunResult
 from gocode.toolbox import Toolbox
-from tests.conftest import ROOT, config_from, workspace  # noqa: F401 (fixture)
+from tests.conftest import ROOT, background, config_from, demo_stdio, free_port, workspace  # noqa: F401 (fixture)
 
 NOTES = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "notes_server.py")]}
 GOCODE = str(Path(sys.executable).parent / "gocode")
@@ -136,3 +142,106 @@ def test_a_5mb_result_comes_back_as_head_tail_and_path(tmp_path, workspace):  # 
     assert after.ok, after.error_text()
     assert after.output == "5000000 357145 line 00357141\n"
     assert os.path.getsize(kept) == 5_000_000
+
+
+# Run i of N: writes its file, waits until every run's file is there (all N run at once), reads
+# them all, then overwrites the next run's file (another user's, when runs are users of their own).
+CONCURRENT = """\
+n, i := %d, %d
+name := func(j int) string { return fmt.Sprintf("run-%%d.txt", j) }
+must(0, os.WriteFile(name(i), []byte(strings.Repeat("x", i+1)), 0o644))
+seen := 0
+for deadline := time.Now().Add(40 * time.Second); seen < n && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	seen = 0
+	for j := 0; j < n; j++ {
+		if b, err := os.ReadFile(name(j)); err == nil && len(b) == j+1 {
+			seen++
+		}
+	}
+}
+var err error
+for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	if err = os.WriteFile(name((i+1)%%n)+".next", []byte("ok"), 0o644); err == nil {
+		break
+	}
+}
+must(0, err)
+f := must(os.OpenFile("log.txt", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644))
+fmt.Fprintln(f, i)
+must(0, f.Close())
+fmt.Println(os.Getuid(), seen)
+"""
+
+# A later run rewrites every file the concurrent runs left (each another user's).
+REWRITE = """\
+files := must(filepath.Glob("run-*.txt"))
+for _, f := range files {
+	must(0, os.WriteFile(f, []byte("rewritten"), 0o644))
+}
+log := must(os.ReadFile("log.txt"))
+fmt.Println(len(files), len(strings.Fields(string(log))))
+"""
+
+
+@pytest.mark.go
+def test_concurrent_runs_of_one_model_share_its_workspace_and_no_other_model_reads_it(tmp_path):
+    n = 4
+    root = tmp_path / "workspaces"
+    config = {
+        "mcpServers": {"weather": demo_stdio()},
+        "defaults": {
+            "model": "a",
+            "codeMode": {"maxConcurrentRuns": n, "timeout": 120, "workspace": {"dir": str(root)}},
+        },
+        "models": [{"ref": "a"}, {"ref": "b"}],
+    }
+    cfg = tmp_path / "gocode.json"
+    cfg.write_text(json.dumps(config))
+    port = free_port()
+    outputs: dict[int, str] = {}
+
+    async def one(c: Client, i: int) -> None:
+        r = await c.call_tool("execute_go_code", {"code": CONCURRENT % (n, i)})
+        assert not r.is_error, "".join(getattr(p, "text", "") for p in r.content)
+        outputs[i] = "".join(getattr(p, "text", "") for p in r.content)
+
+    async def go() -> str:
+        http = create_mcp_http_client(headers={"Authorization": "Bearer t"})
+        async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+            async with anyio.create_task_group() as tg:
+                for i in range(n):
+                    tg.start_soon(one, c, i)
+            r = await c.call_tool("execute_go_code", {"code": REWRITE})
+            return "".join(getattr(p, "text", "") for p in r.content)
+
+    cmd = [GOCODE, "serve", "-c", str(cfg), "--model", "a", "--transport", "http", "--port", str(port)]
+    with background(cmd, port, env={"GOCODE_TOKEN": "t"}):
+        rewrite = anyio.run(go)
+    users = {line.split()[0] for line in outputs.values()}
+    assert sorted(int(o.split()[1]) for o in outputs.values()) == [n] * n, outputs  # each saw all N at once
+    assert rewrite == f"{n} {n}\n", rewrite
+    a = root / "a"
+    assert sorted(p.name for p in a.glob("run-*.txt")) == [f"run-{i}.txt" for i in range(n)]
+    assert all(p.read_text() == "rewritten" for p in a.glob("run-*.txt"))
+    if os.geteuid() == 0 and workdir.groups_usable():  # each run a user of its own, one group
+        assert len(users) == n, outputs
+        st = a.stat()
+        assert st.st_gid in workdir.GROUPS and stat.S_IMODE(st.st_mode) == workdir.SHARED_MODE
+
+    # Another model's run reaches none of it, by the path or through `..`.
+    secret = a / "run-0.txt"
+    peek = (
+        f"_, err := os.ReadFile({json.dumps(str(secret))})\nfmt.Println(err != nil)\n"
+        '_, err = os.ReadFile("../a/run-0.txt")\nfmt.Println(err != nil)\n'
+    )
+
+    async def other() -> RunResult:
+        async with Toolbox(load_config(cfg), "b", prewarm=False) as box:
+            return await box.execute(peek)
+
+    b = anyio.run(other)
+    assert b.ok, b.error_text()
+    if (b.sandbox or {}).get("tier") is not None:
+        assert b.output == "true\ntrue\n"
+        if os.geteuid() == 0 and workdir.groups_usable():
+            assert (root / "b").stat().st_gid != a.stat().st_gid  # kept out by file permissions too

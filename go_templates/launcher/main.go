@@ -42,6 +42,7 @@ type Policy struct {
 	Limits      map[string]uint64 `json:"limits"`
 	Seccomp     bool              `json:"seccomp"`
 	UID         int               `json:"uid"`
+	Groups      []int             `json:"groups,omitempty"`
 	Error       string            `json:"error,omitempty"`
 }
 
@@ -81,7 +82,9 @@ func main() {
 	cgroup := flag.String("cgroup", "", "join this cgroup first (its pids.max caps the run's processes and threads)")
 	uid := flag.Int("uid", -1, "run the program as this user (from root)")
 	gid := flag.Int("gid", -1, "… and this group")
-	var ro, rw listFlag
+	umask := flag.Int("umask", 0o077, "the program's umask (0o007 where a group shares its workspace)")
+	var ro, rw, groups listFlag
+	flag.Var(&groups, "group", "a supplementary group of the program's user (repeatable; with -uid): its workspace's")
 	flag.Var(&ro, "ro", "a path the program may read (repeatable)")
 	flag.Var(&rw, "rw", "a directory the program may read and write, as scratch (repeatable): its workspace")
 	flag.Parse()
@@ -126,7 +129,7 @@ func main() {
 			fail("setsid: %v", err)
 		}
 	}
-	unix.Umask(0o077)
+	unix.Umask(*umask & 0o777)
 
 	limits := map[string]uint64{"cpuSeconds": *cpu, "dataBytes": *data, "addressSpaceBytes": *as, "fileSizeBytes": *fsize, "openFiles": *nofile}
 	if *cgroup != "" {
@@ -148,10 +151,21 @@ func main() {
 		}
 	}
 
+	gids := make([]int, 0, len(groups))
+	for _, g := range groups {
+		var n int
+		if _, err := fmt.Sscan(g, &n); err != nil || n < 0 {
+			fail("-group %q: not a group id", g)
+		}
+		gids = append(gids, n)
+	}
 	if *uid >= 0 && !inner { // the inner netns launcher already runs as that user
 		// The stdlib calls change every thread's credentials, not just this one's.
-		if err := syscall.Setgroups(nil); err != nil {
-			fail("setgroups: %v", err)
+		// No group of the controller's; only the workspace's group, which every run of one
+		// model shares (the workspace is that group's, setgid), so runs as different users
+		// of one model can use each other's files and no other model's run can.
+		if err := syscall.Setgroups(gids); err != nil {
+			fail("setgroups %v: %v", gids, err)
 		}
 		if err := syscall.Setresgid(*gid, *gid, *gid); err != nil {
 			fail("setresgid %d: %v", *gid, err)
@@ -220,6 +234,9 @@ func main() {
 		Limits:      limits,
 		Seccomp:     true,
 		UID:         os.Getuid(),
+	}
+	if *uid >= 0 {
+		policy.Groups = gids // as the host sees them (inside the netns tier's namespace they show as nobody's)
 	}
 	if abi == 0 {
 		policy.Files = map[string]any{"unrestricted": "no Landlock: the user's own file permissions apply"}

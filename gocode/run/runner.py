@@ -27,6 +27,7 @@ from gocode.files import dir_size
 from gocode.mcp.toolcall import ToolCall
 from gocode.program.diagnostics import Diagnostic
 from gocode.run import gotraceback
+from gocode.run.workdir import regroup
 
 if TYPE_CHECKING:
     from gocode.run.sandbox import Confinement
@@ -556,6 +557,12 @@ def _limit_hint(stderr: str, code: int | None, c: Confinement) -> str:
         return f"(sandbox: at most {lim['nofile']} open files: codeMode.limits.openFiles)"
     if code == -signal.SIGKILL:
         return f"(sandbox: the CPU-time limit is {lim['cpu']} s: codeMode.limits.cpuSeconds)"
+    if "permission denied" in stderr:
+        where = "its working directory (the workspace) and its" if c.cwd is not None else "its"
+        return (
+            f"(sandbox: the program may read and write only {where} scratch directory ($TMPDIR); "
+            "paths through `..` or a symlink that lead out of them are refused)"
+        )
     return ""
 
 
@@ -573,3 +580,7 @@ async def _watch_scratch(proc: asyncio.subprocess.Process, c: Confinement, over:
             over.append(-c.cwd_limit)  # negative: the workspace's cap
             _kill_group(proc.pid)
             return
+        if c.cwd is not None and c.cwd_group is not None:
+            # What the program creates (os.WriteFile(…, 0o644) gives its group no write) is
+            # made its group's at once, for other runs of its model running now.
+            await asyncio.to_thread(regroup, c.cwd, c.cwd_group)

@@ -40,10 +40,10 @@ from gocode.config import CodeModeConfig
 from gocode.errors import GocodeError
 from gocode.files import write_file
 from gocode.resources import templates_dir
+from gocode.run import workdir as workdirs
 from gocode.run.cgroups import run_cgroups
 from gocode.run.env import sandboxed_env
 from gocode.run.workdir import WORKSPACE_ENV
-from gocode.run.workdir import prepare as prepare_workdir
 
 MIN_ABI = 4  # TCP port rules
 NOBODY = 65534
@@ -301,6 +301,7 @@ class Confinement:
     uid: int | None = None  # the run user from run_uids, given back by release()
     cwd: Path | None = None  # where the program starts (its workspace), else scratch
     cwd_limit: int = 0  # the workspace's cap (bytes), watched like scratch
+    cwd_group: int | None = None  # the model's group, when runs of other users share the workspace
     cgroup: Path | None = None  # the run's pids cgroup, removed by release()
     threads: int = 0  # codeMode.limits.threads (0: no per-run limit applies)
 
@@ -385,12 +386,20 @@ async def confine(
         argv += [f"-{key}", str(value)]
     for path in READ_ONLY:
         argv += ["-ro", path]
+    group = None
     if workdir is not None:
-        try:  # the run's user must own it: another run may have left it to its own user
-            await asyncio.to_thread(prepare_workdir, workdir, uid if uid is not None else os.geteuid())
+        try:
+            if uid is not None and workdirs.groups_usable():
+                # Runs of one model, each a user of its own, share it through the model's group.
+                group = await asyncio.to_thread(workdirs.share, workdir, settings.workdir)
+                argv += ["-group", str(group), "-umask", "0o007"]
+            else:  # runs as gocode's own user (or all as nobody): that user owns it
+                await asyncio.to_thread(workdirs.prepare, workdir, uid if uid is not None else os.geteuid())
         except OSError as exc:
             if uid is not None:
                 run_uids.release(uid)
+            if cgroup is not None:
+                run_cgroups.remove(cgroup)
             shutil.rmtree(run_dir, ignore_errors=True)
             raise SandboxError(f"the workspace {workdir} cannot be prepared: {exc}") from exc
         argv += ["-rw", str(workdir)]
@@ -403,7 +412,7 @@ async def confine(
         env[WORKSPACE_ENV] = str(workdir)
     return Confinement(
         argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary, decision.tier == "netns", port,
-        uid=uid, cwd=workdir, cwd_limit=settings.workdir.max_mb << 20, cgroup=cgroup,
+        uid=uid, cwd=workdir, cwd_limit=settings.workdir.max_mb << 20, cwd_group=group, cgroup=cgroup,
         threads=lim.threads if cgroup is not None or uid is not None else 0,
     )  # fmt: skip
 
