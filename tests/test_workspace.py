@@ -61,6 +61,37 @@ def test_workspace_paths_per_model_and_session(tmp_path):
     assert path == tmp_path / "m" and freed > 0 and not path.exists()
 
 
+@pytest.mark.fast
+@pytest.mark.skipif(os.geteuid() != 0 or not workdir.groups_usable(), reason="groups are handed out as root")
+def test_a_shared_workspace_is_its_models_group_and_nothing_outside_is_touched(tmp_path):
+    settings = WorkspaceConfig(dir=str(tmp_path / "root"), scope="session")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x")
+    outside.chmod(0o600)
+    a = workdir.path_for(settings, "a", "s1")
+    a.mkdir(parents=True)
+    (a / "made-0644.txt").write_text("x")
+    (a / "made-0644.txt").chmod(0o4644)
+    (a / "sub").mkdir(mode=0o700)
+    (a / "sub" / "link").symlink_to(outside)  # a program's symlink to a file outside
+    os.link(outside, a / "hardlink")  # a file also linked from outside (as root: the test makes it)
+    gid = workdir.share(a, settings)
+    assert gid in workdir.GROUPS
+    for d in (tmp_path / "root" / "a", tmp_path / "root" / "a" / "sessions", a):
+        st = d.stat()
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, gid, workdir.SHARED_MODE), d
+    st = (a / "made-0644.txt").stat()
+    assert (st.st_gid, stat.S_IMODE(st.st_mode)) == (gid, 0o664)  # group rw, no setuid
+    st = (a / "sub").stat()
+    assert (st.st_gid, stat.S_IMODE(st.st_mode)) == (gid, 0o2770)
+    st = outside.stat()
+    assert (st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0o600)  # neither the symlink nor the hard link followed
+    # The model's group is chosen once; another model gets another; a session shares its model's.
+    assert workdir.share(a, settings) == gid
+    assert workdir.share(workdir.path_for(settings, "a", "s2"), settings) == gid
+    assert workdir.share(workdir.path_for(settings, "b", "s1"), settings) != gid
+
+
 @pytest.mark.go
 def test_files_persist_between_calls(tmp_path, workspace):  # noqa: F811
     write = 'must(0, os.WriteFile("state.txt", []byte("kept"), 0o644))\nwd, _ := os.Getwd()\nfmt.Println(wd == os.Getenv("GOCODE_WORKSPACE"))\n'
@@ -102,6 +133,15 @@ def test_the_sandbox_keeps_a_program_inside_its_workspace(workspace):  # noqa: F
     assert str(tmp_path / "default") in result.sandbox["files"]["readWrite"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["default", "other"]
     assert sorted(p.name for p in other.iterdir()) == ["secret.txt"]
+    # A program that fails on such a path is told what it may reach.
+    (failed,) = run_all(
+        notes_config(tmp_path), workspace, 'fmt.Print(string(must(os.ReadFile("../other/secret.txt"))))'
+    )
+    assert failed.phase == "runtime" and "open ../other/secret.txt: permission denied" in failed.stderr
+    assert failed.stderr.endswith(
+        "(sandbox: the program may read and write only its working directory (the workspace) and its scratch "
+        "directory ($TMPDIR); paths through `..` or a symlink that lead out of them are refused)"
+    ), failed.stderr
     shutil.rmtree(tmp_path)
 
 
