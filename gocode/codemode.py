@@ -36,7 +36,7 @@ from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
 from gocode.run.approvals import ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
-from gocode.run.runner import LineFn, RunResult, run_program
+from gocode.run.runner import LineFn, RunResult, head_and_tail, kept_label, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
@@ -406,6 +406,30 @@ class CodeMode:
             return None
         return workdirs.path_for(self.settings.workdir, self.model or self.config.defaults.model, session)
 
+    def keep_result(self, result: RunResult, session: str | None = None) -> None:
+        """A result() value whose JSON is longer than the output cap is kept whole in the
+        workspace, as long output is: the model reads its head and tail, its size and the file
+        (``result.result_excerpt``), and the next program can read the rest. The value itself
+        stays in the structured result, for the client."""
+        workdir = self.workdir(session)
+        if result.result is None or workdir is None or not workdir.is_dir():
+            return
+        data = json.dumps(result.result, ensure_ascii=False).encode()
+        cap = self.settings.max_output_bytes
+        if len(data) <= cap:
+            return
+        found = workdirs.usage(workdir, self.settings.workdir)
+        room = min(found.cap - found.used, self.settings.limits.file_size_mb << 20)
+        if room <= 0:  # the workspace is full: the value is shown whole, as without a workspace
+            return
+        path = workdirs.output_file(workdir, "result", ".json")
+        path.write_bytes(data[:room])
+        result.result_file = str(path)
+        tail = cap // 4
+        result.result_excerpt = head_and_tail(
+            data[: cap - tail], data[-tail:], len(data), min(room, len(data)), kept_label(path, workdir), "result"
+        )
+
     async def plan(self, code: str, progress: Progress | None = None) -> BuildResult:
         """Which tools ``code`` can call (``BuildResult.plan``), from the type check alone:
         nothing is compiled or run."""
@@ -554,6 +578,7 @@ class CodeMode:
             )
             if result_file is not None and result.ok:
                 result.result = _read_result(Path(result_file))
+                await asyncio.to_thread(self.keep_result, result, session)
         finally:
             if result_file is not None:
                 Path(result_file).unlink(missing_ok=True)

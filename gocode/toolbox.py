@@ -182,6 +182,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "runId": run.run_id or None,
             "outputBytes": run.output_bytes,
             "outputFile": run.output_file,
+            "resultFile": run.result_file,
         }
     }
     if run.plan is not None:
@@ -208,7 +209,8 @@ def _shown(run: RunResult) -> str:
     """The text a model reads for a run that worked: what it printed, and its result() as JSON."""
     if run.result is None:
         return run.output or "(the program printed nothing)"
-    value = json.dumps(run.result, ensure_ascii=False)
+    # Longer than the output cap: its head and tail, and the file it is kept in.
+    value = run.result_excerpt or json.dumps(run.result, ensure_ascii=False)
     return f"{run.output.rstrip()}\nresult: {value}" if run.output.strip() else f"result: {value}"
 
 
@@ -704,6 +706,7 @@ class Toolbox:
         result.tool_calls = list(run.calls)
         if result.ok:
             result.result = run.result
+            await anyio.to_thread.run_sync(self.code_mode.keep_result, result, session)
         if how.interceptor is None:  # a step's calls travel in its continuation instead
             local = tuple(s.server for s in toolset.servers if s.server not in self.config.mcp_servers)
             recording = records.Recording(records.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local)
@@ -950,6 +953,7 @@ async def replay_offline(
     result.pooled, result.tool_calls, result.run_id = True, list(run.calls), run_id
     if result.ok:
         result.result = run.result
+        await anyio.to_thread.run_sync(code_mode.keep_result, result)
     return records.settle(result, ic)
 
 

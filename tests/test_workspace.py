@@ -30,7 +30,7 @@ GOCODE = str(Path(sys.executable).parent / "gocode")
 
 
 def notes_config(root: Path, **workspace_settings: object):
-    settings = {"enabled": True, "dir": str(root), **workspace_settings}
+    settings = {"dir": str(root), **workspace_settings}  # on by default
     return config_from({"notes": NOTES}, defaults={"codeMode": {"workspace": settings}})
 
 
@@ -182,6 +182,35 @@ def test_a_5mb_result_comes_back_as_head_tail_and_path(tmp_path, workspace):  # 
     assert after.ok, after.error_text()
     assert after.output == "5000000 357145 line 00357141\n"
     assert os.path.getsize(kept) == 5_000_000
+
+
+@pytest.mark.go
+def test_a_result_longer_than_the_cap_comes_back_as_head_tail_and_path(tmp_path, workspace):  # noqa: F811
+    # One tool result too large to print, handed back whole with result(): 800 kB of JSON.
+    code = 'r := must(bigText(ctx, BigTextInput{Size: 800_000}))\nresult(map[string]any{"text": r.Result})\n'
+
+    async def go():
+        async with Toolbox(notes_config(tmp_path), workspace=workspace, prewarm=False) as box:
+            return await box.call("execute_go_code", {"code": code})
+
+    answer = asyncio.run(go())
+    text = answer.text
+    assert not answer.is_error, text
+    kept = Path(answer.result.meta["io.gocode/run"]["resultFile"])
+    assert answer.run is not None and answer.run.result_file == str(kept) and len(answer.value["text"]) == 800_000
+    assert kept.parent == tmp_path / "default" / workdir.OUTPUT_DIR and kept.suffix == ".json"
+    size = kept.stat().st_size
+    assert size > 800_000 and json.loads(kept.read_text())["text"].startswith("BEGIN\nline 00000000\n")
+    rel = kept.relative_to(tmp_path / "default")
+    assert text.startswith('result: {"text": "BEGIN\\nline 00000000\\n')
+    assert f"\n[result: {size} bytes in all, kept whole in the file {rel} of the working directory;" in text
+    assert text.endswith('END\\n"}') and len(text) < 65536 + 400
+    read = (
+        f"var v struct{{ Text string }}\nmust(0, json.Unmarshal(must(os.ReadFile({json.dumps(str(rel))})), &v))\n"
+        "fmt.Println(len(v.Text))\n"
+    )
+    (after,) = run_all(notes_config(tmp_path), workspace, read)
+    assert after.output == "800000\n", after.error_text()
 
 
 # Run i of N: writes its file, waits until every run's file is there (all N run at once), reads

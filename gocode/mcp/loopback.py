@@ -341,7 +341,10 @@ class Loopback:
             raise MCPError(code=types.INVALID_PARAMS, message="result needs a value")
         size = len(json.dumps(args["value"]))
         if size > RESULT_LIMIT:
-            text = f"the value is {size} bytes of JSON; at most {RESULT_LIMIT} are accepted"
+            text = (
+                f"the value is {size} bytes of JSON; at most {RESULT_LIMIT} are accepted: write it to a file "
+                "(the working directory persists between calls) or print it (long output is kept there whole)"
+            )
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
         run.result = args["value"]
         return types.CallToolResult(content=[])

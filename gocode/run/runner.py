@@ -75,6 +75,10 @@ class RunResult:
     output_bytes: int = 0  # what the program printed on stdout in all
     plan: dict[str, Any] | None = None  # the tools the program could call, known before it ran
     result: Any = None
+    # A result() whose JSON is longer than the output cap: kept whole in the workspace, and what
+    # a model reads of it instead (head, tail, size and the file); see gocode.codemode.keep_result.
+    result_file: str | None = None
+    result_excerpt: str = ""
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
@@ -183,21 +187,34 @@ class _Capped:
     def head_and_tail(self) -> str:
         """The head and the tail of a kept stream, with where the whole of it is."""
         head_b, tail_b = bytes(self.buf[: self.limit - self.tail_limit]), bytes(self.tail)
-        # Whole lines where there are lines: a model reads them more easily than cut ones.
-        if (cut := head_b.rfind(b"\n")) > len(head_b) // 2:
-            head_b = head_b[: cut + 1]
-        if 0 <= (cut := tail_b.find(b"\n")) < len(tail_b) // 2:
-            tail_b = tail_b[cut + 1 :]
-        head, tail = head_b.decode("utf-8", "replace"), tail_b.decode("utf-8", "replace")
-        whole = "kept whole" if self.kept == self.total else f"its first {self.kept} bytes kept (the workspace cap)"
-        where = self.label or str(self.keep)
-        sep = "" if head.endswith("\n") else "\n"
-        return (
-            f"{head}{sep}[output: {self.total} bytes in all, {whole} in {where}; "
-            f"shown: the first {len(head.encode())} and the last {len(tail.encode())} bytes; "
-            "read the file in the next program for the rest]\n"
-            f"{tail}"
-        )
+        return head_and_tail(head_b, tail_b, self.total, self.kept, self.label or str(self.keep))
+
+
+def head_and_tail(head_b: bytes, tail_b: bytes, total: int, kept: int, where: str, what: str = "output") -> str:
+    """What a model reads of a text kept in a file: its head, a line with its size and the
+    file, its tail (pure)."""
+    # Whole lines where there are lines: a model reads them more easily than cut ones.
+    if (cut := head_b.rfind(b"\n")) > len(head_b) // 2:
+        head_b = head_b[: cut + 1]
+    if 0 <= (cut := tail_b.find(b"\n")) < len(tail_b) // 2:
+        tail_b = tail_b[cut + 1 :]
+    head, tail = head_b.decode("utf-8", "replace"), tail_b.decode("utf-8", "replace")
+    whole = "kept whole" if kept == total else f"its first {kept} bytes kept (the workspace cap)"
+    sep = "" if head.endswith("\n") else "\n"
+    return (
+        f"{head}{sep}[{what}: {total} bytes in all, {whole} in {where}; "
+        f"shown: the first {len(head.encode())} and the last {len(tail.encode())} bytes; "
+        "read the file in the next program for the rest]\n"
+        f"{tail}"
+    )
+
+
+def kept_label(path: Path, cwd: Path) -> str:
+    """How the answer names a kept file: as the program sees it, which starts in ``cwd`` and
+    may not be able to reach it by its absolute path."""
+    if path.is_relative_to(cwd):
+        return f"the file {path.relative_to(cwd)} of the working directory"
+    return str(path)
 
 
 async def launch(
@@ -341,10 +358,7 @@ async def run_program(
                              "(gocode's user is at its process limit, RLIMIT_NPROC, or the host is out of memory)",
                              run_ms=(time.monotonic() - start) * 1000)  # fmt: skip
         raise
-    label = ""
-    if keep_output is not None and keep_output.is_relative_to(cwd):
-        # As the program sees it: it starts in cwd, and may not be able to reach it by its absolute path.
-        label = f"the file {keep_output.relative_to(cwd)} of the working directory"
+    label = kept_label(keep_output, cwd) if keep_output is not None else ""
     out, err = _Capped(max_output, keep_output, keep_cap, label, on_line), _Capped(STDERR_LIMIT)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))

@@ -234,16 +234,17 @@ def usage(path: Path, settings: WorkspaceConfig) -> Usage:
     return Usage(path, dir_size(path) if path.exists() else 0, settings.max_mb << 20)
 
 
-def output_file(path: Path) -> Path:
-    """A new file for one run's kept output; the oldest beyond :data:`KEEP_OUTPUTS` are removed."""
+def output_file(path: Path, kind: str = "run", suffix: str = ".txt") -> Path:
+    """A new file for one run's kept output (``kind`` ``result``: its result() value); the
+    oldest of a kind beyond :data:`KEEP_OUTPUTS` are removed."""
     out = path / OUTPUT_DIR
     out.mkdir(exist_ok=True, mode=0o700)
     if path.stat().st_mode & stat.S_ISGID:  # a shared workspace (share): its runs read the files
         os.chmod(out, SHARED_MODE)
-    old = sorted(out.glob("run-*.txt"), key=lambda p: p.stat().st_mtime)
+    old = sorted(out.glob(f"{kind}-*{suffix}"), key=lambda p: p.stat().st_mtime)
     for p in old[: max(0, len(old) - KEEP_OUTPUTS + 1)]:
         p.unlink(missing_ok=True)
-    return out / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(3).hex()}.txt"
+    return out / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(3).hex()}{suffix}"
 
 
 def listing(settings: WorkspaceConfig) -> list[dict[str, Any]]:
