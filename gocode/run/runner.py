@@ -573,9 +573,14 @@ def _limit_hint(stderr: str, code: int | None, c: Confinement) -> str:
         return f"(sandbox: the CPU-time limit is {lim['cpu']} s: codeMode.limits.cpuSeconds)"
     if "permission denied" in stderr:
         where = "its working directory (the workspace) and its" if c.cwd is not None else "its"
+        # Runs of one model as users of their own: a file another run creates this moment is
+        # the group's only after the watch's next pass.
+        shared = (
+            "; a file another run of this model has just created is writable within a second" if c.cwd_group else ""
+        )
         return (
             f"(sandbox: the program may read and write only {where} scratch directory ($TMPDIR); "
-            "paths through `..` or a symlink that lead out of them are refused)"
+            f"paths through `..` or a symlink that lead out of them are refused{shared})"
         )
     return ""
 
