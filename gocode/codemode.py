@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from gocode.run.runner import LineFn, RunResult, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
+from gocode.schema.media import returns_media
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full
@@ -129,6 +130,35 @@ def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled
     return ToolView(ToolSet(tuple(code)), tuple(regular), protocols, tuple(warnings))
 
 
+def typeable(view: ToolView) -> frozenset[tuple[str, str]]:
+    """The code-mode tools whose result could be typed by what it looked like: those that
+    declare no output schema and are not expected to answer with images or audio."""
+    return frozenset(
+        (t.server, t.name) for t in view.code_tools.tools() if t.output_schema is None and not returns_media(t)
+    )
+
+
+def with_inferred_outputs(view: ToolView, inferred: dict[tuple[str, str], dict[str, Any]]) -> ToolView:
+    """``view`` with each typeable tool in ``inferred`` given that output schema, marked as
+    inferred (pure; a declared output schema always wins)."""
+    use = {k: v for k, v in inferred.items() if k in typeable(view)}
+    if not use:
+        return view
+    servers = tuple(
+        replace(
+            s,
+            tools=tuple(
+                replace(t, output_schema=use[(t.server, t.name)], output_inferred=True)
+                if (t.server, t.name) in use
+                else t
+                for t in s.tools
+            ),
+        )
+        for s in view.code_tools.servers
+    )
+    return replace(view, code_tools=ToolSet(servers))
+
+
 def _describe(head: str, text: str, tier: str) -> str:
     hint = "" if tier == "full" else search_hint(tier)
     # Only full declarations are Go; the index's one-line signatures and the names are not.
@@ -193,6 +223,8 @@ class CodeMode:
         self._sandbox: dict[str, Any] | None = None
         # What the servers' results looked like (the toolbox's loopback endpoint records them).
         self.shapes = ShapeRecorder(ListingCache(), dict(config.mcp_servers))
+        # The result types inferred from those shapes that the current package uses, per tool.
+        self._inferred: dict[tuple[str, str], dict[str, Any]] = {}
 
     async def __aenter__(self) -> CodeMode:
         await self.refresh()
@@ -224,13 +256,39 @@ class CodeMode:
         ``unavailable`` names the servers that are down, with the reason."""
         enabled = code_mode_on(self.settings, servers)
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
+        inferred = self._typed_outputs(view)
+        view = with_inferred_outputs(view, inferred)
         package = build_package(view.code_tools)
         infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
         self._view, self._package, self._allowed, self._infos = view, package, frozenset(infos), infos
+        self._inferred = inferred
         self._active = enabled
         self._unavailable = dict(sorted((unavailable or {}).items()))
         self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
+
+    def _typed_outputs(self, view: ToolView) -> dict[tuple[str, str], dict[str, Any]]:
+        keep = typeable(view)
+        return {k: v for k, v in self.shapes.inferred().items() if k in keep}
+
+    def inferred_changed(self) -> bool:
+        """Whether the result types inferred from the tools' results differ from those the
+        current package has (a new one after enough calls, one learned again or withdrawn after
+        a result that did not fit): then the tool set is built again (:meth:`use`)."""
+        if self._view is None:
+            return False
+        keep = self._typed_keys()
+        return {k: v for k, v in self.shapes.inferred().items() if k in keep} != self._inferred
+
+    def _typed_keys(self) -> frozenset[tuple[str, str]]:
+        return frozenset(
+            k for k, t in self._infos.items() if t.output_inferred or (t.output_schema is None and not returns_media(t))
+        )
+
+    def shape_comments(self) -> dict[tuple[str, str], list[str]]:
+        """What the model view says about each tool's results (learned shapes; a tool typed by
+        them says so)."""
+        return self.shapes.comments(frozenset(self._inferred))
 
     @property
     def warnings(self) -> list[str]:
@@ -272,7 +330,7 @@ class CodeMode:
 
     def declarations(self) -> str:
         """The model view of every tool (what the model reads at the full tier)."""
-        return render_full(self.package, self.shapes.comments())
+        return render_full(self.package, self.shape_comments())
 
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
@@ -327,7 +385,7 @@ class CodeMode:
             got = search_answer(self.search_index(), arguments, self.view.excluded)
         except SearchRequestError as exc:
             return f"{SEARCH_TOOL_NAME}: {exc}", True
-        return answer_text(self.package, got, self.shapes.comments()), False
+        return answer_text(self.package, got, self.shape_comments()), False
 
     async def resolve_sandbox(self) -> dict[str, Any]:
         """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for

@@ -519,6 +519,17 @@ class Toolbox:
         if not self._started:
             return
         log.info("tools of %r changed; regenerating", server)
+        await self._regenerate()
+
+    async def _retype(self) -> None:
+        """After a run: when the result types inferred from what tools returned changed (one
+        typed after enough calls, or learned again after a result that did not fit), the Go
+        and the definitions change, and listeners are told as for a server's new tools."""
+        if self._started and self.code_mode.inferred_changed():
+            log.info("result types inferred from the tools' results changed; regenerating")
+            await self._regenerate()
+
+    async def _regenerate(self) -> None:
         self._rebuild()
         if self._prewarm and self.settings.enabled and self._tg is not None:
             self._warm = anyio.Event()
@@ -588,6 +599,8 @@ class Toolbox:
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
                 how = _pass or _Pass("dry-run" if dry_run else "live")
                 result = await self._execute(code, remaining, how, approve or self.approve, session, on_line)
+            if how.mode == "live":
+                await self._retype()
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start

@@ -89,6 +89,7 @@ def _func_ctx(f: ToolFunc) -> dict[str, Any]:
         "output_type": f.output_type,
         "structured": f.structured,
         "media": f.media,
+        "inferred": f.inferred,
         "server_literal": go_string(f.server),
         "tool_literal": go_string(f.tool),
         "tool_comment": comment_literal(f.tool),

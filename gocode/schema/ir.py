@@ -174,6 +174,8 @@ class ToolFunc:
     decls: tuple[Decl, ...]
     # A tool that returns images, audio or other non-text parts: output_type is MEDIA_TYPE.
     media: bool = False
+    # The output type was inferred from the tool's results, not declared (structured is True).
+    inferred: bool = False
 
 
 @dataclass(frozen=True)
