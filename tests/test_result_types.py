@@ -5,11 +5,15 @@ fits is a clear error, and the type is learned again."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 
 import anyio
 import mcp_types as types
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode import Toolbox
 from gocode.codemode import ToolView, with_inferred_outputs
@@ -22,6 +26,8 @@ from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.modelview import render_full
 from gocode.view.tokens import count
 from tests.conftest import ROOT, assert_go_package_clean, config_from
+
+GOCODE = str(Path(sys.executable).parent / "gocode")
 
 
 def _text(doc: object) -> types.CallToolResult:
@@ -232,3 +238,45 @@ def test_a_tool_answering_undeclared_json_gets_a_typed_result(workspace, tmp_pat
 
     anyio.run(go)
     assert_go_package_clean(workspace, typed[0], tmp_path)  # the typed bindings: gofmt-clean, vetted
+
+
+@pytest.mark.go
+def test_gocode_serve_announces_the_inferred_type_once(tmp_path):
+    """Over `gocode serve`, the client hears list_changed when the type appears, not before."""
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "tests.servers.report_server", "--shape", str(tmp_path / "shape.txt")],
+        "cwd": str(ROOT),
+    }
+    config = tmp_path / "gocode.json"
+    config.write_text(json.dumps({"mcpServers": {"report": server}, "defaults": {"codeMode": {"sandbox": "off"}}}))
+    heard: list[int] = []
+    calls = 0
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            heard.append(calls)
+
+    async def go() -> None:
+        nonlocal calls
+        params = StdioServerParameters(command=GOCODE, args=["serve", "-c", str(config)], env=dict(os.environ))
+        async with Client(stdio_client(params), mode="legacy", message_handler=on_message) as c:
+            before = (await c.list_tools()).tools[0].description or ""
+            assert "(string, error)" in before and "RepoStatsOutput" not in before
+            for _ in range(MIN_TYPED_SAMPLES):
+                assert not heard, heard  # nothing changes before the third result
+                r = await c.call_tool("execute_go_code", {"code": CALL + "_ = r\nfmt.Println(1)"})
+                assert not r.is_error, r.content
+                calls += 1
+            with anyio.fail_after(20):
+                while not heard:
+                    await anyio.sleep(0.05)
+            after = (await c.list_tools()).tools[0].description or ""
+            assert "func repoStats(context.Context, RepoStatsInput) (RepoStatsOutput, error)" in after
+            r = await c.call_tool("execute_go_code", {"code": CALL + "fmt.Println(r.Open)"})
+            assert [b.text for b in r.content if isinstance(b, types.TextContent)] == ["3\n"]
+            await c.call_tool("execute_go_code", {"code": CALL + "fmt.Println(r.Open)"})
+
+    anyio.run(go)
+    # Once, with the third call's answer (sent before it), never again while the shape holds.
+    assert heard in ([MIN_TYPED_SAMPLES - 1], [MIN_TYPED_SAMPLES]), heard
