@@ -111,6 +111,30 @@ def test_no_type_before_enough_samples_nor_for_mixed_results():
 
 
 @pytest.mark.fast
+def test_keys_that_are_data_make_a_map_not_a_struct_that_grows():
+    counts = _learn({"by": {"alice": 3, "bob": 1}}, {"by": {"carol": 2}}, {"by": {"alice": 1, "dave": 4}})
+    assert counts.output_schema() == {
+        "type": "object",
+        "properties": {"by": {"type": "object", "additionalProperties": {"type": "integer"}}},
+        "required": ["by"],
+    }
+    # Keys every result had are fields; values of several kinds keep a struct of optional fields.
+    assert _learn(*[{"by": {"alice": 3, "bob": 1}}] * 3).output_schema()["properties"]["by"]["required"] == [
+        "alice",
+        "bob",
+    ]
+    either = _learn({"ok": {"id": 1}}, {"error": "no"}, {"ok": {"id": 2}}).output_schema()
+    assert either == {
+        "type": "object",
+        "properties": {
+            "ok": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+            "error": {"type": "string"},
+        },
+        "required": [],
+    }
+
+
+@pytest.mark.fast
 def test_inferred_types_keep_no_values_and_follow_the_server_settings(tmp_path, monkeypatch):
     monkeypatch.delenv("GOCODE_SHAPES_DIR")
     secret = "sk-live-4f9aQ2xLm8Zt7Rb1Kc3Vd"

@@ -207,7 +207,8 @@ def schema_of(s: Shape, root: bool = False) -> dict[str, Any] | None:
     Keys missing from some samples are optional (a boolean one defaults to false, so its Go
     field is a bool like the others, never a pointer); ``integer`` only where every value seen was
     integral; a key only ever null, an empty list's items and what lies deeper than MAX_DEPTH
-    allow anything. ``root``: the whole result, which must be an object, a map or a list.
+    allow anything; an object none of whose keys was in every sample, its values of one kind,
+    is a map. ``root``: the whole result, which must be an object, a map or a list.
     """
     if isinstance(s, str):
         if s in ("string", "integer", "number", "boolean") and not root:
@@ -232,6 +233,15 @@ def schema_of(s: Shape, root: bool = False) -> dict[str, Any] | None:
         values_schema = schema_of(s["map"])
         return None if values_schema is None else {"type": "object", "additionalProperties": values_schema or True}
     if "object" in s:
+        optional = set(s.get("optional") or ())
+        if len(s["object"]) >= 2 and optional >= s["object"].keys():
+            # No key in every result, values of one kind ({"alice": 3}, then {"bob": 5}): the keys
+            # are data, and a struct would gain a field, and change type, with every new one.
+            inner: Shape = None
+            for value in s["object"].values():
+                inner = merge(inner, value)
+            if not (isinstance(inner, dict) and "oneOf" in inner) and inner != "mixed":
+                return schema_of({"map": inner})
         props: dict[str, Any] = {}
         for key, value in s["object"].items():
             sub = schema_of(value)
@@ -240,7 +250,6 @@ def schema_of(s: Shape, root: bool = False) -> dict[str, Any] | None:
             props[key] = sub
         if not props:
             return {"type": "object"}
-        optional = set(s.get("optional") or ())
         for key in optional & props.keys():
             if props[key].get("type") in ("boolean", ["boolean", "null"]):
                 # Absent reads as false, as for every other optional value: a plain bool, not a
