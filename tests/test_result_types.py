@@ -21,6 +21,7 @@ from gocode.config import ServerConfig
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.shapes import MIN_TYPED_SAMPLES, ShapeRecorder, ToolShape, schema_of
 from gocode.program.render import render_bindings
+from gocode.run import records
 from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.modelview import render_full
@@ -175,7 +176,13 @@ def test_a_declared_output_schema_wins_and_the_go_says_the_type_was_inferred():
     assert "gocodert.CallInferred[StatsOutput](ctx, " in bindings
     assert "gocodert.CallJSON[CountedOutput](ctx, " in bindings
     assert "func stats(context.Context) (StatsOutput, error)" in render_full(package)
-    # The mark is part of the tool set's identity (a recording made before differs).
+    # A recording made before the type was inferred names what differs.
+    assert records.differences(ToolSet((ServerTools("s", view.code_tools.servers[0].tools),)), ToolSet(
+        (ServerTools("s", tuple(typed.values())),)
+    )) == ["s.stats: its result type inferred from its results changed"]  # fmt: skip
+    # The mark is part of the tool set's identity, and kept in a recording.
+    again = records.toolset_from_json(records.toolset_json(ToolSet((ServerTools("s", (typed["stats"],)),))))
+    assert again.tools() == [typed["stats"]]
     assert (
         ToolSet((ServerTools("s", (typed["stats"],)),)).digest()
         != ToolSet((ServerTools("s", (ToolInfo("s", "stats", "Stats.", output_schema=learned),)),)).digest()
@@ -304,3 +311,19 @@ def test_gocode_serve_announces_the_inferred_type_once(tmp_path):
     anyio.run(go)
     # Once, with the third call's answer (sent before it), never again while the shape holds.
     assert heard in ([MIN_TYPED_SAMPLES - 1], [MIN_TYPED_SAMPLES]), heard
+
+
+@pytest.mark.go
+def test_keys_a_server_chose_still_make_go_that_compiles(workspace, tmp_path):
+    """Result keys are untrusted: whatever they are, the inferred type's Go compiles, vets and is gofmt-clean."""
+    nasty = {
+        "a b": 1, "A-B": 2, "a_b": 3, "aB": 4, "type": "t", "func": True, "😀": 1.5, 'x"y`z': "q",
+        "123": [1], "Content": {"ptr": None}, "k" * 300: "long", "__proto__": {}, "nested": {"": 1, "x": 2},
+    }  # fmt: skip
+    shape = _learn(nasty, nasty, nasty)
+    schema = shape.output_schema()
+    assert schema is not None and "nested" in schema["properties"]
+    info = ToolInfo("weird server", "get-it!", "Gets it.", output_schema=schema, output_inferred=True)
+    other = ToolInfo("weird server", "get_it", "Same Go name.", output_schema=schema, output_inferred=True)
+    package = build_package(ToolSet((ServerTools("weird server", (info, other)),)))
+    assert_go_package_clean(workspace, package, tmp_path)

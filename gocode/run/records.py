@@ -79,9 +79,14 @@ def differences(recorded: ToolSet, current: ToolSet) -> list[str]:
     out += [f"{s}.{n} is new" for s, n in sorted(new.keys() - old.keys())]
     for key in sorted(old.keys() & new.keys()):
         a, b = old[key], new[key]
+        inferred = a.output_inferred or b.output_inferred  # typed by its results (gocode.mcp.shapes)
         for what, x, y in (
             ("input schema", a.input_schema, b.input_schema),
-            ("output schema", (a.output_schema, a.output_inferred), (b.output_schema, b.output_inferred)),
+            (
+                "result type inferred from its results" if inferred else "output schema",
+                (a.output_schema, a.output_inferred),
+                (b.output_schema, b.output_inferred),
+            ),
             ("description", a.description, b.description),
         ):
             if x != y:
