@@ -119,6 +119,12 @@ def test_keys_that_are_data_make_a_map_not_a_struct_that_grows():
         "properties": {"by": {"type": "object", "additionalProperties": {"type": "integer"}}},
         "required": ["by"],
     }
+    # An object with many keys is a map; a later one with few keys is more of that map.
+    many = {f"user{i}": {"n": i} for i in range(30)}
+    assert _learn(many, {"user1": {"n": 1}}, many).output_schema() == {
+        "type": "object",
+        "additionalProperties": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    }
     # Keys every result had are fields; values of several kinds keep a struct of optional fields.
     assert _learn(*[{"by": {"alice": 3, "bob": 1}}] * 3).output_schema()["properties"]["by"]["required"] == [
         "alice",
