@@ -92,6 +92,12 @@ def test_no_type_before_enough_samples_nor_for_mixed_results():
     mixed = _learn(doc, doc, doc)
     mixed.observe(types.CallToolResult(content=[types.TextContent(type="text", text="not found")]))
     assert mixed.output_schema() is None
+    # JSON text beside an image is not the whole result: no type.
+    image = types.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png")
+    pictured = _learn()
+    for _ in range(MIN_TYPED_SAMPLES):
+        pictured.observe(types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(doc)), image]))
+    assert pictured.output_schema() is None
     # Two alternatives of one kind merge: a nullable object seen with different keys is one object.
     nullable = _learn({"o": None}, {"o": {"x": 1}}, {"o": {"y": "s"}}).output_schema()
     assert nullable is not None

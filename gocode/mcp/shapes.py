@@ -227,8 +227,8 @@ def schema_of(s: Shape, root: bool = False) -> dict[str, Any] | None:
         values = [m for m in s["oneOf"] if m != "null"]
         if root or len(values) != 1 or len(s["oneOf"]) != 2:
             return None
-        inner = schema_of(values[0])
-        return None if inner is None else _nullable(inner)
+        value_schema = schema_of(values[0])
+        return None if value_schema is None else _nullable(value_schema)
     if "list" in s:
         items = schema_of(s["list"])
         if items is None:
@@ -242,11 +242,11 @@ def schema_of(s: Shape, root: bool = False) -> dict[str, Any] | None:
         if len(s["object"]) >= 2 and optional >= s["object"].keys():
             # No key in every result, values of one kind ({"alice": 3}, then {"bob": 5}): the keys
             # are data, and a struct would gain a field, and change type, with every new one.
-            inner: Shape = None
+            values_shape: Shape = None
             for value in s["object"].values():
-                inner = merge(inner, value)
-            if not (isinstance(inner, dict) and "oneOf" in inner) and inner != "mixed":
-                return schema_of({"map": inner})
+                values_shape = merge(values_shape, value)
+            if not (isinstance(values_shape, dict) and "oneOf" in values_shape) and values_shape != "mixed":
+                return schema_of({"map": values_shape})
         props: dict[str, Any] = {}
         for key, value in s["object"].items():
             sub = schema_of(value)
@@ -276,7 +276,9 @@ class ToolShape:
     def observe(self, result: types.CallToolResult) -> None:
         value = result.structured_content
         text = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
-        if value is None and text.strip()[:1] in ("{", "["):
+        # Text beside an image or a resource is not the whole result: no JSON sample, no type.
+        only_text = all(isinstance(b, types.TextContent) for b in result.content)
+        if value is None and only_text and text.strip()[:1] in ("{", "["):
             with contextlib.suppress(ValueError):
                 value = json.loads(text)
         self.samples += 1
