@@ -835,7 +835,8 @@ class Toolbox:
                 return error_result(_changed_text(program.name, changed)), None
             code = saved.with_input(program.source, json.dumps(arguments or {}))
             run = await self.execute(code, approve=approve, session=session, _pass=_Pass("live", chain=(program.name,)))
-            return run_to_result(run), run
+            # Its answer as its definition promises (the Output as structured content), with the run's _meta.
+            return _saved_answer(program, run).model_copy(update={"meta": run_to_result(run).meta}), run
         if route.tool is None and route.name == SAVE_TOOL_NAME:
             try:
                 program = await self.save_program(saved.SaveRequest.parse(arguments))
@@ -884,18 +885,7 @@ class Toolbox:
 
         code = saved.with_input(program.source, json.dumps(arguments))
         run = await self._execute(code, timeout, _Pass("live", chain=chain), within, session)
-        if not run.ok:
-            why = "\n".join(x for x in (run.stderr.strip(), run.output.strip()[-2000:]) if x)
-            return saved.error_text(f"saved program {program.name!r} failed ({run.phase}): {why}")
-        if program.output_schema is not None and not isinstance(run.result, dict):
-            return saved.error_text(
-                f"saved program {program.name!r} declares an Output but gave result() no Output value"
-            )
-        if run.result is None:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=run.output)])
-        text = json.dumps(run.result, ensure_ascii=False)
-        structured = run.result if isinstance(run.result, dict) else None
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)
+        return _saved_answer(program, run)
 
     async def _step_call(self, arguments: dict[str, Any]) -> types.CallToolResult:
         """``step_go_code``: one pass, its answer as structured content (and the same JSON as text)."""
@@ -957,6 +947,21 @@ def _python_tools(config: Config, tools: Any, server: str, pooled: bool) -> Pyth
     if not server or server.startswith("@"):
         raise ConfigError(f"python_server {server!r} is not a usable server name")
     return PythonTools(tools, server)
+
+
+def _saved_answer(program: SavedProgram, run: RunResult) -> types.CallToolResult:
+    """A saved program's answer as a tool: its ``result()`` value (structured, for a declared
+    Output) or what it printed; a failed run is an error naming the program."""
+    if not run.ok:
+        why = "\n".join(x for x in (run.stderr.strip(), run.output.strip()[-2000:]) if x)
+        return saved.error_text(f"saved program {program.name!r} failed ({run.phase}): {why}")
+    if program.output_schema is not None and not isinstance(run.result, dict):
+        return saved.error_text(f"saved program {program.name!r} declares an Output but gave result() no Output value")
+    if run.result is None:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=run.output)])
+    text = json.dumps(run.result, ensure_ascii=False)
+    structured = run.result if isinstance(run.result, dict) else None
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)
 
 
 def _changed_text(name: str, changed: list[str]) -> str:

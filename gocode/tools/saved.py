@@ -355,6 +355,12 @@ async def build_binary(
     workspace: Workspace, package: Package, program: SavedProgram, servers: dict[str, Any], out: Path
 ) -> Path:
     """Write a static binary of ``program`` to ``out`` that runs without gocode."""
+    inner = [c for c in program.calls if c.startswith(SAVED_SERVER + ".")]
+    if inner:
+        raise SavedProgramError(
+            f"{program.name!r} calls other saved programs ({', '.join(inner)}), which only a gocode "
+            "controller runs; a standalone binary cannot"
+        )
     if not workspace.ready:
         workspace.ensure()
     build = await workspace.build(package, split_code(standalone(program.source, servers)))
