@@ -93,7 +93,7 @@ class SavedProgram:
 
     def meta(self) -> dict[str, Any]:
         """What tool.json keeps."""
-        return self.tool() | {"calls": list(self.calls), "anyTool": list(self.any_tool), "uses": self.uses or {}}
+        return self.tool() | {"calls": list(self.calls), "anyTool": list(self.any_tool), "uses": self.uses}
 
 
 def saved_root() -> Path:
