@@ -150,7 +150,7 @@ def test_a_later_program_calls_a_saved_program_and_gets_its_typed_result(workspa
 
 
 @pytest.mark.go
-def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state):
+def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state, tmp_path):
     asked: list = []
 
     async def go():
@@ -163,9 +163,7 @@ def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state):
             refused = await box.execute("fmt.Print(must(tidy(ctx)))")  # two levels down
             direct, _ = await box.call_mcp("tidy", {})
             kept = await box.execute(READ)
-            approved = await box.execute(
-                "fmt.Print(must(tidy(ctx)))", approve=lambda r: asked.append(r) or True
-            )
+            approved = await box.execute("fmt.Print(must(tidy(ctx)))", approve=lambda r: asked.append(r) or True)
             gone = await box.execute(READ)
             return refused, direct, kept, approved, gone
 
@@ -180,6 +178,18 @@ def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state):
     assert asked[0].plan.names() == ["notes.delete_note", "saved.tidy", "saved.wipe"]
     assert (approved.ok, approved.output) == (True, "deleted hello\n"), approved.stderr
     assert gone.output == '""\n'
+
+    # `gocode exec --plan` shows what approving it means, running nothing.
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": SETTINGS}))
+    prog = tmp_path / "prog.go"
+    prog.write_text("fmt.Print(must(tidy(ctx)))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    got = subprocess.run(
+        [*GOCODE, "exec", "-c", str(config), "--plan", str(prog)], env=env, capture_output=True, text=True
+    )
+    want = "saved.tidy\nwith the saved programs it calls: notes.delete_note, saved.tidy, saved.wipe\n"
+    assert (got.returncode, got.stdout) == (0, want), got.stderr
 
 
 @pytest.mark.go
