@@ -22,6 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode import Toolbox
 from gocode.program.plan import Plan
+from gocode.schema.builder import build_package
 from gocode.tools.saved import (
     MAX_DEPTH,
     SavedCalls,
@@ -31,7 +32,7 @@ from gocode.tools.saved import (
     expand_plan,
     reaches,
 )
-from gocode.toolset import ToolInfo
+from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from tests.conftest import ROOT, config_from, demo_stdio
 
 NOTES = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "notes_server.py")]}
@@ -328,3 +329,10 @@ def test_saved_calls_refuse_loops_and_depth_before_running_anything():
     assert deep.is_error and f"at most {MAX_DEPTH} levels" in deep.content[0].text
     assert unknown.is_error and "no saved program 'zz'" in unknown.content[0].text
     assert not fine.is_error and ran == [("a", "b")]
+
+
+@pytest.mark.fast
+def test_a_saved_program_named_in_does_not_take_the_name_programs_read_their_input_from():
+    listing = ServerTools("saved", tuple(ToolInfo("saved", n, "", {"type": "object"}) for n in ("in", "gocode_input")))
+    funcs = {f.tool: f.name for f in build_package(ToolSet((listing,))).funcs}
+    assert funcs == {"in": "inTool", "gocode_input": "gocodeInputTool"}
