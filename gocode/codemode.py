@@ -446,6 +446,7 @@ class CodeMode:
         on_line: LineFn | None = None,
         package: Package | None = None,
         godebug: str = "",
+        program_env: dict[str, str] | None = None,
         approve: Approver | None = None,
         on_plan: Callable[[Plan], None] | None = None,
         session: str | None = None,
@@ -458,7 +459,8 @@ class CodeMode:
         itself (direct mode), and its result comes back in a file. ``on_line`` gets each line
         the program prints while it runs. ``package`` replaces the tool set's bindings (the
         tool set plus client-owned tools); ``godebug`` adds Go runtime settings
-        (``randautoseed=0`` for passes that must repeat themselves). A program that can call
+        (``randautoseed=0`` for passes that must repeat themselves); ``program_env`` adds variables
+        to the program's environment (a saved program's input). A program that can call
         tools needing approval (``codeMode.approval``) runs only if ``approve`` says so;
         ``on_plan`` learns what the program can call before it starts (the loopback endpoint
         refuses anything else). The program starts in its workspace (``codeMode.workspace``; per
@@ -560,6 +562,9 @@ class CodeMode:
                     unconfined_note["note"] = got.note
         else:
             unconfined_note = {"setting": setting, "tier": None}
+        for target in (env, confinement.env if confinement is not None else None):
+            if target is not None:
+                target.update(program_env or {})
         if godebug:
             for target in (env, confinement.env if confinement is not None else None):
                 if target is not None:

@@ -717,6 +717,7 @@ class Toolbox:
                 # A step pass runs again from the top: math/rand's global functions then give the
                 # same numbers every pass (seeded with 1), so they cannot make it diverge.
                 godebug="randautoseed=0" if how.mode == "step" else "",
+                program_env={saved.INPUT_ENV: how.saved_input} if how.saved_input is not None else None,
                 approve=approve,
                 on_plan=foresee,
                 session=session,
@@ -833,8 +834,9 @@ class Toolbox:
             program = route.saved
             if changed := saved.differences(program, self.code_mode.tool_infos):
                 return error_result(_changed_text(program.name, changed)), None
-            code = saved.with_input(program.source, json.dumps(arguments or {}))
-            run = await self.execute(code, approve=approve, session=session, _pass=_Pass("live", chain=(program.name,)))
+            code = saved.with_input(program.source, None)
+            how = _Pass("live", chain=(program.name,), saved_input=json.dumps(arguments or {}))
+            run = await self.execute(code, approve=approve, session=session, _pass=how)
             # Its answer as its definition promises (the Output as structured content), with the run's _meta.
             return _saved_answer(program, run).model_copy(update={"meta": run_to_result(run).meta}), run
         if route.tool is None and route.name == SAVE_TOOL_NAME:
@@ -883,8 +885,9 @@ class Toolbox:
             names = set(covered.names())
             return covered.is_any or (ANY_TOOL not in request.tools and all(t in names for t in request.tools))
 
-        code = saved.with_input(program.source, json.dumps(arguments))
-        run = await self._execute(code, timeout, _Pass("live", chain=chain), within, session)
+        code = saved.with_input(program.source, None)
+        how = _Pass("live", chain=chain, saved_input=json.dumps(arguments))
+        run = await self._execute(code, timeout, how, within, session)
         return _saved_answer(program, run)
 
     async def _step_call(self, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -1041,6 +1044,7 @@ class _Pass:
     providers: tuple[DeclaredTools, ...] = ()  # this run's own tools (client-owned ones)
     package: Package | None = None  # bindings beyond the tool set's (client-owned tools)
     chain: tuple[str, ...] = ()  # the saved programs this run is inside (outermost first)
+    saved_input: str | None = None  # a saved program's input (JSON), given at run time: one build serves every input
 
 
 async def _keep(recording: records.Recording) -> str:

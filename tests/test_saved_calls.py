@@ -120,6 +120,10 @@ def test_a_later_program_calls_a_saved_program_and_gets_its_typed_result(workspa
             # Called by the model as a tool: the Output is the structured result.
             r = await box.call("city_temperature", {"city": "Paris"})
             assert not r.is_error and r.result.structured_content == {"city": "Paris", "temperature": 18.5}, r.text
+            # Its input is given at run time: one build serves every input.
+            r = await box.call("city_temperature", {"city": "Oslo"})
+            assert r.result.structured_content == {"city": "Oslo", "temperature": 4.0}, r.text
+            assert r.run is not None and r.run.cached_binary
 
             # Called from Go by a later program: a typed result.
             run = await box.execute(CALLS_IT)

@@ -57,6 +57,8 @@ NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _INPUT_DECL = re.compile(r"^\s*type\s+Input\s+struct\b", re.M)
 _OUTPUT_DECL = re.compile(r"^\s*type\s+Output\s+struct\b", re.M)
 _SCHEMA_TIMEOUT = 30.0
+# Where a saved program run as a tool reads its input (go_templates/rt/input.go: EnvInput).
+INPUT_ENV = "GOCODE_INPUT"
 # The server name saved programs are Go functions of: `saved.last_commits` for callTool.
 SAVED_SERVER = "saved"
 # How deep saved programs may call each other (a program calling one calling one …).
