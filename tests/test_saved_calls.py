@@ -27,7 +27,9 @@ from gocode.tools.saved import (
     MAX_DEPTH,
     SavedCalls,
     SavedProgram,
+    SavedProgramError,
     SavedStore,
+    build_binary,
     differences,
     expand_plan,
     reaches,
@@ -116,6 +118,8 @@ def test_a_later_program_calls_a_saved_program_and_gets_its_typed_result(workspa
             assert "func cityTemperature(context.Context, CityTemperatureInput) (CityTemperatureOutput, error)" in view
             found = box.code_mode.search_index().search("temperature in a city in fahrenheit", 3)
             assert found[0].qualified == "saved.city_temperature"
+            text, failed = box.code_mode.search_answer({"query": "temperature of a city"})  # search_go_tools
+            assert not failed and "func cityTemperature(context.Context, CityTemperatureInput)" in text, text
 
             # Called by the model as a tool: the Output is the structured result.
             r = await box.call("city_temperature", {"city": "Paris"})
@@ -340,3 +344,11 @@ def test_a_saved_program_named_in_does_not_take_the_name_programs_read_their_inp
     listing = ServerTools("saved", tuple(ToolInfo("saved", n, "", {"type": "object"}) for n in ("in", "gocode_input")))
     funcs = {f.tool: f.name for f in build_package(ToolSet((listing,))).funcs}
     assert funcs == {"in": "inTool", "gocode_input": "gocodeInputTool"}
+
+
+@pytest.mark.fast
+def test_a_binary_cannot_call_other_saved_programs(tmp_path):
+    tidy = program("tidy", ("saved.wipe",))
+    with pytest.raises(SavedProgramError, match=r"calls other saved programs \(saved.wipe\)"):
+        anyio.run(build_binary, None, None, tidy, {}, tmp_path / "tidy")
+    assert not (tmp_path / "tidy").exists()
