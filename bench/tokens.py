@@ -11,13 +11,16 @@ as compact JSON (what travels in a request):
 - full, index, auto: the execute_go_code definition in each codeMode.disclosure mode, plus the
   search_go_tools definition when the description does not show every declaration.
 
-The targets are printed at the end (for reading, not asserted).
-
 ``--shapes``: what a model reads of one tool in a describe or search answer (its declaration,
 plain text) before anything was learned of its results, with the learned JSON shape as a
 comment (``inferResultTypes: false``), and with the result type inferred from them, for github
 tools that answer JSON text without an output schema (sample results shaped like the GitHub
 API's, three calls each).
+
+The targets are printed at the end (for reading, not asserted), then what saved programs
+(``codeMode.savedPrograms``) add to the definitions of the common set: the save tool alone
+with none saved, and each saved program (its own tool definition plus its Go declaration in
+execute_go_code's description).
 """
 
 from __future__ import annotations
@@ -153,6 +156,62 @@ def shape_rows() -> list[tuple[str, int, int, int]]:
     return rows
 
 
+# A saved program as `gocode save` derives it (tests/test_saved_calls.py: CITY_TEMPERATURE).
+SAVED_EXAMPLE = {
+    "description": "The temperature in a city, in Celsius or Fahrenheit.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "name of the city"},
+            "fahrenheit": {"type": "boolean"},
+        },
+        "required": ["city"],
+        "additionalProperties": False,
+    },
+    "output_schema": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "temperature": {"type": "number"}},
+        "required": ["city", "temperature"],
+        "additionalProperties": False,
+    },
+}
+
+
+def saved_costs(toolset: ToolSet, go_version: str, counts: tuple[int, ...] = (0, 1, 10)) -> list[tuple[str, int]]:
+    """The definitions' tokens (auto disclosure) without saved programs, then with the setting on
+    and ``n`` programs saved, as a toolbox offers them."""
+    from gocode.tools.saved import SavedProgram, SavedStore, save_tool_definition
+
+    def definitions(on: bool, n: int) -> int:
+        config = Config.model_validate({"mcpServers": {}, "defaults": {"codeMode": {"savedPrograms": on}}})
+        with tempfile.TemporaryDirectory() as state:
+            old = os.environ.get("GOCODE_STATE_DIR")
+            os.environ["GOCODE_STATE_DIR"] = state
+            try:
+                store = SavedStore()
+                for i in range(n):
+                    store.store(SavedProgram(f"city_temperature_{i}", source="", **SAVED_EXAMPLE))  # type: ignore[arg-type]
+                cm = CodeMode(config)
+                cm.go_version = lambda: go_version  # type: ignore[method-assign]
+                cm.offer_saved = on
+                cm.use(list(toolset.servers))
+                defs: list[object] = [cm.tool_definition()]
+                if cm.disclosure().tier != "full":
+                    defs.append(search_definition())
+                if on:
+                    defs += [save_tool_definition(), *(p.tool() for p in store.all())]
+                return count_json(defs)
+            finally:
+                if old is None:
+                    os.environ.pop("GOCODE_STATE_DIR", None)
+                else:
+                    os.environ["GOCODE_STATE_DIR"] = old
+
+    rows = [("savedPrograms off", definitions(False, 0))]
+    rows += [(f"savedPrograms on, {n} saved", definitions(True, n)) for n in counts]
+    return rows
+
+
 def table(rows: list[dict[str, object]], markdown: bool) -> str:
     head = ["tool set", "servers", "tools", "classic", "view", "view/classic", "full", "index", "auto", "auto/classic"]
     lines = []
@@ -214,6 +273,13 @@ def main() -> int:
         f"  auto <= 2,500 tokens for {everything['tools']} tools from {everything['servers']} servers: "
         f"{everything['auto']} ({everything['auto_tier']} tier)"
     )
+    print()
+    print(f"saved programs, definitions of {common['set']} (auto disclosure):")
+    sets = dict(corpus_sets())
+    base = None
+    for label, tokens in saved_costs(sets[str(common["set"])], args.go_version):
+        base = tokens if base is None else base
+        print(f"  {label:<28} {tokens:>6} tokens  (+{tokens - base})")
     return 0
 
 

@@ -14,6 +14,7 @@ PTR_HELPER = "ptr"
 RESERVED_FUNC_NAMES = frozenset(
     {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", PTR_HELPER, *STDLIB}
     | {"searchTools", "callTool", "callToolStream", "result"}  # run-time helpers (render.RUNTIME_ALIASES)
+    | {"in", "gocodeInput"}  # a saved program's input (gocode.tools.saved.with_input)
 )
 DESCRIPTION_LIMIT = 4000
 FIELD_DOC_LIMIT = 600
