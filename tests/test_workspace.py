@@ -157,7 +157,7 @@ def test_a_workspace_over_its_cap_is_a_clear_error(tmp_path, workspace):  # noqa
     assert refused.phase == "limit" and refused.stderr.startswith("not run: the workspace")
     assert (tmp_path / "default" / "big.bin").stat().st_size == 2 << 20  # nothing deleted silently
     cfg = tmp_path / "gocode.json"
-    cfg.write_text(json.dumps({"defaults": {"codeMode": {"workspace": {"enabled": True, "dir": str(tmp_path)}}}}))
+    cfg.write_text(json.dumps({"defaults": {"codeMode": {"workspace": {"dir": str(tmp_path)}}}}))
     cleaned = subprocess.run([GOCODE, "workspace", "clean", "-c", str(cfg)], capture_output=True, text=True)
     assert cleaned.returncode == 0 and "removed" in cleaned.stderr
     (again,) = run_all(config, workspace, hello)
