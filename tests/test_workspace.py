@@ -74,6 +74,7 @@ def test_a_shared_workspace_is_its_models_group_and_nothing_outside_is_touched(t
     (a / "made-0644.txt").chmod(0o4644)
     (a / "sub").mkdir(mode=0o700)
     (a / "sub" / "link").symlink_to(outside)  # a program's symlink to a file outside
+    (a / "dirlink").symlink_to(tmp_path)  # … and to a directory outside
     os.link(outside, a / "hardlink")  # a file also linked from outside (as root: the test makes it)
     gid = workdir.share(a, settings)
     assert gid in workdir.GROUPS

@@ -96,12 +96,12 @@ def prepare(path: Path, owner: int | None = None) -> Path:
     """Create the workspace (private to its user); with ``owner``, hand it to the run's user."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     if owner is not None:
-        # lchown and a walk that does not follow links: a symlink a program planted is never followed.
-        for dirpath, dirs, files in os.walk(path):
+        # By directory descriptors and lchown: a symlink a program planted (or swapped in for a
+        # directory during the walk) is never followed.
+        for _dirpath, dirs, files, dir_fd in os.fwalk(path, follow_symlinks=False):
             for name in [*dirs, *files]:
-                entry = os.path.join(dirpath, name)
-                if os.lstat(entry).st_uid != owner:
-                    os.lchown(entry, owner, owner)
+                if os.lstat(name, dir_fd=dir_fd).st_uid != owner:
+                    os.chown(name, owner, owner, dir_fd=dir_fd, follow_symlinks=False)
         if path.stat().st_uid != owner:
             os.chown(path, owner, owner)
     return path
@@ -183,22 +183,26 @@ def _is_group(gid: int) -> bool:
 
 
 def regroup(path: Path, gid: int) -> None:
-    """Everything beneath ``path`` the group's and group read-write, without ever following a link."""
-    for dirpath, dirs, files in os.walk(path):
+    """Everything beneath ``path`` the group's and group read-write, without ever following a link.
+
+    By directory descriptors (``os.fwalk``), never by path: a program running meanwhile may swap
+    a directory for a symlink, and a path through it would lead outside."""
+    for _dirpath, dirs, files, dir_fd in os.fwalk(path, follow_symlinks=False):
         for name in [*dirs, *files]:
             with contextlib.suppress(OSError):  # gone meanwhile (a concurrent run), or a socket
-                _own(Path(dirpath) / name, gid, directory=False)
+                _own(name, gid, directory=False, dir_fd=dir_fd)
 
 
-def _own(entry: Path, gid: int, directory: bool) -> None:
+def _own(entry: Path | str, gid: int, directory: bool, dir_fd: int | None = None) -> None:
     """One directory or regular file made the group's: directories :data:`SHARED_MODE`, files
     group read-write (no setuid/setgid bits). Symlinks and special files are left alone."""
-    st = os.lstat(entry)
+    st = os.lstat(entry, dir_fd=dir_fd)
     if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)) or _shared(st, gid, directory):
         return
     # Checked again on the open file: a program running meanwhile may have swapped the entry
     # for a symlink, which O_NOFOLLOW refuses, so nothing outside is ever changed.
-    fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    fd = os.open(entry, flags, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
         if stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and st.st_gid != gid:
