@@ -32,7 +32,7 @@ from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.diagnostics import parse_diagnostics
 from gocode.program.modelcode import split_code
-from gocode.program.plan import Plan, plan_from_answer, program_hash
+from gocode.program.plan import Plan, nil_result_hint, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
 from gocode.run.approvals import ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
@@ -564,6 +564,8 @@ class CodeMode:
                 result.stderr = (result.stderr.rstrip() + "\n" if result.stderr.strip() else "") + left.message()
         if unconfined_note is not None:
             result.sandbox = unconfined_note
+        if result.phase == "runtime":
+            result.stderr = _append_line(result.stderr, nil_result_hint(result.stderr, build.plan))
         result.build_ms = build.duration_ms
         result.plan = build.plan.as_json() if build.plan is not None else None
         result.cached_binary = build.cached
@@ -571,6 +573,12 @@ class CodeMode:
         result.warnings = list(build.notes)
         result.duration_ms = (time.monotonic() - start) * 1000
         return result
+
+
+def _append_line(text: str, line: str) -> str:
+    if not line:
+        return text
+    return (text.rstrip() + "\n" if text.strip() else "") + line
 
 
 def _read_result(path: Path) -> Any:
