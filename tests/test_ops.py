@@ -21,6 +21,7 @@ import mcp_types as types
 import pytest
 import yaml
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from prometheus_client.parser import text_string_to_metric_families
@@ -315,7 +316,7 @@ def test_from_an_empty_cache_the_first_call_is_answered_and_the_definitions_neve
     try:
         assert first.status_code == 503 and first.json()["status"] == "starting", first.json()
 
-        async def go() -> tuple[bool, list, list, types.CallToolResult]:
+        async def go() -> tuple[bool, list, list, types.CallToolResult, list[str | None]]:
             async with client(s.url, token=None) as c:
                 listed = await c.list_tools(cache_mode="bypass")
                 r = await c.call_tool("execute_go_code", {"code": DEMO_CODE})
@@ -323,22 +324,67 @@ def test_from_an_empty_cache_the_first_call_is_answered_and_the_definitions_neve
                 caps = c.server_capabilities
                 assert caps.tools is not None
                 dump = [t.model_dump(mode="json", by_alias=True) for t in listed.tools]
-                return (
-                    bool(caps.tools.list_changed),
-                    dump,
-                    [t.model_dump(mode="json", by_alias=True) for t in again.tools],
-                    r,
-                )
+                instructions = [c.instructions]
+            async with client(s.url, token=None) as later:  # a session opened after the first call
+                instructions.append(later.instructions)
+            return (
+                bool(caps.tools.list_changed),
+                dump,
+                [t.model_dump(mode="json", by_alias=True) for t in again.tools],
+                r,
+                instructions,
+            )
 
-        list_changed, before, after, r = anyio.run(go)
+        list_changed, before, after, r, instructions = anyio.run(go)
         text = "".join(p.text for p in r.content if hasattr(p, "text"))
         assert not r.is_error, text
         assert text == WEATHER_OUT
         assert json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
         assert "sandboxed (netns tier)" in before[0]["description"]
         assert list_changed
+        # The instructions the first session got (at once, while warming) are the final ones.
+        assert instructions[0] is not None and "sandboxed (netns tier)" in instructions[0]
+        assert instructions[0] == instructions[1]
     finally:
         stop(s)
+
+
+def test_over_stdio_from_an_empty_cache_what_the_client_is_sent_never_changes(tmp_path):
+    """stdio from an empty cache: initialize is answered once the definitions are settled, so
+    its instructions (which state the sandbox tier the warm-up finds) and the two lists around
+    the first call are byte-identical to what a later serve, on the now-warm cache, sends."""
+    from gocode.paths import cache_dir
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for shared in ("gomod", "go-build"):
+        (cache / shared).symlink_to(cache_dir() / shared)
+    config = write_config(tmp_path, "w" + uuid.uuid4().hex[:10])
+    env = {k: v for k, v in os.environ.items() if k not in ("GOCODE_TOKEN", "GOCODE_METRICS_TOKEN")}
+    env |= {"GOCODE_CACHE_DIR": str(cache), "GOCODE_STATE_DIR": str(tmp_path / "state")}
+    params = StdioServerParameters(command=GOCODE, args=["serve", "-c", str(config)], env=env, cwd=str(ROOT))
+
+    async def session(code: str | None) -> tuple[str | None, str, str, types.CallToolResult | None]:
+        async with Client(stdio_client(params), mode="legacy") as c:
+            listed = await c.list_tools(cache_mode="bypass")
+            r = await c.call_tool("execute_go_code", {"code": code}) if code else None
+            again = await c.list_tools(cache_mode="bypass")
+
+            def dump(tools: list[types.Tool]) -> str:
+                return json.dumps([t.model_dump(mode="json", by_alias=True) for t in tools], sort_keys=True)
+
+            return c.instructions, dump(listed.tools), dump(again.tools), r
+
+    cold = anyio.run(session, DEMO_CODE)
+    warm = anyio.run(session, None)
+    r = cold[3]
+    assert r is not None
+    text = "".join(p.text for p in r.content if hasattr(p, "text"))
+    assert not r.is_error and text == WEATHER_OUT, text
+    assert cold[0] is not None and "sandboxed (netns tier)" in cold[0]
+    assert cold[0] == warm[0]
+    assert cold[1] == cold[2] == warm[1]
+    assert "sandboxed (netns tier)" in json.loads(cold[1])[0]["description"]
 
 
 # --- a run's process limit is its own -------------------------------------------------------
