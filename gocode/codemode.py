@@ -37,7 +37,7 @@ from gocode.run import workdir as workdirs
 from gocode.run.approvals import ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
 from gocode.run.runner import LineFn, RunResult, run_program
-from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
+from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for, process_limit
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
@@ -284,7 +284,9 @@ class CodeMode:
 
     def rules(self) -> str:
         """The usage rules alone: the head of the description, and the MCP server's instructions."""
-        return rules_text(self.settings, self.go_version(), self.sandbox_state()["tier"])
+        tier = self.sandbox_state()["tier"]
+        kind = process_limit(self.settings.limits)[0] if tier is not None else "none"
+        return rules_text(self.settings, self.go_version(), tier, kind)
 
     def disclosure(self) -> Disclosure:
         """What the description shows of the declarations, chosen once per tool set and rules text

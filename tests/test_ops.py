@@ -400,7 +400,24 @@ time.Sleep(20 * time.Second)
 fmt.Println("the bomb finished")
 """
 
-# Each of the others needs threads of its own while the bomb holds all it can get.
+# A bomb that stays just under its limit, so it lives on holding its threads (one at the limit
+# dies at once, and frees them): a limit the runs share would leave none for the others.
+HOLDER = """\
+var started sync.WaitGroup
+for i := 0; i < 960; i++ {
+	started.Add(1)
+	go func() {
+		runtime.LockOSThread()
+		started.Done()
+		time.Sleep(30 * time.Second)
+	}()
+}
+started.Wait()
+time.Sleep(30 * time.Second)
+fmt.Println("the holder held 960 threads")
+"""
+
+# Each of the others needs threads of its own while the bombs hold all they can get.
 THREADED = """\
 var wg sync.WaitGroup
 for i := 0; i < 64; i++ {
@@ -416,36 +433,49 @@ fmt.Println("run %d held 64 threads")
 """
 
 
-def test_a_thread_bomb_beside_eight_runs_under_serve_starves_none(tmp_path):
-    """Nine programs at once (the concurrency bound): one makes threads without end, eight need
-    threads too. Each run's processes and threads are capped on their own (a cgroup per run, or
-    a user per run), so all eight succeed, and the bomb's result names the limit it reached."""
+RUN_USERS = "200000-200063"
+
+
+@pytest.mark.parametrize("mechanism", ["host", "users"])
+def test_a_thread_bomb_beside_eight_runs_under_serve_starves_none(tmp_path, mechanism):
+    """Ten programs at once (the concurrency bound): one makes threads without end, one holds
+    960 of its 1024 for 30 s, eight need threads too. Each run's processes and threads are capped
+    on their own (a cgroup per run, or a user per run), so the eight and the holder succeed, and
+    the bomb's result names the limit it reached. ``users``: as on a host without cgroups, each
+    run a user of its own from uidRange."""
+    limits: dict = {"threads": 1024}
+    env: dict[str, str] = {}
+    if mechanism == "users":
+        if os.geteuid() != 0:
+            pytest.skip("switching to a user per run needs gocode to run as root")
+        limits["uidRange"] = RUN_USERS
+        env["GOCODE_SANDBOX_FAKE_NOCGROUP"] = "1"
     doc = {
         "mcpServers": {"demo": demo_stdio()},
-        "defaults": {"codeMode": {"maxConcurrentRuns": 9, "timeout": 60, "limits": {"threads": 1024}}},
+        "defaults": {"codeMode": {"maxConcurrentRuns": 10, "timeout": 90, "limits": limits}},
     }
     config = tmp_path / "gocode.yaml"
     config.write_text(yaml.safe_dump(doc))
-    s, _ = spawn(tmp_path, config)
+    s, _ = spawn(tmp_path, config, env)
     try:
 
-        async def go() -> tuple[types.CallToolResult, list[types.CallToolResult]]:
+        async def go() -> tuple[types.CallToolResult, types.CallToolResult, list[types.CallToolResult]]:
             results: dict[int, types.CallToolResult] = {}
             async with client(s.url, token=None) as c:
                 await c.list_tools()  # answered once the server is ready
 
                 async def one(i: int) -> None:
-                    code = THREAD_BOMB if i == 0 else THREADED.replace("%d", str(i))
-                    if i:
-                        await anyio.sleep(3)  # the bomb holds its threads by then
+                    code = {0: THREAD_BOMB, 9: HOLDER}.get(i) or THREADED.replace("%d", str(i))
+                    if i and i != 9:
+                        await anyio.sleep(3)  # the bombs hold their threads by then
                     results[i] = await c.call_tool("execute_go_code", {"code": code})
 
                 async with anyio.create_task_group() as tg:
-                    for i in range(9):
+                    for i in range(10):
                         tg.start_soon(one, i)
-            return results[0], [results[i] for i in range(1, 9)]
+            return results[0], results[9], [results[i] for i in range(1, 9)]
 
-        bomb, others = anyio.run(go)
+        bomb, holder, others = anyio.run(go)
     finally:
         stop(s)
 
@@ -455,7 +485,14 @@ def test_a_thread_bomb_beside_eight_runs_under_serve_starves_none(tmp_path):
     for i, r in enumerate(others, 1):
         assert not r.is_error, text(r)[-2000:]
         assert text(r) == f"run {i} held 64 threads\n"
+    assert not holder.is_error and text(holder) == "the holder held 960 threads\n", text(holder)[-2000:]
     run = (bomb.meta or {})["io.gocode/run"]
     assert bomb.is_error and run["phase"] == "limit", text(bomb)[-2000:]
     assert "at most 1024 threads and processes per run: codeMode.limits.threads" in text(bomb)
+    if mechanism == "users":
+        first, last = (int(x) for x in RUN_USERS.split("-"))
+        uids = [r.meta["io.gocode/run"]["sandbox"]["uid"] for r in [holder, bomb, *others] if r.meta]
+        assert "tasks" not in run["sandbox"]["limits"], run["sandbox"]  # no cgroup
+        assert len(uids) == 10 and all(first <= u <= last for u in uids), uids
+        assert uids[0] not in uids[1:]  # the holder's user was its own while the others ran
     assert run["retryable"] is False
