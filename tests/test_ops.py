@@ -259,6 +259,24 @@ def test_metrics_count_calls_and_need_the_token(served):
     assert not any(dict(labels).keys() - {"kind", "phase", "outcome", "server", "le"} for _, labels in after)
 
 
+def test_clients_that_close_right_after_initializing_leave_no_errors_in_the_log(tmp_path):
+    """A client that deletes its session while its notifications/initialized is being handed on
+    (a race the SDK loses about half the time) is not a server error: no traceback, no error line."""
+    s = start(tmp_path, server="weather")
+    try:
+
+        async def go() -> None:
+            for _ in range(20):
+                async with client(s.url, token=None) as c:
+                    assert c.instructions
+
+        anyio.run(go)
+    finally:
+        stop(s)
+    log = s.stderr.read_text()
+    assert "Traceback" not in log and "Error handling" not in log and "ERROR" not in log, log[-3000:]
+
+
 def test_separate_metrics_token(tmp_path):
     s = start(tmp_path, env={"GOCODE_TOKEN": TOKEN, "GOCODE_METRICS_TOKEN": "scrape-only"}, server="weather")
     try:

@@ -56,6 +56,18 @@ Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 
 
+class _ClosedSessionFilter(logging.Filter):
+    """Drops the SDK's "Error handling POST request" for a session its client has just closed
+    (see :class:`HttpGuard`): the client left, nothing failed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, anyio.ClosedResourceError)
+
+
+logging.getLogger("mcp.server.streamable_http").addFilter(_ClosedSessionFilter())
+
+
 class _Server(Server[Any]):
     """The SDK's server, announcing ``tools.listChanged`` on every transport: streamable HTTP
     builds its initialize answer from the defaults, which say false."""
@@ -328,7 +340,25 @@ class HttpGuard:
                 gone.set()
             return message
 
-        await self.app(scope, watched_receive, send)
+        complete = False
+
+        async def send_once(message: Any) -> None:
+            nonlocal complete
+            if complete:
+                return  # nothing can follow a finished response
+            if message.get("type") == "http.response.body" and not message.get("more_body", False):
+                complete = True
+            await send(message)
+
+        try:
+            await self.app(scope, watched_receive, send_once)
+        except anyio.ClosedResourceError:
+            # The SDK answers a notification 202 before handing it to its session; a client
+            # that deleted the session meanwhile (one that closes right after initializing)
+            # left nobody to hand it to. Answered already: not an error of the server's.
+            if not complete:
+                raise
+            log.debug("a notification arrived for a session its client had just closed")
 
     async def _hold_until_settled(self, scope: Scope, receive: Any) -> Any:
         """Read the body; wait for ``settled`` when it opens a session; hand the body on."""
