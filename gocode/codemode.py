@@ -32,12 +32,12 @@ from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.diagnostics import parse_diagnostics
 from gocode.program.modelcode import split_code
-from gocode.program.plan import Plan, plan_from_answer, program_hash
+from gocode.program.plan import Plan, nil_result_hint, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
 from gocode.run.runner import LineFn, RunResult, head_and_tail, kept_label, run_program
-from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
+from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for, process_limit
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
 from gocode.schema.media import returns_media
@@ -362,7 +362,9 @@ class CodeMode:
 
     def rules(self) -> str:
         """The usage rules alone: the head of the description, and the MCP server's instructions."""
-        return rules_text(self.settings, self.go_version(), self.sandbox_state()["tier"])
+        tier = self.sandbox_state()["tier"]
+        kind = process_limit(self.settings.limits)[0] if tier is not None else "none"
+        return rules_text(self.settings, self.go_version(), tier, kind)
 
     def disclosure(self) -> Disclosure:
         """What the description shows of the declarations, chosen once per tool set and rules text
@@ -679,6 +681,8 @@ class CodeMode:
                 result.stderr = (result.stderr.rstrip() + "\n" if result.stderr.strip() else "") + left.message()
         if unconfined_note is not None:
             result.sandbox = unconfined_note
+        if result.phase == "runtime":
+            result.stderr = _append_line(result.stderr, nil_result_hint(result.stderr, build.plan))
         result.build_ms = build.duration_ms
         result.plan = build.plan.as_json() if build.plan is not None else None
         result.cached_binary = build.cached
@@ -686,6 +690,12 @@ class CodeMode:
         result.warnings = list(build.notes)
         result.duration_ms = (time.monotonic() - start) * 1000
         return result
+
+
+def _append_line(text: str, line: str) -> str:
+    if not line:
+        return text
+    return (text.rstrip() + "\n" if text.strip() else "") + line
 
 
 def _read_result(path: Path) -> Any:

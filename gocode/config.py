@@ -32,6 +32,24 @@ DEFAULT_CONNECT_TIMEOUT_S = 60.0
 DEFAULT_MODEL_TIMEOUT_S = 120.0
 DEFAULT_MODEL_MAX_TOKENS = 4096
 
+# Run users: no account, in a range systemd leaves unused (its container ranges end below it).
+DEFAULT_UID_RANGE = "1879048192-1879049215"
+_MAX_UID = 0xFFFFFFFE  # (uid_t)-1 means "no change" to the kernel
+
+
+def uid_range(text: str) -> range:
+    """``"START-END"`` (both included) as a range, or a ValueError saying what is wrong."""
+    m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
+    if not m:
+        raise ValueError(f"uidRange {text!r} must be START-END, two uids, e.g. 200000-200063")
+    start, end = int(m[1]), int(m[2])
+    if not 0 < start <= end < _MAX_UID:
+        raise ValueError(f"uidRange {text!r}: need 0 < START <= END < {_MAX_UID} (uid 0 is root)")
+    if start <= 65534 <= end:
+        raise ValueError(f"uidRange {text!r} includes 65534 (nobody), which other processes share")
+    return range(start, end + 1)
+
+
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -115,6 +133,23 @@ class SandboxLimits(_Strict):
     user: Literal["auto", "self", "nobody"] = Field(
         default="auto", description="who the program runs as; auto: nobody when gocode runs as root, else self"
     )
+    uid_range: str = Field(
+        default=DEFAULT_UID_RANGE,
+        alias="uidRange",
+        description="START-END: the uids a run user is taken from (one per running program), when runs "
+        "switch users; none may be an account's",
+    )
+
+    @field_validator("uid_range")
+    @classmethod
+    def _check_uid_range(cls, v: str) -> str:
+        uid_range(v)
+        return v
+
+    @property
+    def uids(self) -> range:
+        """``uidRange`` as a range."""
+        return uid_range(self.uid_range)
 
 
 class ApprovalConfig(_Strict):

@@ -393,12 +393,17 @@ class Toolbox:
         stack, self._stack = self._stack, None
         if stack is not None:
             assert self._tg is not None
-            if self._loopback is not None:
-                await self._loopback.stop()
-            self._stop_upstreams()
-            await anyio.sleep(0)  # let sessions begin closing (stdin EOF) before their tasks are cancelled
-            self._tg.cancel_scope.cancel()
-            await stack.__aexit__(exc_type, exc, tb)
+            try:
+                # Shielded: leaving because an enclosing scope was cancelled (serve's client hung
+                # up) must still stop the endpoint and exit the task group this entered, in order.
+                with anyio.CancelScope(shield=True):
+                    if self._loopback is not None:
+                        await self._loopback.stop()  # bounded (a few seconds)
+                    self._stop_upstreams()
+                    await anyio.sleep(0)  # let sessions begin closing (stdin EOF) before their tasks are cancelled
+            finally:
+                self._tg.cancel_scope.cancel()
+                await stack.__aexit__(exc_type, exc, tb)
 
     def _stop_upstreams(self) -> None:
         for u in self._upstreams.values():

@@ -91,6 +91,13 @@ def test_json_config(tmp_path):
         ("mcpServers: [1, 2]\n", "mcpServers: Input should be a valid dictionary"),
         ("- just a list\n", "the top level must be a mapping"),
         ("mcpServers: {w: {command: x\n", "not valid YAML"),
+        (
+            "defaults: {codeMode: {limits: {uidRange: '200000'}}}\n",
+            "defaults.codeMode.limits.uidRange: uidRange '200000' must be START-END, two uids, e.g. 200000-200063",
+        ),
+        ("defaults: {codeMode: {limits: {uidRange: '0-63'}}}\n", "need 0 < START <= END < 4294967294 (uid 0 is root)"),
+        ("defaults: {codeMode: {limits: {uidRange: '300-200'}}}\n", "need 0 < START <= END"),
+        ("defaults: {codeMode: {limits: {uidRange: '65000-66000'}}}\n", "includes 65534 (nobody)"),
     ],
 )
 def test_bad_configs_name_the_file_and_key(text, expected):
@@ -126,3 +133,9 @@ def test_tool_filters_and_timeout_clamp():
     assert cfg.mcp_servers["b"].allows("t1") and not cfg.mcp_servers["b"].allows("t2")
     assert cfg.code_mode_for(None).clamp_timeout(None) == 20
     assert cfg.code_mode_for(None).clamp_timeout(5) == 5
+
+
+def test_uid_range_is_read_as_both_ends_included():
+    cfg = parse_config("defaults: {codeMode: {limits: {uidRange: ' 200000 - 200063 '}}}\n", "gocode.yaml", env={})
+    assert cfg.code_mode_for(None).limits.uids == range(200000, 200064)
+    assert parse_config("{}", "gocode.yaml", env={}).code_mode_for(None).limits.uids == range(0x70000000, 0x70000400)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 import uuid
 
 import pytest
 
 from gocode.codemode import CodeMode
-from tests.conftest import code_mode, config_from, demo_stdio, run, wait_gone
+from tests.conftest import ROOT, code_mode, config_from, demo_stdio, run, wait_gone
 
 pytestmark = pytest.mark.go
 
@@ -224,3 +225,39 @@ def test_direct_and_go_build_give_the_same_answers(workspace, demo_cm, code):
     # A compile error is answered by the type check, before any compiler runs.
     assert a.build_mode == ("direct" if a.phase != "compile" else "checked")
     asyncio.run(direct.build(cm.package, split_code("")))  # and the direct path keeps working after a failure
+
+
+def people_stdio() -> dict:
+    return {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "people_server.py")]}
+
+
+@pytest.fixture(scope="module")
+def people_cm(workspace) -> CodeMode:
+    return code_mode(config_from({"people": people_stdio()}), workspace)
+
+
+@pytest.mark.parametrize(
+    ("code", "line", "tool"),
+    [
+        # The error ignored: the result is the zero value, whose pointer fields are nil.
+        ('p, _ := findPerson(ctx, FindPersonInput{Name: "Nobody"})\nfmt.Println(p.Manager.Manager.Name)\n', 2,
+         "findPerson (people.find_person)"),
+        # No error, but an optional field the tool left out, through must and a range loop.
+        ('all := must(listPeople(ctx))\nfor _, who := range all.People {\n\tboss := who.Manager\n'
+         '\tfmt.Println(who.Name, "reports to", boss.Name)\n}\n', 4, "listPeople (people.list_people)"),
+        ('fmt.Println(must(findPerson(ctx, FindPersonInput{Name: "Ada"})).Manager.Manager.Name)\n', 1,
+         "findPerson (people.find_person)"),
+    ],
+)  # fmt: skip
+def test_a_nil_dereference_of_a_tool_result_names_the_tool(people_cm, code, line, tool):
+    r = run(people_cm, code)
+    assert r.phase == "runtime" and "nil pointer dereference" in r.stderr, r.error_text()
+    assert f"model.go:{line}" in r.stderr, r.stderr
+    assert f"model.go:{line} dereferenced a nil pointer in the result of {tool}" in r.stderr, r.stderr
+
+
+def test_a_nil_dereference_of_the_models_own_pointer_names_no_tool(people_cm):
+    r = run(people_cm, 'p := must(findPerson(ctx, FindPersonInput{Name: "Grace"}))\nvar q *Person\n'
+            "fmt.Println(p.Manager.Name, q.Name)\n")  # fmt: skip
+    assert r.phase == "runtime" and "nil pointer dereference" in r.stderr, r.error_text()
+    assert "model.go:3" in r.stderr and "result of" not in r.stderr, r.stderr

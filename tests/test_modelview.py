@@ -275,3 +275,16 @@ def test_the_mcp_server_instructions_carry_the_rules():
     instructions = ToolServer(box).server.instructions or ""
     assert "execute_go_code" in instructions and "golang.org/x/sync/errgroup" in instructions
     assert "must(" in instructions and "output capped at 65536 bytes" in instructions
+
+
+@pytest.mark.fast
+def test_the_rules_say_whether_a_runs_threads_are_its_own():
+    from gocode.config import CodeModeConfig
+    from gocode.view.rules import rules
+
+    settings = CodeModeConfig()
+    assert ", 2048 threads of its own" in rules(settings, "1.26", "netns", "cgroup")
+    assert ", 2048 threads of its own" in rules(settings, "1.26", "netns", "users")
+    shared = rules(settings, "1.26", "netns", "shared")
+    assert ", 2048 threads shared with other programs" in shared and "of its own" not in shared
+    assert "threads" not in rules(settings, "1.26", "netns", "none")

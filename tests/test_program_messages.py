@@ -152,3 +152,26 @@ def test_a_made_up_constant_under_a_guessed_type_name_lists_the_values():
     assert text.startswith(
         'model.go:2:29: undefined: ListMergesInputSortUp (ListPullsInputDirection is one of "asc", "desc")'
     ), text
+
+
+PANIC_AT = """\
+panic: runtime error: invalid memory address or nil pointer dereference
+
+goroutine 1 (Run's own, the one that panicked) [running]:
+main.Run(…)
+	model.go:{line}
+"""
+
+
+def test_a_nil_dereference_names_the_tool_whose_result_is_dereferenced_on_its_line():
+    from gocode.program.plan import Plan, nil_result_hint
+
+    plan = Plan(derefs=((4, (("listPeople", "people", "list_people"),)), (7, (("a", "s", "a"), ("b", "s", "b")))))
+    assert nil_result_hint(PANIC_AT.format(line=4), plan).startswith(
+        "model.go:4 dereferenced a nil pointer in the result of listPeople (people.list_people): check its error"
+    )
+    assert "the result of a (s.a) or b (s.b)" in nil_result_hint(PANIC_AT.format(line=7), plan)
+    assert nil_result_hint(PANIC_AT.format(line=5), plan) == ""  # no tool's result on that line
+    other = PANIC_AT.format(line=4).replace("invalid memory address or nil pointer dereference", "index out of range")
+    assert nil_result_hint(other, plan) == ""
+    assert nil_result_hint(PANIC_AT.format(line=4), None) == ""

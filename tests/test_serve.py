@@ -114,6 +114,24 @@ def test_stdio_vision_model(config_file, mode):
     anyio.run(go)
 
 
+def test_stdio_client_leaving_ends_serve_quietly(config_file, tmp_path):
+    """A stdio client that hangs up (stdin closed) after a call: serve leaves in order (its
+    loopback endpoint stopped, its task groups exited), saying nothing but its progress lines."""
+    log = tmp_path / "serve.err"
+
+    async def go() -> None:
+        with log.open("w") as errlog:
+            params = stdio_params(config_file, "--model", "text")
+            async with Client(stdio_client(params, errlog=errlog), mode="legacy") as c:
+                r = await c.call_tool("execute_go_code", {"code": WEATHER})
+                assert text_of(r) == WEATHER_OUT, text_of(r)
+
+    anyio.run(go)
+    lines = log.read_text().splitlines()
+    assert lines and all(line.startswith("gocode: ") for line in lines), lines
+    assert not any("error" in line.lower() for line in lines), lines
+
+
 def test_stdio_text_model_has_the_image_tool_in_go(config_file):
     async def go() -> None:
         async with Client(stdio_client(stdio_params(config_file, "--model", "text")), mode="legacy") as c:

@@ -19,6 +19,8 @@ type checked struct {
 	Errors []diag `json:"errors"`
 	Phase  string `json:"phase,omitempty"` // "syntax" or "types" with Errors
 	Plan   *plan  `json:"plan,omitempty"`  // the tools the program can call (see plan.go)
+	// Lines where a tool's result is dereferenced (derefs.go), for a nil dereference's message.
+	Derefs []deref `json:"derefs,omitempty"`
 }
 
 // noImports stands in for export data when there is none: the plan still follows the
@@ -69,7 +71,12 @@ func check(src string, haveCfg bool, lang string) checked {
 			}
 		},
 	}
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}}
+	info := &types.Info{
+		Types:      map[ast.Expr]types.TypeAndValue{},
+		Uses:       map[*ast.Ident]types.Object{},
+		Defs:       map[*ast.Ident]types.Object{},
+		Selections: map[*ast.SelectorExpr]*types.Selection{},
+	}
 	_, _ = conf.Check("main", fs, []*ast.File{f}, info)
 	planned := planOf(fs, f, info)
 	// Made-up enum values too, even next to other errors: a model fixes both in one round.
@@ -89,7 +96,7 @@ func check(src string, haveCfg bool, lang string) checked {
 	if len(out) > 0 {
 		return checked{Errors: out, Phase: "types", Plan: planned}
 	}
-	return checked{Plan: planned}
+	return checked{Plan: planned, Derefs: derefsOf(fs, f, info)}
 }
 
 // toolsImportName is what the generated main.go imports the tool bindings as.

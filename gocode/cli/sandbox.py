@@ -7,7 +7,7 @@ import json
 
 import click
 
-from gocode.cli.app import _progress, handle_errors, main
+from gocode.cli.app import _progress, config_option, handle_errors, main, model_option
 
 
 @main.group()
@@ -16,13 +16,26 @@ def sandbox() -> None:
 
 
 @sandbox.command("doctor")
+@config_option
+@model_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @handle_errors
-def sandbox_doctor(as_json: bool) -> None:
-    """Show what this host supports and which tier each codeMode.sandbox setting would get."""
+def sandbox_doctor(config_path: str | None, model: str | None, as_json: bool) -> None:
+    """Show what this host supports and which tier each codeMode.sandbox setting would get.
+
+    The process limit per run follows the config's codeMode.limits (user, uidRange) when a
+    config is given or ./gocode.yaml exists, else the defaults.
+    """
+    from pathlib import Path
+
     from gocode.compile.workspace import Workspace
+    from gocode.config import DEFAULT_CONFIG_NAME, SandboxLimits, load_config
     from gocode.run import hostlimits
     from gocode.run import sandbox as sandbox_mod
+
+    limits = SandboxLimits()
+    if config_path is not None or Path(DEFAULT_CONFIG_NAME).is_file():
+        limits = load_config(config_path).code_mode_for(model).limits
 
     ws = Workspace()
     if not ws.ready:  # the launcher is built in the module workspace; the Go parser helper is not needed
@@ -31,7 +44,12 @@ def sandbox_doctor(as_json: bool) -> None:
     rows = sandbox_mod.describe(host)
     if as_json:
         doc = {
-            "host": {**host.as_json(), **sandbox_mod.other_mechanisms(), "servers": hostlimits.server_capacity()},
+            "host": {
+                **host.as_json(),
+                **sandbox_mod.other_mechanisms(limits),
+                "processLimitKind": sandbox_mod.process_limit(limits)[0],
+                "servers": hostlimits.server_capacity(),
+            },
             "settings": {s: {"tier": d.tier, "error": d.error or None, "warning": d.warning or None} for s, d in rows},
         }
         click.echo(json.dumps(doc))
@@ -42,7 +60,7 @@ def sandbox_doctor(as_json: bool) -> None:
     click.echo(f"seccomp filters:  {'yes' if host.seccomp else 'no'}")
     userns = "yes" if host.user_namespaces else f"no ({host.user_namespaces_error})"
     click.echo(f"user namespaces:  {userns}")
-    others = sandbox_mod.other_mechanisms()
+    others = sandbox_mod.other_mechanisms(limits)
     click.echo(f"bubblewrap:       {others['bubblewrap']}")
     click.echo(f"cgroups:          {others['cgroups']}")
     click.echo(f"processes/run:    {others['processLimit']}")

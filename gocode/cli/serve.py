@@ -152,21 +152,34 @@ async def _serve(
 
     box = Toolbox(config, model, prewarm=prewarm, progress=_progress, stateless_step=stateless_step)
     tool_server = server_mod.ToolServer(box, settled=False)
+    ended = anyio.Event()  # the transport is done (a stdio client hung up, a signal): leave
     try:
         async with anyio.create_task_group() as tg:
             # The listener first (probes answer "starting"; lists wait), then discovery and warm-up.
-            tg.start_soon(_transport, tool_server, sock, host, token, options, tg.cancel_scope)
-            async with box:
-                for w in box.warnings:
-                    _err(f"gocode: warning: {w}")
-                await box.settle()
-                tool_server.mark_ready()
-                names = [t.name for t in box.tools()]
-                who = f"model {model!r}" if model else "the default model"
-                _progress(
-                    f"{len(names)} tool{'s' if len(names) != 1 else ''} for {who}: {', '.join(names) or '(none)'}"
-                )
-                await anyio.sleep_forever()  # until the transport ends and cancels this
+            tg.start_soon(_transport, tool_server, sock, host, token, options, ended)
+            served = False
+            with anyio.CancelScope() as starting:
+                # Until the toolbox serves, an ended transport cancels its start; after, the
+                # toolbox is left in order (its endpoint stopped, its servers closed).
+                async def watch() -> None:
+                    await ended.wait()
+                    if not served:
+                        starting.cancel()
+
+                tg.start_soon(watch)
+                async with box:
+                    for w in box.warnings:
+                        _err(f"gocode: warning: {w}")
+                    await box.settle()
+                    tool_server.mark_ready()
+                    names = [t.name for t in box.tools()]
+                    who = f"model {model!r}" if model else "the default model"
+                    _progress(
+                        f"{len(names)} tool{'s' if len(names) != 1 else ''} for {who}: {', '.join(names) or '(none)'}"
+                    )
+                    served = True
+                    await ended.wait()
+            tg.cancel_scope.cancel()
     except* GocodeError as group:  # one message, as for every command
         raise group.exceptions[0] from None
 
@@ -177,7 +190,7 @@ async def _transport(
     host: str,
     token: str | None,
     options: server_mod.HttpOptions | None,
-    done: Any,
+    ended: Any,
 ) -> None:
     import anyio
 
@@ -199,4 +212,4 @@ async def _transport(
             )
             await server_mod.serve_http(tool_server, sock, host, token, options)
     finally:
-        done.cancel()
+        ended.set()

@@ -359,7 +359,7 @@ class Workspace:
         errors = Prepared.from_answer(checked).errors
         if errors and not any(e.message.startswith("could not import ") for e in errors):
             return self._failed(prepared, errors, start, "checked", pkg, code)
-        plan = plan_from_answer(checked.get("plan"), pkg)
+        plan = plan_from_answer(checked.get("plan"), pkg, checked.get("derefs"))
         return BuildResult(
             True, None, "", (time.monotonic() - start) * 1000, mode="checked", notes=prepared.notes, plan=plan
         )
@@ -400,7 +400,7 @@ class Workspace:
                 "lang": direct.lang if direct is not None else "",
             }
         )
-        plan = plan_from_answer(checked.get("plan"), pkg)
+        plan = plan_from_answer(checked.get("plan"), pkg, checked.get("derefs"))
         if cached.is_file():
             with contextlib.suppress(OSError):
                 os.utime(cached)

@@ -10,6 +10,7 @@ that answer into ``server.tool`` names against the tool set the program was buil
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,10 @@ class Plan:
     tools: tuple[tuple[str, str], ...] = ()
     any_tool: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
+    # Lines of model.go where a tool's result is dereferenced through a pointer, with the tools
+    # (their Go names, server and tool) whose results reach that line: a nil dereference there
+    # is named after them (:func:`nil_result_hint`). Not part of the plan's JSON.
+    derefs: tuple[tuple[int, tuple[tuple[str, str, str], ...]], ...] = ()
 
     @property
     def is_any(self) -> bool:
@@ -58,12 +63,13 @@ def split_name(name: str, servers: set[str]) -> tuple[str, str] | None:
     return (best, name[len(best) + 1 :]) if best is not None else None
 
 
-def plan_from_answer(doc: dict[str, Any] | None, pkg: Package) -> Plan:
-    """The plan from the helper's ``check`` answer; no answer at all means nothing is known,
-    so the program may call any tool."""
+def plan_from_answer(doc: dict[str, Any] | None, pkg: Package, derefs: list[dict[str, Any]] | None = None) -> Plan:
+    """The plan from the helper's ``check`` answer (``derefs``: its lines where tool results
+    are dereferenced); no answer at all means nothing is known, so the program may call any tool."""
     if not doc:
         return Plan(any_tool=("the program could not be analysed",))
     by_exported = {f.exported: (f.server, f.tool) for f in pkg.funcs}
+    by_name = {f.exported: f for f in pkg.funcs}
     servers = {f.server for f in pkg.funcs}
     tools: set[tuple[str, str]] = set()
     unknown: list[str] = []
@@ -79,7 +85,37 @@ def plan_from_answer(doc: dict[str, Any] | None, pkg: Package) -> Plan:
             unknown.append(name)
     for server, tool in doc.get("pairs") or ():
         tools.add((server, tool))
-    return Plan(tuple(sorted(tools)), tuple(doc.get("any") or ()), tuple(sorted(unknown)))
+    named_at: list[tuple[int, tuple[tuple[str, str, str], ...]]] = []
+    for d in derefs or ():
+        named = tuple((f.name, f.server, f.tool) for t in d.get("tools") or () if (f := by_name.get(t)) is not None)
+        if named and isinstance(d.get("line"), int):
+            named_at.append((d["line"], named))
+    return Plan(tuple(sorted(tools)), tuple(doc.get("any") or ()), tuple(sorted(unknown)), tuple(named_at))
+
+
+_NIL_DEREF = "invalid memory address or nil pointer dereference"
+# The first frame of the panicking goroutine in a tidied traceback (gocode.run.gotraceback).
+_FIRST_FRAME = re.compile(r"^goroutine \d+ \([^)]*the one that panicked\)[^\n]*\n[^\n]*\n\tmodel\.go:(\d+)", re.M)
+
+
+def nil_result_hint(stderr: str, plan: Plan | None) -> str:
+    """For a nil pointer dereference on a line that dereferences a tool's result: which tool
+    (its result was the zero value because its error was ignored, or it left an optional
+    field out); else "" (pure)."""
+    if plan is None or not plan.derefs or _NIL_DEREF not in stderr:
+        return ""
+    m = _FIRST_FRAME.search(stderr)
+    if m is None:
+        return ""
+    line = int(m[1])
+    tools = next((t for at, t in plan.derefs if at == line), ())
+    if not tools:
+        return ""
+    named = " or ".join(f"{name} ({server}.{tool})" for name, server, tool in tools)
+    return (
+        f"model.go:{line} dereferenced a nil pointer in the result of {named}: check its error before "
+        "using the result, and check optional (pointer) fields for nil: the tool may leave them out"
+    )
 
 
 def program_hash(code: str, pkg: Package) -> str:

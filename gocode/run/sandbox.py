@@ -36,7 +36,7 @@ from typing import Any
 
 from gocode.compile import golink
 from gocode.compile.workspace import Workspace
-from gocode.config import CodeModeConfig
+from gocode.config import DEFAULT_UID_RANGE, CodeModeConfig, SandboxLimits, uid_range
 from gocode.errors import GocodeError
 from gocode.files import write_file
 from gocode.resources import templates_dir
@@ -50,11 +50,10 @@ NOBODY = 65534
 # codeMode.limits.threads caps a run's processes and threads: as its cgroup's pids.max where
 # the host allows (gocode.run.cgroups), and as RLIMIT_NPROC of a program run as another user.
 # The kernel counts RLIMIT_NPROC over all of that user's threads on the host, so each run gets
-# a user of its own (RUN_UIDS); only when none is free, or the range is not mapped here, do
-# runs share nobody, and then that limit.
-# Users for runs: no account, nothing owned but a run's scratch, in a range systemd leaves
-# unused (its container ranges end below it). Skipped when an account has one of them.
-RUN_UIDS = range(0x70000000, 0x70000000 + 1024)
+# a user of its own (codeMode.limits.uidRange); only when none is free, or the range is not
+# mapped here, do runs share nobody, and then that limit. Run users own nothing but a run's
+# scratch; a uid an account has is skipped.
+RUN_UIDS = uid_range(DEFAULT_UID_RANGE)
 READ_ONLY = ("/usr/share/zoneinfo",)  # time.LoadLocation; nothing else outside scratch is readable
 # Tests of unsupported hosts: make the probe (and the launcher) report less than the kernel has.
 FAKE_ABI_ENV = "GOCODE_SANDBOX_FAKE_ABI"
@@ -229,27 +228,27 @@ class Launcher:
 
 
 class UidPool:
-    """Hands out the run users, one per running program (thread-safe: runs may come from
-    several event loops)."""
+    """Hands out the run users, one per running program, from the range each run's settings
+    name (thread-safe: runs may come from several event loops; one busy set for every range,
+    so overlapping ranges of two models never hand out one uid twice)."""
 
-    def __init__(self, uids: range = RUN_UIDS) -> None:
-        self._uids = uids
+    def __init__(self) -> None:
         self._busy: set[int] = set()
         self._lock = threading.Lock()
-        self._usable: bool | None = None
+        self._usable: dict[range, bool] = {}
 
-    def usable(self) -> bool:
+    def usable(self, uids: range = RUN_UIDS) -> bool:
         """Whether the range is mapped in this user namespace (a rootless container maps few)."""
-        if self._usable is None:
-            self._usable = _mapped(self._uids)
-        return self._usable
+        if uids not in self._usable:
+            self._usable[uids] = _mapped(uids)
+        return self._usable[uids]
 
-    def acquire(self) -> int:
+    def acquire(self, uids: range = RUN_UIDS) -> int:
         """A free run user, or nobody (shared) when there is none."""
-        if not self.usable():
+        if not self.usable(uids):
             return NOBODY
         with self._lock:
-            for uid in self._uids:
+            for uid in uids:
                 if uid not in self._busy and not _is_account(uid):
                     self._busy.add(uid)
                     return uid
@@ -359,7 +358,7 @@ async def confine(
     if as_nobody and os.geteuid() != 0:
         raise SandboxError("codeMode.limits.user: nobody needs gocode to run as root (it switches users)")
     launcher_path = await launcher.path()
-    uid = run_uids.acquire() if as_nobody else None
+    uid = run_uids.acquire(lim.uids) if as_nobody else None
     cgroup = await asyncio.to_thread(run_cgroups.create, lim.threads)
     try:
         run_dir = Path(await asyncio.to_thread(_mkrundir, binary, launcher_path, uid))
@@ -435,7 +434,7 @@ def _mkrundir(binary: Path, launcher: Path, uid: int | None) -> str:
     return str(run_dir)
 
 
-def other_mechanisms() -> dict[str, str]:
+def other_mechanisms(limits: SandboxLimits | None = None) -> dict[str, str]:
     """What else the host has that gocode does not use (for the doctor): bubblewrap, cgroups."""
     bwrap = shutil.which("bwrap")
     cgroup = "no delegated cgroup v2 subtree (memory/pids limits come from rlimits instead)"
@@ -456,24 +455,36 @@ def other_mechanisms() -> dict[str, str]:
     return {
         "bubblewrap": f"{bwrap} (not used: the launcher makes its own namespaces)" if bwrap else "not installed",
         "cgroups": cgroup,
-        "processLimit": process_limit_mechanism(),
+        "processLimit": process_limit_mechanism(limits),
     }
 
 
-def process_limit_mechanism(user: str = "auto") -> str:
-    """How one run's processes and threads are capped here (for the doctor and the rules)."""
-    as_other = user == "nobody" or (user == "auto" and os.geteuid() == 0)
+def process_limit(limits: SandboxLimits | None = None) -> tuple[str, str]:
+    """How one run's processes and threads are capped here: a kind (``cgroup``, ``users``: a
+    user per run, ``shared``: one user every run shares, ``none``) and a line for the doctor."""
+    limits = limits or SandboxLimits()
+    as_other = limits.user == "nobody" or (limits.user == "auto" and os.geteuid() == 0)
     cgroup = run_cgroups.mechanism()
-    uids = f"a user of its own per run (uids {RUN_UIDS.start}-{RUN_UIDS.stop - 1}, RLIMIT_NPROC)"
-    if as_other and not run_uids.usable():
-        uids = "the shared user nobody (RLIMIT_NPROC counted over every nobody process on the host)"
+    uids = limits.uids
+    users = f"a user of its own per run (uidRange {uids.start}-{uids.stop - 1}, RLIMIT_NPROC)"
+    shared = (
+        "the shared user nobody (RLIMIT_NPROC counted over every nobody process on the host: one run's "
+        "thread bomb, or anything else running as nobody, can starve the others)"
+    )
     if cgroup and as_other:
-        return f"a cgroup per run ({cgroup}), and {uids}"
+        return "cgroup", f"a cgroup per run ({cgroup}), and {users if run_uids.usable(uids) else shared}"
     if cgroup:
-        return f"a cgroup per run ({cgroup})"
+        return "cgroup", f"a cgroup per run ({cgroup})"
+    if as_other and run_uids.usable(uids):
+        return "users", users
     if as_other:
-        return uids
-    return "none per run: the program runs as gocode's own user, whose RLIMIT_NPROC it shares"
+        return "shared", f"{shared}: uidRange {uids.start}-{uids.stop - 1} is not mapped in this user namespace"
+    return "none", "none per run: the program runs as gocode's own user, whose RLIMIT_NPROC it shares"
+
+
+def process_limit_mechanism(limits: SandboxLimits | None = None) -> str:
+    """How one run's processes and threads are capped here (for the doctor)."""
+    return process_limit(limits)[1]
 
 
 def describe(host: HostSupport) -> list[tuple[str, Decision]]:

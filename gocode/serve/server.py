@@ -15,6 +15,7 @@ answers ``/healthz``, ``/readyz`` and ``/metrics`` (:mod:`gocode.serve.ops`).
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import os
 import socket
@@ -53,6 +54,18 @@ LIST_TTL_MS = 60_000
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
+
+
+class _ClosedSessionFilter(logging.Filter):
+    """Drops the SDK's "Error handling POST request" for a session its client has just closed
+    (see :class:`HttpGuard`): the client left, nothing failed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, anyio.ClosedResourceError)
+
+
+logging.getLogger("mcp.server.streamable_http").addFilter(_ClosedSessionFilter())
 
 
 class _Server(Server[Any]):
@@ -220,6 +233,9 @@ class ToolServer:
 
     async def run_stdio(self) -> None:
         async with stdio_server() as (read, write):
+            # The client's initialize waits in the pipe until the definitions are settled: its
+            # answer carries the instructions, which state the sandbox tier found by the warm-up.
+            await self.ready.wait()
             await self.server.run(read, write, self.initialization_options())
 
     def http_app(self, host: str, token: str | None, options: HttpOptions | None = None) -> ASGIApp:
@@ -238,6 +254,8 @@ class ToolServer:
             metrics_token=options.metrics_token,
             readiness=self.readiness,
             metrics=self.toolbox.metrics.render,
+            settled=self.ready,
+            max_body=options.max_body,
         )
 
 
@@ -259,9 +277,11 @@ class HttpGuard:
     In order: ``/healthz`` and ``/readyz`` answer without a token (probes carry none; they
     reveal only a state). Every other request must pass the ``Host``/``Origin`` allow-list
     (421/403). ``/metrics`` needs the metrics token or the MCP token when either is set.
-    Everything else needs ``Authorization: Bearer <token>`` when a token is set. Every HTTP
-    request also gets an event in its scope that is set when the client disconnects; a call
-    whose client hung up is cancelled (see :meth:`ToolServer._call_tool`).
+    Everything else needs ``Authorization: Bearer <token>`` when a token is set. Until
+    ``settled`` is set, a request that opens a session (``initialize``, or the stateless era's
+    ``server/discover``) waits for it: its answer carries the instructions, which state what the
+    warm-up finds. Every HTTP request also gets an event in its scope that is set when the
+    client disconnects; a call whose client hung up is cancelled (see :meth:`ToolServer._call_tool`).
     """
 
     def __init__(
@@ -273,8 +293,12 @@ class HttpGuard:
         metrics_token: str | None = None,
         readiness: ops.Readiness | None = None,
         metrics: Callable[[], bytes] | None = None,
+        settled: anyio.Event | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
     ) -> None:
         self.app = app
+        self.settled = settled
+        self.max_body = max_body
         self.expected = token
         self.hosts = hosts
         self.metrics_token = metrics_token
@@ -305,6 +329,8 @@ class HttpGuard:
         if self.expected is not None and not _token_ok(bearer_token(scope), [self.expected]):
             await send_unauthorized(send)
             return
+        if self.settled is not None and not self.settled.is_set() and scope.get("method") == "POST":
+            receive = await self._hold_until_settled(scope, receive)
         gone = anyio.Event()
         scope[DISCONNECTED_KEY] = gone
 
@@ -314,7 +340,60 @@ class HttpGuard:
                 gone.set()
             return message
 
-        await self.app(scope, watched_receive, send)
+        complete = False
+
+        async def send_once(message: Any) -> None:
+            nonlocal complete
+            if complete:
+                return  # nothing can follow a finished response
+            if message.get("type") == "http.response.body" and not message.get("more_body", False):
+                complete = True
+            await send(message)
+
+        try:
+            await self.app(scope, watched_receive, send_once)
+        except anyio.ClosedResourceError:
+            # The SDK answers a notification 202 before handing it to its session; a client
+            # that deleted the session meanwhile (one that closes right after initializing)
+            # left nobody to hand it to. Answered already: not an error of the server's.
+            if not complete:
+                raise
+            log.debug("a notification arrived for a session its client had just closed")
+
+    async def _hold_until_settled(self, scope: Scope, receive: Any) -> Any:
+        """Read the body; wait for ``settled`` when it opens a session; hand the body on."""
+        if any(k.lower() == b"mcp-session-id" for k, _ in scope.get("headers", ())):
+            return receive  # a session exists: its initialize was answered already
+        messages: list[Any] = []
+        size, more = 0, True
+        while more and size <= self.max_body:  # a larger body is refused by the app (413)
+            message = await receive()
+            messages.append(message)
+            if message.get("type") != "http.request":
+                break
+            size += len(message.get("body", b""))
+            more = bool(message.get("more_body"))
+        if _opens_session(b"".join(m.get("body", b"") for m in messages if m.get("type") == "http.request")):
+            assert self.settled is not None
+            await self.settled.wait()
+
+        async def replay() -> Any:
+            return messages.pop(0) if messages else await receive()
+
+        return replay
+
+
+_SESSION_OPENERS = ("initialize", "server/discover")
+
+
+def _opens_session(body: bytes) -> bool:
+    """Whether a JSON-RPC body holds a request whose answer carries the instructions."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return False
+    batch = doc if isinstance(doc, list) else [doc]
+    return any(isinstance(m, dict) and m.get("method") in _SESSION_OPENERS for m in batch)
 
 
 def _token_ok(given: str | None, accepted: list[str]) -> bool:

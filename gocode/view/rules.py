@@ -26,14 +26,17 @@ _SETTINGS = {
 }
 
 
-def rules(settings: CodeModeConfig, go_version: str, tier: str | None = None) -> str:
+def rules(settings: CodeModeConfig, go_version: str, tier: str | None = None, process_limit: str = "cgroup") -> str:
     """The rules for one model's settings (``go_version`` like ``1.26``; ``tier``: the sandbox
-    tier in force, None when unconfined or not known yet)."""
+    tier in force, None when unconfined or not known yet; ``process_limit``: how a run's threads
+    are capped, as :func:`gocode.run.sandbox.process_limit` says)."""
     limits = f"stopped after {settings.clamp_timeout(None):g} s, output capped at {settings.max_output_bytes} bytes"
     if tier is not None:
         limits += f"; sandboxed ({tier} tier): {_TIERS.get(tier, 'confined')}, {settings.limits.memory_mb} MB memory"
-        # Its own: a cgroup or a user per run (docs/sandbox.md), never shared with other runs.
-        limits += f", {settings.limits.threads} threads of its own"
+        if process_limit in ("cgroup", "users"):  # a cgroup or a user per run (docs/sandbox.md)
+            limits += f", {settings.limits.threads} threads of its own"
+        elif process_limit == "shared":  # one user every run shares
+            limits += f", {settings.limits.threads} threads shared with other programs"
     elif settings.sandbox in _SETTINGS:
         limits += f"; sandboxed: {_SETTINGS[settings.sandbox]}, {settings.limits.memory_mb} MB memory"
     kept = ""
