@@ -14,6 +14,7 @@ import os
 import resource
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -696,3 +697,40 @@ def test_a_hundred_configured_servers_leave_the_sandbox_working(tmp_path):
     r = subprocess.run([gocode, "sandbox", "doctor", "--json"], capture_output=True, text=True, timeout=120, env=env)
     servers_limit = json.loads(r.stdout)["host"]["servers"]
     assert servers_limit["maxStdioServers"] >= 100, servers_limit
+
+
+CLAIM = """
+import sys
+from pathlib import Path
+from gocode.run.sandbox import UidPool
+pool = UidPool(Path(sys.argv[1]))
+print(pool.acquire(range(int(sys.argv[2]), int(sys.argv[3]))), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_two_gocode_processes_never_run_programs_as_one_user(tmp_path: Path):
+    """Run users are claimed host-wide: a second process (a replica, a one-off exec) gets
+    another uid while the first holds one, and the uid is free again once its holder dies."""
+    from gocode.run.sandbox import UidPool
+
+    uids = range(300_000, 300_004)
+    locks = tmp_path / "uids"
+    other = subprocess.Popen(
+        [sys.executable, "-c", CLAIM, str(locks), str(uids.start), str(uids.stop)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout is not None
+        assert int(other.stdout.readline()) == uids.start
+        pool = UidPool(locks)
+        assert pool.acquire(uids) == uids.start + 1
+        assert pool.acquire(uids) == uids.start + 2
+    finally:
+        other.kill()
+        other.wait()
+    assert pool.acquire(uids) == uids.start  # the dead holder's claim went with it
+    pool.release(uids.start)
+    assert UidPool(locks).acquire(uids) == uids.start

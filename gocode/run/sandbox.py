@@ -22,6 +22,7 @@ the shipped source with CGO_ENABLED=0, that confines itself and then execs the p
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import json
 import os
@@ -230,12 +231,19 @@ class Launcher:
 class UidPool:
     """Hands out the run users, one per running program, from the range each run's settings
     name (thread-safe: runs may come from several event loops; one busy set for every range,
-    so overlapping ranges of two models never hand out one uid twice)."""
+    so overlapping ranges of two models never hand out one uid twice).
 
-    def __init__(self) -> None:
-        self._busy: set[int] = set()
+    Every gocode process on the host draws from the same default range (replicas, a serve
+    beside a one-off exec), so each uid is also claimed host-wide with ``flock`` on a file
+    named for it in ``lock_dir``: two processes never run programs as one user, whose shared
+    RLIMIT_NPROC would let one run starve the other. The kernel drops a claim when its holder
+    dies, so a crash leaks nothing."""
+
+    def __init__(self, lock_dir: Path | None = None) -> None:
+        self._busy: dict[int, int | None] = {}  # uid -> descriptor holding its claim
         self._lock = threading.Lock()
         self._usable: dict[range, bool] = {}
+        self._lock_dir = lock_dir
 
     def usable(self, uids: range = RUN_UIDS) -> bool:
         """Whether the range is mapped in this user namespace (a rootless container maps few)."""
@@ -249,14 +257,47 @@ class UidPool:
             return NOBODY
         with self._lock:
             for uid in uids:
-                if uid not in self._busy and not _is_account(uid):
-                    self._busy.add(uid)
+                if uid in self._busy or _is_account(uid):
+                    continue
+                claimed, fd = self._claim(uid)
+                if claimed:
+                    self._busy[uid] = fd
                     return uid
         return NOBODY
 
     def release(self, uid: int) -> None:
         with self._lock:
-            self._busy.discard(uid)
+            fd = self._busy.pop(uid, None)
+        if fd is not None:
+            os.close(fd)  # closing the descriptor drops the flock
+
+    def _claim(self, uid: int) -> tuple[bool, int | None]:
+        """(claimed, descriptor): the host-wide claim on ``uid``; without a usable lock
+        directory the claim is this process's alone (claimed, no descriptor)."""
+        directory = self._lock_dir or uid_lock_dir()
+        try:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(directory / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return True, None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False, None
+        return True, fd
+
+
+def uid_lock_dir() -> Path:
+    """Where gocode processes on this host claim run users: ``$GOCODE_UID_LOCKS``, else
+    ``/run/gocode/uids`` (only root hands out other users, and /run is root's), else a
+    directory in the temporary directory."""
+    if env := os.environ.get("GOCODE_UID_LOCKS"):
+        return Path(env)
+    run = Path("/run")
+    if os.access(run, os.W_OK):
+        return run / "gocode" / "uids"
+    return Path(tempfile.gettempdir()) / f"gocode-uids-{os.geteuid()}"
 
 
 def _mapped(uids: range) -> bool:
