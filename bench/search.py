@@ -6,7 +6,7 @@ The queries (tests/corpus/search_queries.json) are task phrasings written as a u
 without reading the tools' descriptions, each naming its intended tool (several only where
 tools are equivalent), in six rounds: "tune" chose the BM25 index's fields and weights, "dev"
 and "dev2" were held out when first measured and then used to change the method, "heldout"
-was written next; "fresh1" to "fresh5" were written last by helpers that saw only tool names,
+was written next; "fresh1" to "fresh6" were written last by helpers that saw only tool names,
 and each was first measured before any change it could influence ("fresh4" only once the
 current method was chosen; the figures are in the file's "about"). Reports top-1 and top-3 per
 set and overall, against the targets (top-3 ≥ 90%, top-1 ≥ 70%, judged on the fresh sets),
