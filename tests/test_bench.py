@@ -74,3 +74,5 @@ def test_token_bench_prints_every_corpus_server_and_the_targets():
     out = proc.stdout
     for row in ("filesystem", "gitlab", "common4 (filesystem+git+memory+fetch)", "all corpus servers x2", "targets:"):
         assert row in out, row
+    at200 = re.search(r"^  auto <= 2,500 tokens at 200 servers: (\d+) \(names tier\)$", out, re.M)
+    assert at200 and int(at200.group(1)) <= 2500, out
