@@ -17,7 +17,9 @@ comment (``inferResultTypes: false``), and with the result type inferred from th
 tools that answer JSON text without an output schema (sample results shaped like the GitHub
 API's, three calls each).
 
-The targets are printed at the end (for reading, not asserted), then what saved programs
+The targets are printed at the end (for reading, not asserted), with the auto description at
+200 servers (the corpus servers, then copies of them under other names), where even the names
+tier cannot list tool names; then what saved programs
 (``codeMode.savedPrograms``) add to the definitions of the common set: the save tool alone
 with none saved, and each saved program (its own tool definition plus its Go declaration in
 execute_go_code's description).
@@ -212,6 +214,25 @@ def saved_costs(toolset: ToolSet, go_version: str, counts: tuple[int, ...] = (0,
     return rows
 
 
+def at_servers(count: int, go_version: str) -> tuple[int, str]:
+    """The auto description plus search_go_tools for ``count`` servers: the corpus servers, then
+    copies of them (copy1_github, …) until there are that many."""
+    real = [s for p in sorted(REAL.glob("*.json")) for s in load(p).servers]
+    servers = list(real)
+    k = 1
+    while len(servers) < count:
+        for s in real[: count - len(servers)]:
+            name = f"copy{k}_{s.server}"
+            servers.append(ServerTools(name, tuple(replace(t, server=name) for t in s.tools)))
+        k += 1
+    config = Config.model_validate({"mcpServers": {}, "defaults": {"codeMode": {"disclosure": "auto"}}})
+    cm = CodeMode(config)
+    cm.go_version = lambda: go_version  # type: ignore[method-assign]
+    cm.use(servers)
+    tier = cm.disclosure().tier
+    return count_json(cm.tool_definition()) + (0 if tier == "full" else count_json(search_definition())), tier
+
+
 def table(rows: list[dict[str, object]], markdown: bool) -> str:
     head = ["tool set", "servers", "tools", "classic", "view", "view/classic", "full", "index", "auto", "auto/classic"]
     lines = []
@@ -273,6 +294,8 @@ def main() -> int:
         f"  auto <= 2,500 tokens for {everything['tools']} tools from {everything['servers']} servers: "
         f"{everything['auto']} ({everything['auto_tier']} tier)"
     )
+    tokens, tier = at_servers(200, args.go_version)
+    print(f"  auto <= 2,500 tokens at 200 servers: {tokens} ({tier} tier)")
     print()
     print(f"saved programs, definitions of {common['set']} (auto disclosure):")
     sets = dict(corpus_sets())

@@ -74,6 +74,8 @@ def test_token_bench_prints_every_corpus_server_and_the_targets():
     out = proc.stdout
     for row in ("filesystem", "gitlab", "common4 (filesystem+git+memory+fetch)", "all corpus servers x2", "targets:"):
         assert row in out, row
+    at200 = re.search(r"^  auto <= 2,500 tokens at 200 servers: (\d+) \(names tier\)$", out, re.M)
+    assert at200 and int(at200.group(1)) <= 2500, out
 
 
 def test_token_bench_measures_a_learned_shape_and_the_type_inferred_from_it():

@@ -226,6 +226,32 @@ def test_last_tier_scales_with_servers_not_tools():
 
 
 @pytest.mark.fast
+def test_two_hundred_servers_fit_the_names_budget_with_every_server_named():
+    """At 200 servers even a line per server overflows the budget: the names tier then lists the
+    servers several to a line, each with its tool count, and execute_go_code plus search_go_tools
+    stay within 2,500 tokens. Two tools a server keep the Go package quick to build; the tier
+    without names does not grow with tools."""
+    from gocode.view.search import search_tool_definition
+
+    real = [s for p in sorted((CORPUS / "real").glob("*.json")) for s in load(p).servers]
+    servers = [
+        ServerTools(name, tuple(replace(t, server=name) for t in s.tools[:2]))
+        for k in range(5)
+        for s in real
+        for name in [s.server if k == 0 else f"copy{k}_{s.server}"]
+    ][:200]
+    cm = CodeMode(Config.model_validate({"mcpServers": {}}))
+    cm.go_version = lambda: "1.26"  # type: ignore[method-assign]
+    cm.use(servers)
+    desc = cm.description()
+    total = tokens.count_json(cm.tool_definition()) + tokens.count_json(search_tool_definition())
+    assert cm.disclosure().tier == "names" and total <= 2500, total
+    listed = dict(re.findall(r"(?:: |, |// )([\w.-]+) \((\d+)\)", desc))
+    assert len(listed) == 200 and listed["copy3_github"] == "2" and listed["time"] == "2"
+    assert "// servers (tools): " in desc
+
+
+@pytest.mark.fast
 def test_description_states_the_rules_and_points_to_search_when_incomplete():
     cfg = Config.model_validate({"mcpServers": {}, "defaults": {"codeMode": {"sandbox": "strict"}}})
     cm = CodeMode(cfg)

@@ -21,6 +21,7 @@ from gocode.view.search import (
     fold,
     prepare,
     query_terms,
+    split_values,
 )
 from tests.conftest import ROOT, load_script
 
@@ -118,6 +119,57 @@ def test_a_query_naming_a_product_ranks_its_server_first():
     ]:
         assert index.search(query, 3)[0].server == server, (query, qualified(index.search(query, 3)))
     assert index.search("list the open incidents", 3)[0].tool == "list_incidents"  # none named: all alike
+
+
+def _merge_requests() -> SearchIndex:
+    """A code host whose approval-state tool shares every word with an approval request."""
+    tools = (
+        ToolInfo(
+            "hostlab",
+            "get_merge_request_approval_state",
+            "Get the approval state of a merge request: who must approve the merge request and who did.",
+        ),
+        ToolInfo("hostlab", "approve_merge_request", "Give your approval as the current user."),
+        ToolInfo("hostlab", "list_merge_requests", "List merge requests."),
+        ToolInfo("editor", "get_config", "Get the editor configuration."),
+        ToolInfo("editor", "find_references", "Where a symbol is called from."),
+    )
+    ts = ToolSet(tuple(ServerTools(s, tuple(t for t in tools if t.server == s)) for s in ("hostlab", "editor")))
+    return SearchIndex.build(ts, build_package(ts), semantic=False)
+
+
+@pytest.mark.fast
+def test_among_a_named_servers_tools_the_one_whose_name_the_request_says_comes_first(monkeypatch):
+    from gocode.view import search
+
+    index = _merge_requests()
+    query = "approve merge request !42 in HostLab"
+    assert index.search(query, 3)[0].tool == "approve_merge_request", qualified(index.search(query, 3))
+    monkeypatch.setattr(search, "_NAME_SHARE", 0.0)  # BM25 alone prefers the longer description
+    assert index.search(query, 3)[0].tool == "get_merge_request_approval_state"
+
+
+@pytest.mark.fast
+def test_values_in_a_request_count_little(monkeypatch):
+    from gocode.view import search
+
+    assert split_values("Find every place that calls parse_config") == ("Find every place that calls  ", "parse_config")
+    asked, given = split_values("Leave a comment on 'Roadmap' about https://x.io/a, PROJ-142 and src/app.py")
+    assert given.split() == ["'Roadmap'", "https://x.io/a,", "PROJ-142", "src/app.py"] and "Leave a comment" in asked
+    # Apostrophes in words are not quotes.
+    assert split_values("I'll be late, it's Bob's") == ("I'll be late, it's Bob's", "")
+    index = _merge_requests()
+    query = "where is parse_config called"
+    assert index.search(query, 2)[0].tool == "find_references", qualified(index.search(query, 2))
+    monkeypatch.setattr(search, "split_values", lambda q: (q, ""))  # the value's words as the request's
+    assert index.search(query, 2)[0].tool == "get_config"
+
+
+@pytest.mark.fast
+def test_a_query_naming_a_server_fits_it():
+    index = _merge_requests()
+    assert index.ranking("keep an eye on it in HostLab", 3).fits
+    assert not index.ranking("keep an eye on it", 3).fits
 
 
 def test_an_answer_shows_the_best_in_full_and_the_next_in_a_line_each():
@@ -226,9 +278,10 @@ def test_the_query_set_names_real_tools():
     known = {e.qualified for e in index.entries}
     items = bench.queries()
     assert len(items) >= 150
-    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", *(f"fresh{n}" for n in range(1, 6))}
+    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", *(f"fresh{n}" for n in range(1, 7))}
     for q in items:
-        assert q["tools"] and set(q["tools"]) <= known, q
+        # Only the latest set has queries no tool fits (the answer should say so).
+        assert (q["tools"] or q["set"] == "fresh6") and set(q["tools"]) <= known, q
 
 
 def test_bm25_quality_floor():
@@ -271,14 +324,22 @@ def test_one_model_alone_still_ranks_by_meaning(monkeypatch):
 
 
 def test_the_bench_script_prints_its_figures():
+    # Two sets, not all ten: answering and rendering every query takes minutes on a loaded machine.
     proc = subprocess.run(
-        [sys.executable, "bench/search.py", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [sys.executable, "bench/search.py", "--json", "--sets", "heldout,fresh6"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=280,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
-    assert set(doc["sets"]) == {"tune", "dev", "dev2", "heldout", *(f"fresh{n}" for n in range(1, 6)), "fresh", "all"}
+    assert set(doc["sets"]) == {"heldout", "fresh6", "fresh", "all"}
+    fresh6 = doc["sets"]["fresh6"]
+    assert fresh6["queries"] == 100 and fresh6["nofit"] == 5 and 0 < fresh6["answerTokensMean"] < 2000
+    assert fresh6["top1"] <= fresh6["top3"] <= fresh6["visible"]
     assert doc["ranker"] == "bm25+bge-small-en-v1.5-q+all-minilm-l6-v2-q"
-    assert doc["sets"]["all"]["queries"] >= 150 and doc["tools"] > 1000 and doc["servers"] == 47
+    assert doc["sets"]["all"]["queries"] == 171 and doc["tools"] > 1000 and doc["servers"] == 47
 
 
 def test_runtime_declarations_match_the_runtime():

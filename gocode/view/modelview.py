@@ -233,6 +233,10 @@ def _group(funcs: Iterable[ToolFunc], *, ranked: bool = False) -> list[tuple[str
     return list(groups.items())
 
 
+# A names tier with no names lists its servers several to a line: a line per server costs about
+# three more o200k tokens each ("// ", " tools", the newline), 600 at 200 servers.
+_SERVERS_LINE_CHARS = 100
+
 # --- tiers --------------------------------------------------------------------------------------
 
 
@@ -300,9 +304,13 @@ def render_index(pkg: Package) -> str:
 
 
 def render_names(pkg: Package, per_server: int | None = None) -> str:
-    """Per server its tool count and at most ``per_server`` function names (all when None)."""
+    """Per server its tool count and at most ``per_server`` function names (all when None); with
+    none, only the servers and their counts, several to a line (the cheapest list of servers)."""
+    groups = _group(pkg.funcs)
+    if per_server == 0:
+        return _wrap_servers([f"{one_line(server, 200)} ({len(group)})" for server, group in groups])
     lines = []
-    for server, group in _group(pkg.funcs):
+    for server, group in groups:
         names = [f.name for f in group]
         shown = names if per_server is None else names[:per_server]
         more = len(names) - len(shown)
@@ -310,3 +318,16 @@ def render_names(pkg: Package, per_server: int | None = None) -> str:
         noun = "tool" if len(names) == 1 else "tools"
         lines.append(f"// {one_line(server, 200)} ({len(names)} {noun}){': ' + listed if listed else ''}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _wrap_servers(items: list[str], width: int = _SERVERS_LINE_CHARS) -> str:
+    """``server (tools)`` items comma-separated, under a heading, in lines of about ``width``."""
+    if not items:
+        return ""
+    lines, line = [], "// servers (tools):"
+    for item in items:
+        if len(line) + len(item) + 2 > width and not line.endswith(":"):
+            lines.append(line + ",")
+            line = "//"
+        line += " " + item if line.endswith(":") or line == "//" else ", " + item
+    return "\n".join([*lines, line]) + "\n"

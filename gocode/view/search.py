@@ -15,7 +15,9 @@ Text is split on case changes as well as punctuation, stop words are dropped, wo
 (``pr`` → pull request). A query also matches its words run together (``on call`` → oncall) and,
 at a lower weight, related words (``show`` → get, list). Queries are built from analysed terms,
 never parsed, so no text a model sends can be query syntax. Scores are weighted by how much of
-the query a tool covers. Fields, weights and figures: docs/search.md.
+the query a tool covers; the values a request carries (quoted text, URLs, identifiers such as
+``parse_config``) count little. A query that names a server ranks its tools first, the one whose
+name the request says before its siblings. Fields, weights and figures: docs/search.md.
 
 :meth:`SearchIndex.lookup` accepts MCP tool names, Go function names in any case, and
 ``server.tool``; :meth:`SearchIndex.suggest` names the closest tools for a name that matches none.
@@ -171,6 +173,14 @@ _NAME_MIN_TOOLS = 2
 # ("unstage everything I added" is not about server-everything): stop words and indefinite pronouns.
 _NOT_NAMES = frozenset(_STOP_WORDS) | {"everything", "anything", "something", "nothing", "everyone", "anyone"}
 _COVERAGE_POWER = 0.5
+# Among the tools of a server the query names, the one whose name the request says ("approve
+# merge request" → approve_merge_request, not get_merge_request_approval_state) gets up to this
+# much more fused score, by the share of its name's words the query has (server words aside).
+# 0.25 to 0.4 did about as well on the query sets (docs/search.md).
+_NAME_SHARE = 0.3
+# What words found only in a request's values (quoted text, URLs, identifiers, PROJ-142) weigh
+# in BM25, against 1 for the words that say what is asked.
+_VALUE_BOOST = 0.3
 _TOKENIZER = "gocode_en"
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PLURAL_INITIALISM = re.compile(r"[A-Z]{2,}s")
@@ -224,6 +234,22 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     own = list(dict.fromkeys(_analyzer().analyze(" ".join(raw + joined))))
     related = _analyzer().analyze(" ".join(w for r in raw for w in _related().get(r, ())))
     return own, [t for t in dict.fromkeys(related) if t not in own]
+
+
+# Values a request passes to a tool rather than words for what the tool does: quoted text, URLs,
+# identifiers and paths (parse_config, Foo.lean, src/app), issue-style keys (PROJ-142).
+_VALUE = re.compile(
+    r"""(?<!\w)(?:'[^'\n]+'|"[^"\n]+"|`[^`\n]+`|“[^”\n]+”)(?!\w)"""
+    r"|\bhttps?://\S+"
+    r"|\b\w+(?:[_./]\w+)+\b"
+    r"|\b[A-Za-z]+-\d+\b"
+)
+
+
+def split_values(query: str) -> tuple[str, str]:
+    """A request without the values it quotes or names (for what it asks), and those values."""
+    values = [m.group(0) for m in _VALUE.finditer(query)]
+    return _VALUE.sub(" ", query), " ".join(values)
 
 
 def first_sentence(text: str) -> str:
@@ -408,6 +434,17 @@ class SearchIndex:
         self._index.reload()
         self._searcher = self._index.searcher()
         self._named = _server_names(self.entries)
+        # The words of each tool's name that say what it does: not the words naming its server
+        # (git_…, jira_…), which every tool of the server shares.
+        naming: dict[int, set[str]] = {}
+        for w, ids in self._named.items():
+            for i in ids:
+                naming.setdefault(i, set()).add(w)
+        self._name_terms: list[frozenset[str]] = []
+        for i, e in enumerate(self.entries):
+            drop = set(_analyzer().analyze(prepare(" ".join([e.server, *naming.get(i, ())]))))
+            terms = [t for t in _analyzer().analyze(prepare(e.tool)) if t not in drop]
+            self._name_terms.append(frozenset(terms))
         self._by_name: dict[str, list[int]] = {}
         for i, e in enumerate(self.entries):
             for key in {fold(e.tool), fold(e.function), fold(e.server) + "." + fold(e.tool)}:
@@ -461,15 +498,27 @@ class SearchIndex:
             return Ranking((), False)
         limit = max(1, min(limit, MAX_LIMIT))
         analysed = set(_analyzer().analyze(prepare(query)))  # the query's words, stop words dropped
+        asked, given = split_values(query)
+        weights: dict[str, float] = {}
+        if given:
+            # Words only inside values ("parse_config", 'Roadmap') count little: a tool is for
+            # what is asked, not for the values it is given.
+            own, related = query_terms(asked)
+            weights = {t: _VALUE_BOOST for t in query_terms(given)[0] if t not in own}
+            analysed_asked = set(_analyzer().analyze(prepare(asked)))
+            analysed = analysed_asked or analysed
         base = analysed or set(own)
-        lexical = self._bm25(base, own, related, limit)
+        lexical = self._bm25(base, own, related, limit, weights)
         named = self.named(query)
+        own_set, related_set = set(own), set(related)
+        bonus = {i: _NAMED_BONUS + _NAME_SHARE * self._name_cover(i, own_set, related_set) for i in named}
         covered = max((len(base & self._terms[i]) / len(base) for i, _ in lexical), default=0.0)
-        fits = covered >= 0.5
+        # A query naming a server fits it: it asks for that server's tools, in words or not.
+        fits = covered >= 0.5 or bool(named)
         if not self._models or not analysed:
             # Without a model, or for a query of stop words only (nothing to mean).
             best = (lexical[0][1] if lexical else 0.0) or 1.0
-            scores = {i: s / best + (_NAMED_BONUS if i in named else 0.0) for i, s in lexical}
+            scores = {i: s / best + bonus.get(i, 0.0) for i, s in lexical}
             top = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
             return Ranking(tuple((self.entries[i], scores[i]) for i in top), fits)
         # A convex combination of the two scores, each scaled to its own query: BM25 by its best
@@ -489,11 +538,19 @@ class SearchIndex:
             candidates = {int(i) for i in (margin >= 0).nonzero()[0]}
         for i in candidates | named:
             fused[i] = fused.get(i, 0.0) + (1 - _LEXICAL_SHARE) * float(meaning[i])
-        for i in named:
-            fused[i] += _NAMED_BONUS
+        for i, extra in bonus.items():
+            fused[i] += extra
         ranked = sorted(fused, key=lambda i: (-fused[i], i))[:limit]
         fits = fits or bool((margin >= 0).any())
         return Ranking(tuple((self.entries[i], fused[i]) for i in ranked), fits)
+
+    def _name_cover(self, i: int, own: set[str], related: set[str]) -> float:
+        """How much of a tool's name the query says: the share of its name's words (server
+        words aside) among the query's own terms, a related term counting _RELATED_BOOST."""
+        terms = self._name_terms[i]
+        if not terms:
+            return 0.0
+        return sum(1.0 if t in own else _RELATED_BOOST if t in related else 0.0 for t in terms) / len(terms)
 
     def named(self, query: str) -> frozenset[int]:
         """The entries of the servers a query names (by server, product or vendor name)."""
@@ -517,10 +574,12 @@ class SearchIndex:
         n = len(self._models)
         return meaning / n, margin / n
 
-    def _bm25(self, base: set[str], own: list[str], related: list[str], limit: int) -> list[tuple[int, float]]:
+    def _bm25(
+        self, base: set[str], own: list[str], related: list[str], limit: int, extra: dict[str, float] | None = None
+    ) -> list[tuple[int, float]]:
         """(entry index, score) by BM25 with the coverage factor over the query words ``base``,
-        best first (at most _RERANK_DEPTH)."""
-        weighted = [(t, 1.0) for t in own] + [(t, _RELATED_BOOST) for t in related]
+        best first (at most _RERANK_DEPTH); ``extra`` terms at their own weights."""
+        weighted = [(t, 1.0) for t in own] + [(t, _RELATED_BOOST) for t in related] + list((extra or {}).items())
         clauses = [
             (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, f, t), boost * w))
             for f, boost in _BOOSTS.items()
