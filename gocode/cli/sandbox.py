@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import click
 
-from gocode.cli.app import _progress, handle_errors, main
+from gocode.cli.app import _progress, handle_errors
 
 
-@main.group()
+@click.group()
 def sandbox() -> None:
     """The opt-in sandbox for model programs (codeMode.sandbox)."""
 
@@ -20,6 +19,8 @@ def sandbox() -> None:
 @handle_errors
 def sandbox_doctor(as_json: bool) -> None:
     """Show what this host supports and which tier each codeMode.sandbox setting would get."""
+    import asyncio
+
     from gocode.compile.workspace import Workspace
     from gocode.run import hostlimits
     from gocode.run import sandbox as sandbox_mod
