@@ -53,12 +53,15 @@ class Timing:
         return {"wallS": round(self.wall, 4), "cpuS": round(self.cpu, 4)}
 
 
-def run_once(tree: Path, args: list[str], cwd: Path) -> tuple[float, float, int]:
+def run_once(
+    tree: Path, args: list[str], cwd: Path, env_extra: dict[str, str] | None = None
+) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of the process and its waited-for children, exit status) of
     ``gocode ARGS`` (``python ARGS`` when ARGS starts with ``-c``)."""
     # Bytecode is written and reused, as an installed package has it.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(tree)
+    env.update(env_extra or {})
     argv = args if args[:1] == ["-c"] else ["-m", "gocode.cli", *args]
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -95,13 +98,19 @@ def command_paths() -> list[list[str]]:
     return paths
 
 
-def measure(trees: dict[str, Path], cases: list[tuple[str, list[str]]], runs: int, cwd: Path) -> dict[str, dict]:
+def measure(
+    trees: dict[str, Path],
+    cases: list[tuple[str, list[str]]],
+    runs: int,
+    cwd: Path,
+    env_extra: dict[str, str] | None = None,
+) -> dict[str, dict]:
     """Each case in each tree, interleaved run by run so the trees share the machine's load."""
     got: dict[str, dict[str, Timing]] = {label: {t: Timing() for t in trees} for label, _ in cases}
     for _ in range(runs):
         for label, args in cases:
             for tree_name, tree in trees.items():
-                wall, cpu, _ = run_once(tree, args, cwd)
+                wall, cpu, _ = run_once(tree, args, cwd, env_extra)
                 got[label][tree_name].add(wall, cpu)
     return got
 
@@ -113,12 +122,39 @@ def demo_config_file(where: Path) -> Path:
     return path
 
 
-def show_cases() -> list[tuple[str, list[str]]]:
-    return [
-        ("list", ["list"]),
-        ("search", ["search", "weather", "in", "a", "city"]),
-        ("describe", ["describe", "get_weather"]),
-    ]
+def show_cases(config: Path, query: str, name: str) -> list[tuple[str, list[str]]]:
+    c = ["-c", str(config)]
+    return [("list", ["list", *c]), ("search", ["search", *c, *query.split()]), ("describe", ["describe", *c, name])]
+
+
+def corpus_cache(where: Path) -> tuple[Path, Path]:
+    """A cache directory whose kept listings hold every real corpus server's tools (the search
+    models linked from the user's cache), and a config naming those servers. The servers'
+    commands do not exist: a command that started one would fail."""
+    from gocode.config import parse_config
+    from gocode.mcp.cache import RecentListings
+    from gocode.mcp.listing import Listing
+    from gocode.paths import cache_dir
+    from tests.corpus_data import CORPUS, load
+
+    cache = where / "cache"
+    cache.mkdir()
+    if (cache_dir() / "models").is_dir():
+        (cache / "models").symlink_to(cache_dir() / "models")
+    servers = {s.server: s for p in sorted(CORPUS.glob("real/*.json")) for s in load(p).servers}
+    specs = {name: {"command": f"/nonexistent/corpus-server-{name}"} for name in sorted(servers)}
+    config_path = where / "corpus.json"
+    config_path.write_text(json.dumps({"mcpServers": specs}))
+    config = parse_config(config_path.read_text(), str(config_path))
+    recent = RecentListings(cache / "recent-tool-lists")
+    for name, server in servers.items():
+        tools = [
+            {k: v for k, v in (("name", t.name), ("description", t.description), ("inputSchema", t.input_schema),
+                               ("outputSchema", t.output_schema)) if v is not None}
+            for t in server.tools
+        ]  # fmt: skip
+        recent.save(name, config.mcp_servers[name], Listing(tools=tools), "2025-11-25", "corpus snapshot")
+    return cache, config_path
 
 
 async def warm_call_and_server_start(config_path: Path, code: str, runs: int) -> tuple[Timing, Timing]:
@@ -210,12 +246,24 @@ def main() -> None:
                     f"  slowest --help [{name}]: wall {wall:.3f} s, CPU {cpu:.3f} s (target < {HELP_TARGET_S} s)"
                 )
         if "show" in parts:
-            for tree in trees.values():  # keep the listing: the warm case is the one measured
-                run_once(tree, ["list"], work)
-            got = measure(trees, show_cases(), args.runs, work)
-            doc["show"] = {k: {t: v.json() for t, v in tv.items()} for k, tv in got.items()}
-            out.append("list/search/describe, listing kept:")
-            out.extend(_row(f"gocode {k}", tv, SHOW_TARGET_S) for k, tv in got.items())
+            doc["show"] = {}
+            cache, corpus_config = corpus_cache(tmp)
+            scenarios = [
+                ("demo server", show_cases(config, "weather in a city", "get_weather"), None),
+                (
+                    "real corpus servers, kept listings",
+                    show_cases(corpus_config, "create a pull request on github", "create_pull_request"),
+                    {"GOCODE_CACHE_DIR": str(cache)},
+                ),
+            ]
+            for title, cases, env_extra in scenarios:
+                for tree in trees.values():  # the first run keeps the listings (and the search vectors)
+                    for _, case in cases:
+                        run_once(tree, case, work, env_extra)
+                got = measure(trees, cases, args.runs, work, env_extra)
+                doc["show"][title] = {k: {t: v.json() for t, v in tv.items()} for k, tv in got.items()}
+                out.append(f"list/search/describe, {title}:")
+                out.extend(_row(f"gocode {k}", tv, SHOW_TARGET_S) for k, tv in got.items())
         if "exec" in parts:
             from gocode.demo.runner import DEMO_CODE
 

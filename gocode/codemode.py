@@ -38,8 +38,8 @@ from gocode.run.approvals import ApprovalRequest, Approver, refused, tools_needi
 from gocode.run.env import unsandboxed_env
 from gocode.run.runner import LineFn, RunResult, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
-from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
+from gocode.schema.kept import package_for
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full
@@ -224,7 +224,7 @@ class CodeMode:
         ``unavailable`` names the servers that are down, with the reason."""
         enabled = code_mode_on(self.settings, servers)
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
-        package = build_package(view.code_tools)
+        package = package_for(view.code_tools)  # built once per tool set and gocode, then read back
         infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
         self._view, self._package, self._allowed, self._infos = view, package, frozenset(infos), infos
