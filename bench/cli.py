@@ -198,7 +198,9 @@ def _cpu() -> float:
 def export_tree(rev: str, into: Path) -> Path:
     """The package at git revision ``rev`` as plain files under ``into``."""
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", rev, "gocode", "go_templates"], capture_output=True, check=True
+        ["git", "-C", str(ROOT), "archive", rev, "gocode", "go_templates", "go.mod.tmpl", "go.sum.tmpl"],
+        capture_output=True,
+        check=True,
     )
     with tarfile.open(fileobj=__import__("io").BytesIO(archive.stdout)) as tar:
         tar.extractall(into, filter="data")
