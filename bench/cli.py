@@ -129,18 +129,20 @@ def show_cases(config: Path, query: str, name: str) -> list[tuple[str, list[str]
 
 def corpus_cache(where: Path) -> tuple[Path, Path]:
     """A cache directory whose kept listings hold every real corpus server's tools (the search
-    models linked from the user's cache), and a config naming those servers. The servers'
+    models and vectors linked from the user's cache), and a config naming those servers. The servers'
     commands do not exist: a command that started one would fail."""
     from gocode.config import parse_config
     from gocode.mcp.cache import RecentListings
     from gocode.mcp.listing import Listing
-    from gocode.paths import cache_dir
+    from gocode.paths import VECTORS_DIR, cache_dir
     from tests.corpus_data import CORPUS, load
 
     cache = where / "cache"
     cache.mkdir()
-    if (cache_dir() / "models").is_dir():
-        (cache / "models").symlink_to(cache_dir() / "models")
+    # The search models, and the tools' vectors (embedding 1,191 tools takes minutes, once).
+    for shared in ("models", VECTORS_DIR):
+        (cache_dir() / shared).mkdir(parents=True, exist_ok=True)
+        (cache / shared).symlink_to(cache_dir() / shared)
     servers = {s.server: s for p in sorted(CORPUS.glob("real/*.json")) for s in load(p).servers}
     specs = {name: {"command": f"/nonexistent/corpus-server-{name}"} for name in sorted(servers)}
     config_path = where / "corpus.json"
