@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +34,15 @@ from gocode.program.diagnostics import parse_diagnostics
 from gocode.program.modelcode import split_code
 from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
-from gocode.run.approvals import ApprovalRequest, Approver, refused, tools_needing_approval
+from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
 from gocode.run.runner import LineFn, RunResult, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
+from gocode.schema.media import returns_media
+from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, expand_plan
+from gocode.tools.saved import listing as saved_listing
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full
@@ -129,6 +132,35 @@ def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled
     return ToolView(ToolSet(tuple(code)), tuple(regular), protocols, tuple(warnings))
 
 
+def typeable(view: ToolView) -> frozenset[tuple[str, str]]:
+    """The code-mode tools whose result could be typed by what it looked like: those that
+    declare no output schema and are not expected to answer with images or audio."""
+    return frozenset(
+        (t.server, t.name) for t in view.code_tools.tools() if t.output_schema is None and not returns_media(t)
+    )
+
+
+def with_inferred_outputs(view: ToolView, inferred: dict[tuple[str, str], dict[str, Any]]) -> ToolView:
+    """``view`` with each typeable tool in ``inferred`` given that output schema, marked as
+    inferred (pure; a declared output schema always wins)."""
+    use = {k: v for k, v in inferred.items() if k in typeable(view)}
+    if not use:
+        return view
+    servers = tuple(
+        replace(
+            s,
+            tools=tuple(
+                replace(t, output_schema=use[(t.server, t.name)], output_inferred=True)
+                if (t.server, t.name) in use
+                else t
+                for t in s.tools
+            ),
+        )
+        for s in view.code_tools.servers
+    )
+    return replace(view, code_tools=ToolSet(servers))
+
+
 def _describe(head: str, text: str, tier: str) -> str:
     hint = "" if tier == "full" else search_hint(tier)
     # Only full declarations are Go; the index's one-line signatures and the names are not.
@@ -185,6 +217,7 @@ class CodeMode:
         self._infos: dict[tuple[str, str], ToolInfo] = {}
         self._unavailable: dict[str, str] = {}  # server -> why it is down
         self._tool_warnings: tuple[str, ...] = ()
+        self._saved_notes: tuple[str, ...] = ()
         self._active = self.settings.enabled is True
         self._disclosure: tuple[Package, str, Disclosure] | None = None
         self._search: tuple[Package, SearchIndex] | None = None
@@ -193,6 +226,12 @@ class CodeMode:
         self._sandbox: dict[str, Any] | None = None
         # What the servers' results looked like (the toolbox's loopback endpoint records them).
         self.shapes = ShapeRecorder(ListingCache(), dict(config.mcp_servers))
+        # The result types inferred from those shapes that the current package uses, per tool.
+        self._inferred: dict[tuple[str, str], dict[str, Any]] = {}
+        # Offer the saved programs as Go functions of the server `saved` (a controller answers
+        # their calls, so only a pooled toolbox, or a listing such as search, turns this on).
+        self.offer_saved = False
+        self.saved_programs: dict[str, SavedProgram] = {}
 
     async def __aenter__(self) -> CodeMode:
         await self.refresh()
@@ -223,14 +262,48 @@ class CodeMode:
         """Take tool listings discovered elsewhere (a controller's long-lived sessions);
         ``unavailable`` names the servers that are down, with the reason."""
         enabled = code_mode_on(self.settings, servers)
+        saved_notes: tuple[str, ...] = ()
+        programs = SavedStore().all() if enabled and self.offer_saved and self.settings.saved_programs else []
+        if programs and any(s.server == SAVED_SERVER for s in servers):
+            saved_notes = (f"saved programs are not Go functions here: a server is named {SAVED_SERVER!r}",)
+        elif programs:
+            servers = [*servers, saved_listing(programs)]
+        self.saved_programs = {p.name: p for p in programs} if not saved_notes else {}
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
+        inferred = self._typed_outputs(view)
+        view = with_inferred_outputs(view, inferred)
         package = package_for(view.code_tools)  # built once per tool set and gocode, then read back
         infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
         self._view, self._package, self._allowed, self._infos = view, package, frozenset(infos), infos
+        self._inferred = inferred
         self._active = enabled
         self._unavailable = dict(sorted((unavailable or {}).items()))
         self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
+        self._saved_notes = saved_notes
+
+    def _typed_outputs(self, view: ToolView) -> dict[tuple[str, str], dict[str, Any]]:
+        keep = typeable(view)
+        return {k: v for k, v in self.shapes.inferred().items() if k in keep}
+
+    def inferred_changed(self) -> bool:
+        """Whether the result types inferred from the tools' results differ from those the
+        current package has (a new one after enough calls, one learned again or withdrawn after
+        a result that did not fit): then the tool set is built again (:meth:`use`)."""
+        if self._view is None:
+            return False
+        keep = self._typed_keys()
+        return {k: v for k, v in self.shapes.inferred().items() if k in keep} != self._inferred
+
+    def _typed_keys(self) -> frozenset[tuple[str, str]]:
+        return frozenset(
+            k for k, t in self._infos.items() if t.output_inferred or (t.output_schema is None and not returns_media(t))
+        )
+
+    def shape_comments(self) -> dict[tuple[str, str], list[str]]:
+        """What the model view says about each tool's results (learned shapes; a tool typed by
+        them says so)."""
+        return self.shapes.comments(frozenset(self._inferred))
 
     @property
     def warnings(self) -> list[str]:
@@ -239,7 +312,12 @@ class CodeMode:
         down = list(self._unavailable.values())  # each names its server
         view = self._view.warnings if self._view is not None else ()
         package = self._package.warnings if self._package is not None else ()
-        return [*down, *self._tool_warnings, *package, *view]
+        return [*down, *self._tool_warnings, *self._saved_notes, *package, *view]
+
+    @property
+    def tool_infos(self) -> dict[tuple[str, str], ToolInfo]:
+        """The tools in code mode, by (server, tool)."""
+        return self._infos
 
     @property
     def unavailable(self) -> dict[str, str]:
@@ -272,7 +350,7 @@ class CodeMode:
 
     def declarations(self) -> str:
         """The model view of every tool (what the model reads at the full tier)."""
-        return render_full(self.package, self.shapes.comments())
+        return render_full(self.package, self.shape_comments())
 
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
@@ -327,7 +405,7 @@ class CodeMode:
             got = search_answer(self.search_index(), arguments, self.view.excluded)
         except SearchRequestError as exc:
             return f"{SEARCH_TOOL_NAME}: {exc}", True
-        return answer_text(self.package, got, self.shapes.comments()), False
+        return answer_text(self.package, got, self.shape_comments()), False
 
     async def resolve_sandbox(self) -> dict[str, Any]:
         """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for
@@ -389,7 +467,9 @@ class CodeMode:
 
     def server_specs(self, view: ToolView | None = None) -> dict[str, dict[str, Any]]:
         view = view or self.view
-        return {n: server_spec(self.config.mcp_servers[n], view.protocols[n]) for n in self.code_servers(view)}
+        # Only configured servers: others (saved programs) are answered by a controller.
+        servers = [n for n in self.code_servers(view) if n in self.config.mcp_servers]
+        return {n: server_spec(self.config.mcp_servers[n], view.protocols[n]) for n in servers}
 
     def warmup(self, progress: Progress | None = None) -> None:
         self.workspace.ensure(progress)
@@ -424,6 +504,7 @@ class CodeMode:
         on_line: LineFn | None = None,
         package: Package | None = None,
         godebug: str = "",
+        program_env: dict[str, str] | None = None,
         approve: Approver | None = None,
         on_plan: Callable[[Plan], None] | None = None,
         session: str | None = None,
@@ -436,7 +517,8 @@ class CodeMode:
         itself (direct mode), and its result comes back in a file. ``on_line`` gets each line
         the program prints while it runs. ``package`` replaces the tool set's bindings (the
         tool set plus client-owned tools); ``godebug`` adds Go runtime settings
-        (``randautoseed=0`` for passes that must repeat themselves). A program that can call
+        (``randautoseed=0`` for passes that must repeat themselves); ``program_env`` adds variables
+        to the program's environment (a saved program's input). A program that can call
         tools needing approval (``codeMode.approval``) runs only if ``approve`` says so;
         ``on_plan`` learns what the program can call before it starts (the loopback endpoint
         refuses anything else). The program starts in its workspace (``codeMode.workspace``; per
@@ -464,9 +546,14 @@ class CodeMode:
         plan = build.plan or plan_from_answer(None, package)
         if on_plan is not None:
             on_plan(plan)
-        held = tools_needing_approval(self.settings.approval, plan, infos) if calls_servers else []
+        # What approving it means: the tools the saved programs it calls can reach count too.
+        reach = expand_plan(plan, self.saved_programs) if self.saved_programs else plan
+        held = tools_needing_approval(self.settings.approval, reach, infos) if calls_servers else ()
+        # A saved program is what it can reach (counted above), not a tool that needs approval itself.
+        held = tuple(h for h in held if not h.startswith(SAVED_SERVER + "."))
+        held = () if held == (ANY_TOOL,) else held
         if held:
-            why = await refused(ApprovalRequest(program_hash(code, package), code, held, plan), approve)
+            why = await refused(ApprovalRequest(program_hash(code, package), code, held, reach), approve)
             if why is not None:
                 return RunResult(
                     False, "approval", stderr=why, plan=plan.as_json(), build_ms=build.duration_ms,
@@ -533,6 +620,9 @@ class CodeMode:
                     unconfined_note["note"] = got.note
         else:
             unconfined_note = {"setting": setting, "tier": None}
+        for target in (env, confinement.env if confinement is not None else None):
+            if target is not None:
+                target.update(program_env or {})
         if godebug:
             for target in (env, confinement.env if confinement is not None else None):
                 if target is not None:

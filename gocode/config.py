@@ -58,6 +58,12 @@ class ServerConfig(_Strict):
         alias="learnShapes",
         description="record the shape of this server's results (docs/result-shapes.md)",
     )
+    infer_result_types: bool = Field(
+        default=True,
+        strict=True,
+        alias="inferResultTypes",
+        description="type a tool's Go result by the JSON its results had, where it declares no output schema",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -61,7 +61,7 @@ from gocode.program.plan import PLAN_META_KEY, Plan
 from gocode.program.render import tools_import_path
 from gocode.run import records
 from gocode.run import step as stepping
-from gocode.run.approvals import Approver
+from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.recording import Interceptor
 from gocode.run.runner import RETRYABLE_PHASES, LineFn, RunResult
@@ -296,6 +296,8 @@ class Toolbox:
         self.model = model
         self.settings = self.config.code_mode_for(model)
         self.code_mode = CodeMode(self.config, model, workspace=workspace)
+        # Saved programs are Go functions too when programs reach this controller (pooled).
+        self.code_mode.offer_saved = self.settings.saved_programs and pooled
         self._prewarm = prewarm
         # Decides programs that can call tools needing approval (docs/approvals.md); None: refused.
         self.approve = approve
@@ -481,7 +483,9 @@ class Toolbox:
                 reserved.add(stepping.STEP_TOOL_NAME)
                 routes[stepping.STEP_TOOL_NAME] = Route(stepping.STEP_TOOL_NAME)
                 tools.append(types.Tool.model_validate(stepping.tool_definition(self.code_mode.rules())))
-        for name, info in exposed_names(list(view.excluded), reserved).items():
+        # A saved program is offered as itself below, never as a passed-through tool.
+        excluded = [t for t in view.excluded if t.server != saved.SAVED_SERVER]
+        for name, info in exposed_names(excluded, reserved).items():
             routes[name] = Route(name, info)
             tools.append(_passthrough_tool(name, info))
         if active and self.settings.saved_programs:
@@ -497,7 +501,8 @@ class Toolbox:
         """Names a saved program may not take: the tools offered and every server's tool names."""
         names = {n for n, r in self._routes.items() if r.saved is None}
         view = self.code_mode.view
-        return names | {t.name for t in view.code_tools.tools()} | {t.name for t in view.excluded}
+        tools = [*view.code_tools.tools(), *view.excluded]
+        return names | {t.name for t in tools if t.server != saved.SAVED_SERVER}
 
     async def save_program(self, request: saved.SaveRequest) -> SavedProgram:
         """Check, build and keep a program as a tool; the tool list changes (listeners are told)."""
@@ -508,7 +513,13 @@ class Toolbox:
                 f"a saved program named {request.name!r} exists; pass replace (--force) to overwrite it"
             )
         program = await saved.derive(
-            self.code_mode.workspace, self.code_mode.package, request.name, request.code, request.description
+            self.code_mode.workspace,
+            self.code_mode.package,
+            request.name,
+            request.code,
+            request.description,
+            tools=self.code_mode.tool_infos,
+            saved={p.name: p for p in store.all()},
         )
         store.store(program, replace=request.replace)
         self._rebuild()
@@ -519,6 +530,17 @@ class Toolbox:
         if not self._started:
             return
         log.info("tools of %r changed; regenerating", server)
+        await self._regenerate()
+
+    async def _retype(self) -> None:
+        """After a run: when the result types inferred from what tools returned changed (one
+        typed after enough calls, or learned again after a result that did not fit), the Go
+        and the definitions change, and listeners are told as for a server's new tools."""
+        if self._started and self.code_mode.inferred_changed():
+            log.info("result types inferred from the tools' results changed; regenerating")
+            await self._regenerate()
+
+    async def _regenerate(self) -> None:
         self._rebuild()
         if self._prewarm and self.settings.enabled and self._tg is not None:
             self._warm = anyio.Event()
@@ -588,6 +610,8 @@ class Toolbox:
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
                 how = _pass or _Pass("dry-run" if dry_run else "live")
                 result = await self._execute(code, remaining, how, approve or self.approve, session, on_line)
+            if how.mode == "live":
+                await self._retype()
         except Busy as exc:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
@@ -675,10 +699,23 @@ class Toolbox:
             )
         toolset = self.code_mode.view.code_tools
         ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
-        run = self._loopback.open_run(ic, {p.name: p for p in how.providers})
+        providers: dict[str, ToolProvider] = {p.name: p for p in how.providers}
+        programs = self.code_mode.saved_programs
+        reach: list[Plan] = []  # what this run was checked (and approved) for, saved programs' tools included
+        if programs:
+
+            async def run_saved(
+                program: SavedProgram, arguments: dict[str, Any], chain: tuple[str, ...], limit: float
+            ) -> types.CallToolResult:
+                return await self._run_saved(program, arguments, chain, limit, reach[0] if reach else None, session)
+
+            # This run's own: a saved program it calls knows which ones it is inside.
+            providers[saved.SAVED_SERVER] = saved.SavedCalls(list(programs.values()), run_saved, how.chain)
+        run = self._loopback.open_run(ic, providers)
 
         def foresee(plan: Plan) -> None:
             run.foreseen = plan.allows
+            reach[:] = [saved.expand_plan(plan, programs)]
 
         try:
             specs = self._loopback.specs(run, [*self.code_mode.code_servers(), *(p.name for p in how.providers)])
@@ -693,6 +730,7 @@ class Toolbox:
                 # A step pass runs again from the top: math/rand's global functions then give the
                 # same numbers every pass (seeded with 1), so they cannot make it diverge.
                 godebug="randautoseed=0" if how.mode == "step" else "",
+                program_env={saved.INPUT_ENV: how.saved_input} if how.saved_input is not None else None,
                 approve=approve,
                 on_plan=foresee,
                 session=session,
@@ -806,8 +844,14 @@ class Toolbox:
             text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed), None
         if route.saved is not None:
-            run = await self.execute(saved.with_input(route.saved.source, json.dumps(arguments or {})))
-            return run_to_result(run), run
+            program = route.saved
+            if changed := saved.differences(program, self.code_mode.tool_infos):
+                return error_result(_changed_text(program.name, changed)), None
+            code = saved.with_input(program.source, None)
+            how = _Pass("live", chain=(program.name,), saved_input=json.dumps(arguments or {}))
+            run = await self.execute(code, approve=approve, session=session, _pass=how)
+            # Its answer as its definition promises (the Output as structured content), with the run's _meta.
+            return _saved_answer(program, run).model_copy(update={"meta": run_to_result(run).meta}), run
         if route.tool is None and route.name == SAVE_TOOL_NAME:
             try:
                 program = await self.save_program(saved.SaveRequest.parse(arguments))
@@ -829,6 +873,35 @@ class Toolbox:
             ), None
         except ToolProviderError as exc:
             return error_result(str(exc)), None
+
+    async def _run_saved(
+        self,
+        program: SavedProgram,
+        arguments: dict[str, Any],
+        chain: tuple[str, ...],
+        timeout: float,
+        covered: Plan | None,
+        session: str | None,
+    ) -> types.CallToolResult:
+        """A program's call of a saved program: run it with ``arguments``, answer with its
+        ``result()`` value (structured, for a declared Output) or what it printed.
+
+        It runs inside the calling program's turn (no second slot: a slot held while waiting
+        for another could never be given back) and needs no approval of its own when the caller
+        was checked for everything it can reach (``covered``)."""
+        if changed := saved.differences(program, self.code_mode.tool_infos):
+            return saved.error_text(_changed_text(program.name, changed))
+
+        def within(request: ApprovalRequest) -> bool:
+            if covered is None:
+                return False
+            names = set(covered.names())
+            return covered.is_any or (ANY_TOOL not in request.tools and all(t in names for t in request.tools))
+
+        code = saved.with_input(program.source, None)
+        how = _Pass("live", chain=chain, saved_input=json.dumps(arguments))
+        run = await self._execute(code, timeout, how, within, session)
+        return _saved_answer(program, run)
 
     async def _step_call(self, arguments: dict[str, Any]) -> types.CallToolResult:
         """``step_go_code``: one pass, its answer as structured content (and the same JSON as text)."""
@@ -890,6 +963,28 @@ def _python_tools(config: Config, tools: Any, server: str, pooled: bool) -> Pyth
     if not server or server.startswith("@"):
         raise ConfigError(f"python_server {server!r} is not a usable server name")
     return PythonTools(tools, server)
+
+
+def _saved_answer(program: SavedProgram, run: RunResult) -> types.CallToolResult:
+    """A saved program's answer as a tool: its ``result()`` value (structured, for a declared
+    Output) or what it printed; a failed run is an error naming the program."""
+    if not run.ok:
+        why = "\n".join(x for x in (run.stderr.strip(), run.output.strip()[-2000:]) if x)
+        return saved.error_text(f"saved program {program.name!r} failed ({run.phase}): {why}")
+    if program.output_schema is not None and not isinstance(run.result, dict):
+        return saved.error_text(f"saved program {program.name!r} declares an Output but gave result() no Output value")
+    if run.result is None:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=run.output)])
+    text = json.dumps(run.result, ensure_ascii=False)
+    structured = run.result if isinstance(run.result, dict) else None
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _changed_text(name: str, changed: list[str]) -> str:
+    return (
+        f"saved program {name!r} was saved against other tools: {'; '.join(changed)}. "
+        "Check it against the current declarations and save it again (replace) to use it"
+    )
 
 
 def _lines_as_progress(progress: ProgressFnT | None) -> LineFn | None:
@@ -961,6 +1056,8 @@ class _Pass:
     interceptor: Interceptor | None = None  # None: a fresh one for ``mode``, recorded afterwards
     providers: tuple[DeclaredTools, ...] = ()  # this run's own tools (client-owned ones)
     package: Package | None = None  # bindings beyond the tool set's (client-owned tools)
+    chain: tuple[str, ...] = ()  # the saved programs this run is inside (outermost first)
+    saved_input: str | None = None  # a saved program's input (JSON), given at run time: one build serves every input
 
 
 async def _keep(recording: records.Recording) -> str:

@@ -29,6 +29,8 @@ class ToolInfo:
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] | None = None
     title: str | None = None
+    # output_schema was inferred from the tool's results (gocode.mcp.shapes), not declared.
+    output_inferred: bool = False
     # The whole tool as listed (annotations, icons, _meta, …): what a passthrough offers its client.
     # Not part of equality or the digest, which cover only what shapes the generated Go.
     definition: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -37,6 +39,8 @@ class ToolInfo:
         out: dict[str, Any] = {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
         if self.output_schema is not None:
             out["outputSchema"] = self.output_schema
+        if self.output_inferred:
+            out["outputSchemaInferred"] = True
         if self.title:
             out["title"] = self.title
         return out

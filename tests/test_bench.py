@@ -74,3 +74,14 @@ def test_token_bench_prints_every_corpus_server_and_the_targets():
     out = proc.stdout
     for row in ("filesystem", "gitlab", "common4 (filesystem+git+memory+fetch)", "all corpus servers x2", "targets:"):
         assert row in out, row
+
+
+def test_token_bench_measures_a_learned_shape_and_the_type_inferred_from_it():
+    proc = subprocess.run(
+        [sys.executable, "bench/tokens.py", "--shapes"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {m[0]: [int(x) for x in m[1:]] for m in re.findall(r"^(\w+) +(\d+) +(\d+) +(\d+)$", proc.stdout, re.M)}
+    assert set(rows) == {"list_commits", "get_issue"}, proc.stdout
+    for none, comment, typed in rows.values():
+        assert none < comment < typed, proc.stdout  # the type declares what the comment only names

@@ -103,6 +103,12 @@ def test_hostile_names():
     assert map_tool.input_type == "MapInputInput"
 
 
+def test_a_tool_named_like_a_helper_of_main_does_not_take_its_name():
+    pkg = build_package(toolset([ToolInfo("helpers", n, "", {"type": "object"}) for n in ("must", "ptr", "result")]))
+    names = {f.tool: f.name for f in pkg.funcs}
+    assert names == {"must": "mustTool", "ptr": "ptrTool", "result": "resultTool"}
+
+
 def test_untrusted_text_stays_inside_comments():
     src = render_bindings(build_package(toolset(HOSTILE)))
     for line in src.splitlines():

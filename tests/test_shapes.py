@@ -59,7 +59,9 @@ def test_json_shapes_merge_and_keep_no_values():
         render(shape.json)
         == "{items: [{id: integer, name: string, token?: string, tags?: [string]}], next: string | null}"
     )
-    assert shape.one_structure() is False  # next was a string once and null once
+    assert shape.one_structure() is True  # next: a string or null is one nullable string
+    shape.observe(types.CallToolResult(content=[types.TextContent(type="text", text='{"items": [], "next": 3}')]))
+    assert shape.one_structure() is False  # a string, null and a number
     stored = json.dumps(shape.as_json())
     assert SECRETS[0] not in stored and "c1" not in stored
     # Keys that look like secrets are data: the object is a map, its keys are not kept.

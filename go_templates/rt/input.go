@@ -13,7 +13,8 @@ import (
 // EnvInput carries a saved program's input as JSON (otherwise its first argument, else {}).
 const EnvInput = "GOCODE_INPUT"
 
-// EnvInputSchema, when set, makes a saved program print its input's JSON Schema and exit.
+// EnvInputSchema, when set, makes a saved program print its input's JSON Schema and exit (with
+// an output type given, {"input": …, "output": …}).
 const EnvInputSchema = "GOCODE_INPUT_SCHEMA"
 
 // SetDefaultServers makes specs the servers used when GOCODE_SERVERS is not set (a standalone
@@ -81,21 +82,26 @@ func expandRefs(v any) (any, string) {
 }
 
 // Input decodes a saved program's input (GOCODE_INPUT, else its first argument, else {}) into
-// T, or prints T's JSON Schema and exits when GOCODE_INPUT_SCHEMA is set.
-func Input[T any]() T {
+// T, or prints T's JSON Schema and exits when GOCODE_INPUT_SCHEMA is set. output, if given, is
+// a value of the type the program hands to result() (its schema is printed beside T's).
+func Input[T any](output ...any) T {
 	raw := os.Getenv(EnvInput)
 	if raw == "" && len(os.Args) > 1 {
 		raw = os.Args[1]
 	}
-	return InputFrom[T](raw)
+	return InputFrom[T](raw, output...)
 }
 
 // InputFrom is Input with the input given (a saved program run as a tool carries it in its code).
-func InputFrom[T any](raw string) T {
+func InputFrom[T any](raw string, output ...any) T {
 	var v T
 	if os.Getenv(EnvInputSchema) != "" {
-		doc, _ := json.Marshal(schemaOf(reflect.TypeOf(v), map[reflect.Type]bool{}))
-		fmt.Println(string(doc))
+		var doc any = schemaOf(reflect.TypeOf(v), map[reflect.Type]bool{})
+		if len(output) > 0 {
+			doc = map[string]any{"input": doc, "output": schemaOf(reflect.TypeOf(output[0]), map[reflect.Type]bool{})}
+		}
+		text, _ := json.Marshal(doc)
+		fmt.Println(string(text))
 		os.Exit(0)
 	}
 	if raw == "" {

@@ -309,6 +309,49 @@ func CallJSON[Out any](ctx context.Context, server, tool string, args any) (Out,
 	return out, nil
 }
 
+// An InferredTypeError is a result that does not fit the type gocode inferred, from the
+// tool's earlier results, for a tool that declares no output schema. Result is the result's
+// JSON (or text) as it came.
+type InferredTypeError struct {
+	Server, Tool, Type, Result string
+	Err                        error
+}
+
+func (e *InferredTypeError) Error() string {
+	return fmt.Sprintf("tool %s (server %s) declares no output schema, and this result does not fit the type %s "+
+		"gocode inferred from its earlier results (%v); the next program gets a type learned again with this result, "+
+		"callTool(ctx, %q, args) returns it untyped; result: %s",
+		e.Tool, e.Server, e.Type, e.Err, e.Server+"."+e.Tool, clip(e.Result))
+}
+
+func (e *InferredTypeError) Unwrap() error { return e.Err }
+
+// CallInferred calls a tool that declares no output schema with a type gocode inferred from
+// its earlier results, and decodes its result as [CallJSON] does. Keys the type lacks are
+// ignored, keys it has that are missing stay zero; a value of another kind is an
+// [*InferredTypeError] (with what did decode in the returned value).
+func CallInferred[Out any](ctx context.Context, server, tool string, args any) (Out, error) {
+	var out Out
+	res, err := call(ctx, server, tool, args)
+	if err != nil {
+		return out, err
+	}
+	var raw []byte
+	if res.StructuredContent != nil {
+		raw, err = json.Marshal(res.StructuredContent)
+	} else {
+		raw = []byte(Text(res))
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	if err != nil {
+		name := strings.ReplaceAll(fmt.Sprintf("%T", out), "tools.", "")
+		return out, &InferredTypeError{Server: server, Tool: tool, Type: name, Result: string(raw), Err: err}
+	}
+	return out, nil
+}
+
 // CallText calls a tool without an output schema and returns its text (see [Text]).
 func CallText(ctx context.Context, server, tool string, args any) (string, error) {
 	res, err := call(ctx, server, tool, args)

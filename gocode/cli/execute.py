@@ -119,12 +119,16 @@ async def _exec(
 async def plan_text(config: Config, model: str | None, code: str, as_json: bool) -> tuple[bool, str]:
     """(ok, what to print) for ``gocode exec --plan``: the tools, or why the code does not check."""
     from gocode.codemode import CodeMode
+    from gocode.tools.saved import expand_plan
 
     cm = CodeMode(config, model)
+    cm.offer_saved = True  # as `gocode exec` offers them (with codeMode.savedPrograms on)
     await cm.refresh()
     got = await cm.plan(code, progress=_progress)
     if got.plan is None:
         return False, json.dumps({"ok": False, "errors": got.output}) if as_json else got.output.rstrip()
+    # What approving it means: the tools the saved programs it calls can reach.
+    reach = expand_plan(got.plan, cm.saved_programs)
     if as_json:
-        return True, json.dumps({"ok": True, "plan": got.plan.as_json()})
-    return True, got.plan.text()
+        return True, json.dumps({"ok": True, "plan": got.plan.as_json()} | {"reach": reach.as_json()})
+    return True, got.plan.text() + (f"\nwith the saved programs it calls: {reach.text()}" if reach != got.plan else "")

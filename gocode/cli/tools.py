@@ -145,6 +145,7 @@ def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> Cod
     from gocode.mcp.browse import browse
 
     cm = CodeMode(load_config(config_path), model)
+    cm.offer_saved = True  # as a controller offers them (with codeMode.savedPrograms on)
     cm.adopt(asyncio.run(browse(cm.config, refresh=refresh, progress=_progress)))
     if not cm.view.code_tools.tools():
         _err("gocode: warning: no tool is in code mode for this model (codeMode.enabled, excludedTools)")
@@ -178,7 +179,7 @@ def search(
     found = cm.search_index().search(text, limit)
     if as_json:
         click.echo(
-            json.dumps([search_mod.entry_json(cm.package, e, i + 1, cm.shapes.comments()) for i, e in enumerate(found)])
+            json.dumps([search_mod.entry_json(cm.package, e, i + 1, cm.shape_comments()) for i, e in enumerate(found)])
         )
     else:
         width = max((len(e.qualified) for e in found), default=0)
@@ -214,10 +215,10 @@ def describe(config_path: str | None, model: str | None, refresh: bool, as_json:
         found.update((e.qualified, e) for e in hits)
     if as_json:
         click.echo(
-            json.dumps([search_mod.entry_json(cm.package, e, shapes=cm.shapes.comments()) for e in found.values()])
+            json.dumps([search_mod.entry_json(cm.package, e, shapes=cm.shape_comments()) for e in found.values()])
         )
     elif found:
-        click.echo(render_funcs(cm.package, [e.func for e in found.values()], shapes=cm.shapes.comments()), nl=False)
+        click.echo(render_funcs(cm.package, [e.func for e in found.values()], shapes=cm.shape_comments()), nl=False)
     for note in missing:
         _err(f"gocode: {note}")
     sys.exit(1 if missing else 0)

@@ -53,7 +53,10 @@ class ListingCache:
         self.root = root
 
     def _key(self, name: str, server: ServerConfig) -> str:
-        doc = {"name": name, "server": server.model_dump(mode="json", by_alias=True, exclude={"learn_shapes"})}
+        doc = {
+            "name": name,
+            "server": server.model_dump(mode="json", by_alias=True, exclude={"learn_shapes", "infer_result_types"}),
+        }
         return hashlib.sha256(json.dumps({**doc, "format": FORMAT}, sort_keys=True).encode()).hexdigest()[:32]
 
     def _path(self, name: str, server: ServerConfig) -> Path:

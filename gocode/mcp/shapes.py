@@ -9,6 +9,10 @@ credentials in URLs, long high-entropy strings; hex strings become ``<hex:N>``).
 kept beside the tool-list cache, one file per server config (so, like listings, never shared
 between credentials), and shown in search and describe answers and the full view as a comment
 on the tool's result. A server with ``learnShapes: false`` is never sampled.
+
+Where at least :data:`MIN_TYPED_SAMPLES` results were all JSON of one structure,
+:meth:`ToolShape.output_schema` gives the JSON Schema that structure implies, and code mode
+types the tool's Go result with it as if the server had declared it (docs/result-shapes.md).
 """
 
 from __future__ import annotations
@@ -36,8 +40,15 @@ MAP_KEYS = 24  # an object with more keys than this is a map (its keys are data,
 MAX_UNION = 3
 MAX_DEPTH = 5
 RENDER_CHARS = 600  # the longest rendered JSON shape
+# Results needed before a type is inferred: one cannot tell an optional key from a required
+# one, nor a float that happened to be whole from an integer; three calls usually can, and
+# still come within a session.
+MIN_TYPED_SAMPLES = 3
+INT64 = 2**63  # Go's int: a larger integer is kept as a number (float64 decodes it)
 
-Shape = Any  # "string" | "integer" | "number" | "boolean" | "null" | "any" | {"list"|"object"|"map"|"oneOf": …}
+# "string" | "integer" | "number" | "boolean" | "null" | "any" (not looked into: too deep)
+# | "mixed" (more alternatives than MAX_UNION) | {"list"|"object"|"map"|"oneOf": …}
+Shape = Any
 
 _SECRET_PATTERNS = [
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)"),
@@ -93,7 +104,7 @@ def shape_of(value: Any, depth: int = 0) -> Shape:
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
-        return "integer"
+        return "integer" if -INT64 <= value < INT64 else "number"
     if isinstance(value, float):
         return "number"
     if isinstance(value, str):
@@ -142,11 +153,31 @@ def merge(a: Shape, b: Shape) -> Shape:
         for kind in ("list", "map"):
             if kind in a and kind in b:
                 return {kind: merge(a[kind], b[kind])}
+        if {"map", "object"} <= a.keys() | b.keys():  # an object's keys seen as data once stay data
+            inner: Shape = a.get("map")
+            for v in [*a.get("object", {}).values(), *b.get("object", {}).values(), b.get("map")]:
+                inner = merge(inner, v)
+            return {"map": inner}
+    if "mixed" in (a, b):
+        return "mixed"
+    # Alternatives of one kind merge (two objects: one object with optional keys), so a
+    # nullable object seen with different keys is still one object or null.
     members = _members(a)
     for m in _members(b):
-        if m not in members:
+        same = next((i for i, x in enumerate(members) if _kind(x) == _kind(m)), None)
+        if same is None:
             members.append(m)
-    return "any" if len(members) > MAX_UNION else {"oneOf": members}
+        else:
+            members[same] = merge(members[same], m)
+    if len(members) == 1:
+        return members[0]
+    return "mixed" if len(members) > MAX_UNION else {"oneOf": members}
+
+
+def _kind(s: Shape) -> str:
+    if isinstance(s, dict):
+        return next(iter(s))
+    return "number" if s == "integer" else str(s)
 
 
 def render(s: Shape, depth: int = 0) -> str:
@@ -154,7 +185,7 @@ def render(s: Shape, depth: int = 0) -> str:
     if s is None:
         return "?"
     if isinstance(s, str):
-        return s
+        return "any" if s == "mixed" else s
     if depth >= MAX_DEPTH:
         return "…"
     if "list" in s:
@@ -167,6 +198,71 @@ def render(s: Shape, depth: int = 0) -> str:
     return (
         "{" + ", ".join(f"{k}{'?' if k in opt else ''}: {render(v, depth + 1)}" for k, v in s["object"].items()) + "}"
     )
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(schema.get("type"), str) and schema["type"] not in ("object", "array"):
+        return {**schema, "type": [schema["type"], "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def schema_of(s: Shape, root: bool = False) -> dict[str, Any] | None:
+    """The JSON Schema a learned shape implies, or None where it is no one structure: values of
+    different kinds in one place (a string here, a number there), other than a value or null.
+
+    Keys missing from some samples are optional (a boolean one defaults to false, so its Go
+    field is a bool like the others, never a pointer); ``integer`` only where every value seen was
+    integral; a key only ever null, an empty list's items and what lies deeper than MAX_DEPTH
+    allow anything; an object none of whose keys was in every sample, its values of one kind,
+    is a map. ``root``: the whole result, which must be an object, a map or a list.
+    """
+    if isinstance(s, str):
+        if s in ("string", "integer", "number", "boolean") and not root:
+            return {"type": s}
+        return {} if s in ("null", "any") and not root else None
+    if s is None:
+        return None if root else {}
+    if not isinstance(s, dict):
+        return None
+    if "oneOf" in s:
+        values = [m for m in s["oneOf"] if m != "null"]
+        if root or len(values) != 1 or len(s["oneOf"]) != 2:
+            return None
+        value_schema = schema_of(values[0])
+        return None if value_schema is None else _nullable(value_schema)
+    if "list" in s:
+        items = schema_of(s["list"])
+        if items is None:
+            return None
+        return {"type": "array", "items": items} if items else {"type": "array"}
+    if "map" in s:
+        values_schema = schema_of(s["map"])
+        return None if values_schema is None else {"type": "object", "additionalProperties": values_schema or True}
+    if "object" in s:
+        optional = set(s.get("optional") or ())
+        if len(s["object"]) >= 2 and optional >= s["object"].keys():
+            # No key in every result, values of one kind ({"alice": 3}, then {"bob": 5}): the keys
+            # are data, and a struct would gain a field, and change type, with every new one.
+            values_shape: Shape = None
+            for value in s["object"].values():
+                values_shape = merge(values_shape, value)
+            if not (isinstance(values_shape, dict) and "oneOf" in values_shape) and values_shape != "mixed":
+                return schema_of({"map": values_shape})
+        props: dict[str, Any] = {}
+        for key, value in s["object"].items():
+            sub = schema_of(value)
+            if sub is None:
+                return None
+            props[key] = sub
+        if not props:
+            return {"type": "object"}
+        for key in optional & props.keys():
+            if props[key].get("type") in ("boolean", ["boolean", "null"]):
+                # Absent reads as false, as for every other optional value: a plain bool, not a
+                # *bool that would change the field's Go type the first time a result lacks it.
+                props[key] = {**props[key], "default": False}
+        return {"type": "object", "properties": props, "required": [k for k in props if k not in optional]}
+    return None
 
 
 @dataclass
@@ -183,7 +279,9 @@ class ToolShape:
 
         value = result.structured_content
         text = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
-        if value is None and text.strip()[:1] in ("{", "["):
+        # Text beside an image or a resource is not the whole result: no JSON sample, no type.
+        only_text = all(isinstance(b, types.TextContent) for b in result.content)
+        if value is None and only_text and text.strip()[:1] in ("{", "["):
             with contextlib.suppress(ValueError):
                 value = json.loads(text)
         self.samples += 1
@@ -197,12 +295,22 @@ class ToolShape:
             self.text = lines
 
     def one_structure(self) -> bool:
-        """Every sample was JSON of one structure (no alternatives): a type could be inferred."""
-        return self.samples > 0 and self.json_samples == self.samples and "oneOf" not in json.dumps(self.json)
+        """Every sample was JSON of one structure (a value or null at most): a type can be inferred."""
+        return self.samples > 0 and self.json_samples == self.samples and schema_of(self.json, root=True) is not None
 
-    def comment(self) -> list[str]:
-        """Comment lines for the tool's result in the model view."""
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the results, when at least MIN_TYPED_SAMPLES were seen and all
+        were JSON of one structure; else None (the result stays text)."""
+        if self.samples < MIN_TYPED_SAMPLES or self.json_samples != self.samples:
+            return None
+        return schema_of(self.json, root=True)
+
+    def comment(self, typed: bool = False) -> list[str]:
+        """Comment lines for the tool's result in the model view (``typed``: its Go result is
+        the type inferred from them, which then says the rest)."""
         n = f"{self.samples} call{'s' if self.samples != 1 else ''}"
+        if typed:
+            return [f"Result type inferred from {n}; the server declares none."]
         out = []
         if self.json_samples:
             line = render(self.json)
@@ -279,6 +387,19 @@ class ShapeRecorder:
         path = self._path(server)
         return ShapeFile(path).tools if path is not None else {}
 
-    def comments(self) -> dict[tuple[str, str], list[str]]:
-        """Per (server, tool): the comment lines the model view shows for its results."""
-        return {(s, t): shape.comment() for s in self.servers for t, shape in self.learned(s).items()}
+    def comments(self, typed: frozenset[tuple[str, str]] = frozenset()) -> dict[tuple[str, str], list[str]]:
+        """Per (server, tool): the comment lines the model view shows for its results (``typed``:
+        the tools whose Go result is the inferred type)."""
+        return {(s, t): shape.comment((s, t) in typed) for s in self.servers for t, shape in self.learned(s).items()}
+
+    def inferred(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """Per (server, tool): the output schema inferred from its results, for the servers
+        with ``learnShapes`` and ``inferResultTypes`` on (see :meth:`ToolShape.output_schema`)."""
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        for server, config in self.servers.items():
+            if not config.infer_result_types:
+                continue
+            for tool, shape in self.learned(server).items():
+                if (schema := shape.output_schema()) is not None:
+                    out[(server, tool)] = schema
+        return out

@@ -15,7 +15,18 @@ import jinja2
 
 from gocode.program.code import Prepared
 from gocode.resources import templates_dir
-from gocode.schema.ir import PTR_HELPER, Decl, EnumDecl, Package, StructDecl, ToolFunc, TupleDecl, TypeDecl, UnionDecl
+from gocode.schema.ir import (
+    MUST_HELPER,
+    PTR_HELPER,
+    Decl,
+    EnumDecl,
+    Package,
+    StructDecl,
+    ToolFunc,
+    TupleDecl,
+    TypeDecl,
+    UnionDecl,
+)
 from gocode.schema.names import IDENTIFIER, comment_literal, go_string
 
 RT_IMPORT = "gocodews/rt"
@@ -89,6 +100,7 @@ def _func_ctx(f: ToolFunc) -> dict[str, Any]:
         "output_type": f.output_type,
         "structured": f.structured,
         "media": f.media,
+        "inferred": f.inferred,
         "server_literal": go_string(f.server),
         "tool_literal": go_string(f.tool),
         "tool_comment": comment_literal(f.tool),
@@ -124,10 +136,6 @@ class _Import:
     name: str | None
     path: str
     line: str | None
-
-
-# The helper main.go offers for tool calls whose error should end the run.
-MUST_HELPER = "must"
 
 
 def _aliases(pkg: Package) -> list[tuple[str, str]]:

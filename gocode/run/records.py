@@ -56,7 +56,12 @@ def toolset_from_json(doc: Any) -> ToolSet:
     for s in doc if isinstance(doc, list) else []:
         tools = tuple(
             ToolInfo(
-                s["server"], t["name"], t.get("description", ""), t.get("inputSchema") or {}, t.get("outputSchema")
+                s["server"],
+                t["name"],
+                t.get("description", ""),
+                t.get("inputSchema") or {},
+                t.get("outputSchema"),
+                output_inferred=t.get("outputSchemaInferred") is True,
             )
             for t in s.get("tools", [])
         )
@@ -74,9 +79,14 @@ def differences(recorded: ToolSet, current: ToolSet) -> list[str]:
     out += [f"{s}.{n} is new" for s, n in sorted(new.keys() - old.keys())]
     for key in sorted(old.keys() & new.keys()):
         a, b = old[key], new[key]
+        inferred = a.output_inferred or b.output_inferred  # typed by its results (gocode.mcp.shapes)
         for what, x, y in (
             ("input schema", a.input_schema, b.input_schema),
-            ("output schema", a.output_schema, b.output_schema),
+            (
+                "result type inferred from its results" if inferred else "output schema",
+                (a.output_schema, a.output_inferred),
+                (b.output_schema, b.output_inferred),
+            ),
             ("description", a.description, b.description),
         ):
             if x != y:

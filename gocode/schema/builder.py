@@ -474,6 +474,7 @@ class _Builder:
             structured,
             tuple(decls),
             media=output_type == (self.media_names or ("",))[0],
+            inferred=structured and info.output_inferred,
         )
 
 

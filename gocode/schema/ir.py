@@ -9,11 +9,14 @@ from gocode.schema.stdlib import STDLIB
 
 # The pointer helper the main package declares for optional fields and union alternatives.
 PTR_HELPER = "ptr"
+# The helper main.go declares for tool calls whose error should end the run.
+MUST_HELPER = "must"
 # Names the generated main package uses itself, plus every package name the model's code may
 # have imported for it automatically; a tool function must not shadow them.
 RESERVED_FUNC_NAMES = frozenset(
-    {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", PTR_HELPER, *STDLIB}
+    {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", PTR_HELPER, MUST_HELPER, *STDLIB}
     | {"searchTools", "callTool", "callToolStream", "result"}  # run-time helpers (render.RUNTIME_ALIASES)
+    | {"in", "gocodeInput"}  # a saved program's input (gocode.tools.saved.with_input)
 )
 DESCRIPTION_LIMIT = 4000
 FIELD_DOC_LIMIT = 600
@@ -174,6 +177,8 @@ class ToolFunc:
     decls: tuple[Decl, ...]
     # A tool that returns images, audio or other non-text parts: output_type is MEDIA_TYPE.
     media: bool = False
+    # The output type was inferred from the tool's results, not declared (structured is True).
+    inferred: bool = False
 
 
 @dataclass(frozen=True)

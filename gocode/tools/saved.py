@@ -13,9 +13,18 @@ A saved program is ordinary ``execute_go_code`` code that declares its input as 
 gocode adds ``var in = gocodert.Input...[Input](…)`` (go_templates/rt/input.go) and builds it;
 the tool's input schema comes from the built program itself (reflection over ``Input``: json
 tags name the properties, ``omitempty`` or a pointer makes one optional, a ``desc`` tag
-describes it), so only code that type-checks is ever saved. A program is stored under the
-state directory as ``saved/NAME/program.go`` and ``saved/NAME/tool.json``; a name taken by a
-tool or by another saved program is refused unless the caller asks to replace it.
+describes it), so only code that type-checks is ever saved. A program that also declares
+``type Output struct`` hands its answer to ``result(Output{…})``, and the tool has that output
+schema (a typed result in Go); without one, what it printed is its answer. A program is stored
+under the state directory as ``saved/NAME/program.go`` and ``saved/NAME/tool.json``; a name
+taken by a tool or by another saved program is refused unless the caller asks to replace it.
+
+The saved programs are also tools of the virtual server ``saved`` (:data:`SAVED_SERVER`): typed
+Go functions a later program calls like any tool, answered by :class:`SavedCalls` through the
+loopback endpoint. What each one can call (its static plan, and the definitions of those tools
+when it was saved) is kept beside it: a program calling it needs approval for the tools it can
+reach, a call after those tools changed is refused naming what differs, and a saved program
+that would reach itself is refused when saved and when called.
 """
 
 from __future__ import annotations
@@ -25,22 +34,35 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import asdict, dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
 
 from gocode.compile.workspace import Workspace
 from gocode.errors import GocodeError
 from gocode.paths import cache_dir, state_dir
 from gocode.program.modelcode import split_code
+from gocode.program.plan import Plan
 from gocode.run.runner import run_program
 from gocode.schema.ir import Package
 from gocode.schema.names import go_string
+from gocode.toolset import ServerTools, ToolInfo
 
 SAVED_DIR = "saved"
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _INPUT_DECL = re.compile(r"^\s*type\s+Input\s+struct\b", re.M)
+_OUTPUT_DECL = re.compile(r"^\s*type\s+Output\s+struct\b", re.M)
 _SCHEMA_TIMEOUT = 30.0
+# Where a saved program run as a tool reads its input (go_templates/rt/input.go: EnvInput).
+INPUT_ENV = "GOCODE_INPUT"
+# The server name saved programs are Go functions of: `saved.last_commits` for callTool.
+SAVED_SERVER = "saved"
+# How deep saved programs may call each other (a program calling one calling one …).
+MAX_DEPTH = 4
 
 
 class SavedProgramError(GocodeError):
@@ -53,10 +75,27 @@ class SavedProgram:
     description: str
     input_schema: dict[str, Any]
     source: str
+    output_schema: dict[str, Any] | None = None  # declared `type Output struct`: its result() value
+    # What it can call, as server.tool (its static plan when saved), and why it may call any tool.
+    calls: tuple[str, ...] = ()
+    any_tool: tuple[str, ...] = ()
+    # The definitions of the tools it calls, as they were when it was saved (server.tool -> schemas).
+    uses: dict[str, dict[str, Any]] | None = None
 
     def tool(self) -> dict[str, Any]:
         """The MCP tool definition it is offered as."""
-        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+        out = {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+        return out | ({"outputSchema": self.output_schema} if self.output_schema is not None else {})
+
+    def info(self) -> ToolInfo:
+        """It as a tool of the ``saved`` server (a typed Go function)."""
+        return ToolInfo(
+            SAVED_SERVER, self.name, self.description, self.input_schema, self.output_schema, definition=self.tool()
+        )
+
+    def meta(self) -> dict[str, Any]:
+        """What tool.json keeps."""
+        return self.tool() | {"calls": list(self.calls), "anyTool": list(self.any_tool), "uses": self.uses}
 
 
 def saved_root() -> Path:
@@ -65,7 +104,12 @@ def saved_root() -> Path:
 
 def with_input(source: str, raw_input: str | None) -> str:
     """The program with ``in`` declared: from ``raw_input`` (JSON), or at run time when None."""
-    call = "gocodert.Input[Input]()" if raw_input is None else f"gocodert.InputFrom[Input]({go_string(raw_input)})"
+    # A declared Output is passed along so that the schema request reports it too.
+    extra = ", Output{}" if _OUTPUT_DECL.search(source) else ""
+    if raw_input is None:
+        call = f"gocodert.Input[Input]({extra.removeprefix(', ')})"
+    else:
+        call = f"gocodert.InputFrom[Input]({go_string(raw_input)}{extra})"
     # The function keeps `in` at package level: a var nothing hoisted refers to would stay in
     # Run, after the statements that read it.
     return f"{source.rstrip()}\n\nvar in = {call}\n\nfunc gocodeInput() Input {{ return in }}\n"
@@ -99,7 +143,18 @@ class SavedStore:
             source = (d / "program.go").read_text(encoding="utf-8")
         except (OSError, ValueError) as exc:
             raise SavedProgramError(f"saved program {name!r} is unreadable: {exc}") from None
-        return SavedProgram(name, meta.get("description", ""), meta.get("inputSchema") or {}, source)
+        uses = meta.get("uses")
+        return SavedProgram(
+            name,
+            meta.get("description", ""),
+            meta.get("inputSchema") or {},
+            source,
+            meta.get("outputSchema"),
+            tuple(meta.get("calls") or ()),
+            # Saved before plans were kept: nothing is known about what it calls.
+            tuple(meta.get("anyTool") or (() if "calls" in meta else ("saved without its plan; save it again",))),
+            uses if isinstance(uses, dict) else None,
+        )
 
     def all(self) -> list[SavedProgram]:
         out = []
@@ -120,10 +175,7 @@ class SavedStore:
         # Written beside, then swapped in: a failure leaves the old program whole.
         tmp = Path(tempfile.mkdtemp(prefix=f".{program.name}-", dir=self.root))
         (tmp / "program.go").write_text(program.source, encoding="utf-8")
-        meta = {k: v for k, v in asdict(program).items() if k != "source"}
-        (tmp / "tool.json").write_text(
-            json.dumps({"name": meta["name"], "description": meta["description"], "inputSchema": meta["input_schema"]})
-        )
+        (tmp / "tool.json").write_text(json.dumps(program.meta()))
         if d.exists():
             old = d.with_name(f".{program.name}-old")
             shutil.rmtree(old, ignore_errors=True)
@@ -143,8 +195,18 @@ def check_name(name: str, taken: set[str]) -> None:
         raise SavedProgramError(f"the name {name!r} is taken by a tool; choose another")
 
 
-async def derive(workspace: Workspace, package: Package, name: str, source: str, description: str = "") -> SavedProgram:
-    """Build the program and ask it for its input schema; raises with the compiler's messages."""
+async def derive(
+    workspace: Workspace,
+    package: Package,
+    name: str,
+    source: str,
+    description: str = "",
+    tools: dict[tuple[str, str], ToolInfo] | None = None,
+    saved: dict[str, SavedProgram] | None = None,
+) -> SavedProgram:
+    """Build the program and ask it for its input (and output) schema; raises with the
+    compiler's messages. ``tools``: the tool set's definitions, kept for the tools it calls;
+    ``saved``: the other saved programs, to refuse one that would reach itself."""
     if not _INPUT_DECL.search(source):
         raise SavedProgramError(
             "a saved program declares its input as `type Input struct {…}` and reads it from `in` "
@@ -155,21 +217,152 @@ async def derive(workspace: Workspace, package: Package, name: str, source: str,
     build = await workspace.build(package, split_code(with_input(source, "{}")))
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program does not build:\n{build.output.strip()}")
+    plan = build.plan or Plan(any_tool=("the program could not be analysed",))
+    loop = reaches(name, plan.names(), saved or {})
+    if loop:
+        raise SavedProgramError(f"{name!r} would call itself ({' → '.join(loop)}); a saved program cannot call itself")
     env = {"GOCODE_INPUT_SCHEMA": "1", "GOCODE_SERVERS": "{}", "PATH": os.environ.get("PATH", "")}
     run = await run_program(build.binary, env, Path.cwd(), timeout=_SCHEMA_TIMEOUT, max_output=1 << 20)
     try:
         schema = json.loads(run.output)
     except ValueError:
         raise SavedProgramError(f"the program did not report its input schema: {run.stderr.strip()}") from None
+    output = None
+    if _OUTPUT_DECL.search(source):
+        schema, output = schema["input"], schema["output"]
     first = source.strip().splitlines()[0] if source.strip() else ""
     doc = description or (first[2:].strip() if first.startswith("//") else f"Saved program {name}.")
-    return SavedProgram(name, doc, schema, source)
+    known = tools or {}
+    uses = {f"{s}.{t}": _schemas(known[(s, t)]) for s, t in plan.tools if (s, t) in known}
+    return SavedProgram(name, doc, schema, source, output, tuple(plan.names()), plan.any_tool, uses)
+
+
+def _schemas(info: ToolInfo) -> dict[str, Any]:
+    return {"inputSchema": info.input_schema, "outputSchema": info.output_schema}
+
+
+def reaches(name: str, calls: list[str] | tuple[str, ...], saved: dict[str, SavedProgram]) -> list[str]:
+    """The chain through which a program named ``name`` calling ``calls`` would call itself
+    (``[name, …, name]``), or ``[]`` when it cannot."""
+    prefix = SAVED_SERVER + "."
+
+    def walk(chain: list[str], calls: tuple[str, ...] | list[str]) -> list[str]:
+        for call in calls:
+            if not call.startswith(prefix):
+                continue
+            callee = call.removeprefix(prefix)
+            if callee == name:
+                return [*chain, callee]
+            if callee in chain or callee not in saved:
+                continue
+            found = walk([*chain, callee], saved[callee].calls)
+            if found:
+                return found
+        return []
+
+    return walk([name], calls)
+
+
+def expand_plan(plan: Plan, saved: dict[str, SavedProgram]) -> Plan:
+    """``plan`` with every tool a saved program it calls can reach (through others too): what
+    approving it means. A saved program that may call any tool makes the whole plan "any"."""
+    tools = set(plan.tools)
+    why = list(plan.any_tool)
+    todo = [t for s, t in plan.tools if s == SAVED_SERVER]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in saved:
+            continue
+        seen.add(name)
+        program = saved[name]
+        why += [f"saved program {name}: {r}" for r in program.any_tool]
+        for call in program.calls:
+            server, _, tool = call.partition(".")
+            tools.add((server, tool))
+            if server == SAVED_SERVER:
+                todo.append(tool)
+    if tools == set(plan.tools) and len(why) == len(plan.any_tool):
+        return plan
+    return Plan(tuple(sorted(tools)), tuple(why), plan.unknown)
+
+
+def differences(program: SavedProgram, tools: dict[tuple[str, str], ToolInfo]) -> list[str]:
+    """How the tools ``program`` calls differ from when it was saved (empty: the same)."""
+    if program.uses is None:
+        return []
+    out = []
+    for call in program.calls:
+        server, _, tool = call.partition(".")
+        info = tools.get((server, tool))
+        then = program.uses.get(call)
+        if info is None:
+            out.append(f"{call} is gone")
+        elif then is not None:
+            now = _schemas(info)
+            out += [f"{call}: its {what} changed" for what, key in (("input schema", "inputSchema"),
+                    ("output schema", "outputSchema")) if now[key] != then.get(key)]  # fmt: skip
+    return out
+
+
+def listing(programs: list[SavedProgram]) -> ServerTools:
+    """The saved programs as the tools of the ``saved`` server."""
+    return ServerTools(SAVED_SERVER, tuple(p.info() for p in programs))
+
+
+# Runs one saved program for a program's call: (program, arguments, chain of saved programs
+# the call came through, timeout) -> the tool result.
+RunSaved = Callable[[SavedProgram, dict[str, Any], tuple[str, ...], float], Awaitable[types.CallToolResult]]
+
+
+class SavedCalls:
+    """The ``saved`` server of one run: a :class:`~gocode.mcp.provider.ToolProvider` that runs
+    the saved program called, knowing which saved programs the run is inside (``chain``)."""
+
+    def __init__(self, programs: list[SavedProgram], run: RunSaved, chain: tuple[str, ...] = ()) -> None:
+        self.programs = {p.name: p for p in programs}
+        self._listing = listing(programs)
+        self._run = run
+        self.chain = chain
+
+    @property
+    def name(self) -> str:
+        return SAVED_SERVER
+
+    @property
+    def known_tools(self) -> ServerTools:
+        return self._listing
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any] | None, timeout: float, progress: ProgressFnT | None = None
+    ) -> types.CallToolResult:
+        program = self.programs.get(tool)
+        if program is None:
+            return error_text(f"no saved program {tool!r} (saved: {', '.join(self.programs) or 'none'})")
+        if tool in self.chain:
+            loop = " → ".join([*self.chain[self.chain.index(tool) :], tool])
+            return error_text(f"saved program {tool!r} calls itself ({loop}); a saved program cannot call itself")
+        if len(self.chain) >= MAX_DEPTH:
+            return error_text(
+                f"saved programs nest too deep ({' → '.join([*self.chain, tool])}): at most {MAX_DEPTH} levels"
+            )
+        return await self._run(program, arguments or {}, (*self.chain, tool), timeout)
+
+
+def error_text(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
 async def build_binary(
     workspace: Workspace, package: Package, program: SavedProgram, servers: dict[str, Any], out: Path
 ) -> Path:
     """Write a static binary of ``program`` to ``out`` that runs without gocode."""
+    inner = [c for c in program.calls if c.startswith(SAVED_SERVER + ".")]
+    if inner:
+        raise SavedProgramError(
+            f"{program.name!r} calls other saved programs ({', '.join(inner)}), which only a gocode "
+            "controller runs; a standalone binary cannot"
+        )
     if not workspace.ready:
         workspace.ensure()
     build = await workspace.build(package, split_code(standalone(program.source, servers)))
