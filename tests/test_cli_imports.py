@@ -221,3 +221,44 @@ def _subcommand(cmd: click.Command) -> bool:
         if isinstance(group, click.Group) and cmd in group.commands.values():
             return True
     return False
+
+
+# Runs gocode commands in this interpreter and prints the modules then loaded.
+RUN = """
+import json, sys
+from gocode.cli import main
+for args in json.loads(sys.argv[1]):
+    try:
+        main(args, prog_name="gocode", standalone_mode=False)
+    except SystemExit:
+        pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+# What talking to a server needs, and showing kept listings must not load.
+SDK = {"mcp", "mcp_types", "httpx", "httpx2", "anyio", "starlette", "uvicorn"}
+
+
+def test_showing_kept_listings_does_not_load_the_mcp_sdk(tmp_path: Path) -> None:
+    from gocode.config import parse_config
+    from gocode.mcp.cache import RecentListings
+    from gocode.mcp.listing import Listing
+
+    config_path = tmp_path / "gocode.json"
+    config_path.write_text(json.dumps({"mcpServers": {"w": {"command": str(tmp_path / "no-such-server")}}}))
+    config = parse_config(config_path.read_text(), str(config_path))
+    tools = [{"name": "get_weather", "description": "Weather in a city.", "inputSchema": {"type": "object"}}]
+    RecentListings(tmp_path / "cache" / "recent-tool-lists").save(
+        "w", config.mcp_servers["w"], Listing(tools=tools), "2025-11-25", "w 1.0"
+    )
+    c = ["-c", str(config_path)]
+    lines = [["list", *c], ["describe", *c, "get_weather"], ["search", *c, "weather"]]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GOCODE_CACHE_DIR": str(tmp_path / "cache")}
+    env["GOCODE_SEMANTIC_SEARCH"] = "0"  # the embedding models are search's own, not the SDK
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN, json.dumps(lines)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "starting" not in proc.stderr and proc.stderr.count("as listed up to") == 3, proc.stderr
+    loaded = set(json.loads(proc.stdout.splitlines()[-1]))
+    assert sorted(m for m in loaded if m.split(".")[0] in SDK) == []
