@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test test-fast lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask haproxy clean
+.PHONY: demo test test-fast lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask bench-cli haproxy clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,9 @@ bench-play: setup
 	$(BIN)/python bench/play.py
 bench-ask: setup
 	$(BIN)/python bench/ask_tokens.py --more
+# How fast the command line answers: --help, list/search/describe from kept listings, a one-off exec.
+bench-cli: setup
+	$(BIN)/python bench/cli.py
 
 smoke: setup
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml

@@ -38,8 +38,8 @@ from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver, refused, t
 from gocode.run.env import unsandboxed_env
 from gocode.run.runner import LineFn, RunResult, head_and_tail, kept_label, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for, process_limit
-from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
+from gocode.schema.kept import package_for
 from gocode.schema.media import returns_media
 from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, expand_plan
 from gocode.tools.saved import listing as saved_listing
@@ -272,7 +272,7 @@ class CodeMode:
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
         inferred = self._typed_outputs(view)
         view = with_inferred_outputs(view, inferred)
-        package = build_package(view.code_tools)
+        package = package_for(view.code_tools)  # built once per tool set and gocode, then read back
         infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
         self._view, self._package, self._allowed, self._infos = view, package, frozenset(infos), infos

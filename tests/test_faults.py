@@ -543,3 +543,19 @@ def test_list_search_describe_answer_from_kept_listings_without_starting_servers
     assert "s" in got.from_cache and "as listed up to" in said[0] and "--refresh" in said[0]
     recent.save("s", server, Listing(tools=listing.tools, ttl_ms=0), "2025-11-25", "")
     assert recent.load("s", server) is None
+
+
+def test_list_says_a_kept_listing_is_too_old_when_it_starts_the_server(tmp_path):
+    """A kept listing older than the limit is not used: the server is started, and the message
+    says why (here the command does not exist, so the server is reported as failed)."""
+    from gocode.mcp.browse import browse
+    from gocode.mcp.cache import RecentListings
+
+    recent = RecentListings(tmp_path)
+    config = config_from({"s": {"command": str(tmp_path / "no-such-server")}})
+    listing = Listing(tools=[{"name": "ping", "inputSchema": {"type": "object"}}])
+    recent.save("s", config.mcp_servers["s"], listing, "2025-11-25", "wild 1.0")
+    said: list[str] = []
+    got = asyncio.run(browse(config, recent=recent, max_age=0.001, progress=said.append))
+    assert said == ["starting 1 server to list their tools (their kept listings are older than 0 s)"]
+    assert not got.servers and list(got.failures) == ["s"]

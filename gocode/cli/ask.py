@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from gocode.cli.app import config_option, handle_errors, main
+from gocode.cli.app import config_option, handle_errors
 
 
-@main.command()
+@click.command()
 @click.argument("prompt")
 @config_option
 @click.option("--model", "model", envvar="GOCODE_MODEL", show_envvar=True, help="Model ref in models[] to ask.")

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.app import _err, _progress, handle_errors, main
+from gocode.cli.app import _err, _progress, handle_errors
 from gocode.errors import GocodeError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 
-@main.group()
+@click.group()
 def cache() -> None:
     """The cache of workspaces and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
 
@@ -130,7 +130,7 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
     sys.exit(1 if doc["errors"] else 0)
 
 
-@main.command()
+@click.command()
 @click.option("--force", is_flag=True, help="Rebuild even if the workspace is ready.")
 @handle_errors
 def warmup(force: bool) -> None:

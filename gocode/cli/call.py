@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.app import _err, config_option, handle_errors, main, model_option
+from gocode.cli.app import _err, config_option, handle_errors, model_option
 
 if TYPE_CHECKING:
     import mcp_types as types
 
 
-@main.command("call")
+@click.command("call")
 @config_option
 @model_option
 @click.argument("server")
@@ -34,6 +32,9 @@ def call_cmd(
     """Call one tool of a server: `gocode call weather get_weather city=Paris`. KEY=VALUE values are
     read as the tool's schema types them. Exit 0; 1 when the tool reports an error; 2 when it
     could not be called (bad arguments are refused before the call, with the tool's Go declaration)."""
+    import asyncio
+    from pathlib import Path
+
     from gocode.config import load_config
     from gocode.tools import call as call_mod
 

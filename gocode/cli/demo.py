@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 
 import click
 
-from gocode.cli.app import _progress, handle_errors, main
+from gocode.cli.app import _progress, handle_errors
 
 
-@main.command("demo-server", context_settings={"ignore_unknown_options": True})
+@click.command("demo-server", context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def demo_server_cmd(args: tuple[str, ...]) -> None:
     """Run the bundled demo weather MCP server (stdio; `--transport http --port P` for HTTP).
@@ -26,7 +25,7 @@ def demo_server_cmd(args: tuple[str, ...]) -> None:
     demo_server.main(list(args))
 
 
-@main.command()
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option(
     "--sandbox",
@@ -38,6 +37,8 @@ def demo_server_cmd(args: tuple[str, ...]) -> None:
 @handle_errors
 def demo(as_json: bool, sandbox: str) -> None:
     """Run CPE's weather example against the bundled demo server through execute_go_code."""
+    import asyncio
+
     from gocode.demo.runner import DEMO_CODE, run_demo
 
     result, declarations, times = asyncio.run(run_demo(sandbox, _progress))

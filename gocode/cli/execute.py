@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from gocode.cli.app import _err, _progress, config_option, handle_errors, main, model_option
+from gocode.cli.app import _err, _progress, config_option, handle_errors, model_option
 
 if TYPE_CHECKING:
     from gocode.config import Config
 
 
 def _read_code(source: str) -> str:
+    from pathlib import Path
+
     if source == "-":
         return sys.stdin.read()
     try:
@@ -25,7 +25,7 @@ def _read_code(source: str) -> str:
         raise click.UsageError(f"cannot read {source}: {exc}") from None
 
 
-@main.command("exec")
+@click.command("exec")
 @config_option
 @model_option
 @click.option(
@@ -65,6 +65,8 @@ def exec_cmd(
     source: str | None,
 ) -> None:
     """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
+    import asyncio
+
     from gocode.config import load_config
     from gocode.toolbox import replay_offline
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import click
 
-from gocode.cli.app import _progress, config_option, handle_errors, main, model_option
+from gocode.cli.app import _progress, config_option, handle_errors, model_option
 
 
-@main.group()
+@click.group()
 def sandbox() -> None:
     """The opt-in sandbox for model programs (codeMode.sandbox)."""
 
@@ -26,6 +25,7 @@ def sandbox_doctor(config_path: str | None, model: str | None, as_json: bool) ->
     The process limit per run follows the config's codeMode.limits (user, uidRange) when a
     config is given or ./gocode.yaml exists, else the defaults.
     """
+    import asyncio
     from pathlib import Path
 
     from gocode.compile.workspace import Workspace

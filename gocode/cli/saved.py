@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from pathlib import Path
 
 import click
 
-from gocode.cli.app import _err, config_option, handle_errors, main, model_option
+from gocode.cli.app import _err, config_option, handle_errors, model_option
 from gocode.cli.execute import _read_code
 
 
-@main.command("save")
+@click.command("save")
 @config_option
 @model_option
 @click.option("--description", default="", help="The tool's description (default: the code's first // comment).")
@@ -23,6 +21,8 @@ from gocode.cli.execute import _read_code
 @handle_errors
 def save_cmd(config_path: str | None, model: str | None, description: str, force: bool, name: str, source: str) -> None:
     """Keep the Go program in FILE as the tool NAME (it declares `type Input struct` and reads `in`)."""
+    import asyncio
+
     from gocode.config import load_config
     from gocode.toolbox import Toolbox
     from gocode.tools.saved import SavedProgramError, SaveRequest
@@ -43,7 +43,7 @@ def save_cmd(config_path: str | None, model: str | None, description: str, force
     click.echo(json.dumps(answer))
 
 
-@main.command("saved")
+@click.command("saved")
 @click.option("--json", "as_json", is_flag=True, help="Print the tool definitions as JSON.")
 def saved_cmd(as_json: bool) -> None:
     """List the saved programs."""
@@ -56,7 +56,7 @@ def saved_cmd(as_json: bool) -> None:
         click.echo(f"{p.name}\t{p.description}")
 
 
-@main.command("build")
+@click.command("build")
 @config_option
 @model_option
 @click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The binary to write.")
@@ -68,6 +68,9 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
     It starts (or dials) the config's servers itself; its input is the JSON in $GOCODE_INPUT or
     its first argument; $GOCODE_SERVERS overrides the servers built into it.
     """
+    import asyncio
+    from pathlib import Path
+
     from gocode.codemode import CodeMode, server_spec
     from gocode.config import KEEP_REFERENCES, load_config
     from gocode.tools.saved import SavedProgramError, SavedStore, build_binary

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from gocode.cli.app import _err, _progress, _setup_logging, config_option, handle_errors, main, model_option
+from gocode.cli.app import _err, _progress, _setup_logging, config_option, handle_errors, model_option
 from gocode.serve.guard import DEFAULT_MAX_BODY
 
 if TYPE_CHECKING:
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
     from gocode.serve import server as server_mod
 
 
-@main.command()
+@click.command()
 @config_option
 @model_option
 @click.option(
@@ -95,6 +94,8 @@ def serve(
     Over HTTP it also answers /healthz, /readyz and /metrics (see docs/operations.md).
     Binding anything but loopback needs a token (--token or $GOCODE_TOKEN).
     """
+    import asyncio
+
     from gocode.config import load_config
     from gocode.serve import server as server_mod
     from gocode.serve.guard import is_loopback

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from pathlib import Path
 
 import click
 
-from gocode.cli.app import _err, _progress, config_option, handle_errors, main, model_option
+from gocode.cli.app import _err, _progress, config_option, handle_errors, model_option
 
 
-@main.command()
+@click.command()
 @config_option
 @model_option
 @click.option(
@@ -44,6 +42,9 @@ def smoke(
     leading comments: `// want: LINE`, `// want-match: REGEXP`, `// want-error: PHASE [REGEXP]`,
     `// timeout: SECONDS` (or exact output in NAME.out next to NAME.go).
     """
+    import asyncio
+    from pathlib import Path
+
     from gocode import junit
     from gocode import smoke as smoke_mod
     from gocode.compile.workspace import Workspace

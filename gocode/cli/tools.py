@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from gocode.cli.app import _err, _progress, config_option, handle_errors, main, model_option
+from gocode.cli.app import _err, _progress, config_option, handle_errors, model_option
 from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:
@@ -25,7 +23,7 @@ refresh_option = click.option(
 )
 
 
-@main.command("list")
+@click.command("list")
 @config_option
 @model_option
 @refresh_option
@@ -33,6 +31,8 @@ refresh_option = click.option(
 @handle_errors
 def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json: bool) -> None:
     """List each server's tools, and which are in code mode for a model."""
+    import asyncio
+
     from gocode.codemode import code_mode_on, code_mode_reason, split_tools
     from gocode.config import load_config
     from gocode.mcp.browse import browse
@@ -101,7 +101,7 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
         sys.exit(2)
 
 
-@main.command()
+@click.command()
 @config_option
 @model_option
 @click.option(
@@ -113,6 +113,9 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
 @handle_errors
 def generate(config_path: str | None, model: str | None, out_dir: str | None) -> None:
     """Print the Go declarations the model sees; with --out, write the bindings too."""
+    import asyncio
+    from pathlib import Path
+
     from gocode.codemode import CodeMode
     from gocode.compile.workspace import write_bindings_module
     from gocode.config import load_config
@@ -135,6 +138,8 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
 
 
 def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> CodeMode:
+    import asyncio
+
     from gocode.codemode import CodeMode
     from gocode.config import load_config
     from gocode.mcp.browse import browse
@@ -147,7 +152,7 @@ def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> Cod
     return cm
 
 
-@main.command()
+@click.command()
 @config_option
 @model_option
 @refresh_option
@@ -186,7 +191,7 @@ def search(
         sys.exit(1)
 
 
-@main.command()
+@click.command()
 @config_option
 @model_option
 @refresh_option

@@ -6,11 +6,11 @@ import json
 
 import click
 
-from gocode.cli.app import _err, config_option, handle_errors, main, model_option
+from gocode.cli.app import _err, config_option, handle_errors, model_option
 from gocode.cli.cache import _human
 
 
-@main.group("workspace")
+@click.group("workspace")
 def workspace_group() -> None:
     """The directories programs keep files in between calls (codeMode.workspace; docs/workspace.md)."""
 

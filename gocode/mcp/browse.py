@@ -51,6 +51,7 @@ async def browse(
     now = time.time()
     result = DiscoveryResult()
     missing: list[str] = []
+    stale = 0
     for name, server in sorted(config.mcp_servers.items()):
         hit = None if refresh or age <= 0 else recent.load(name, server)
         if hit is not None and 0 <= now - hit.listed < age:
@@ -58,6 +59,7 @@ async def browse(
             result.from_cache[name] = hit.listed
         else:
             missing.append(name)
+            stale += hit is not None
     say = progress or (lambda _: None)
     if result.from_cache:
         oldest = now - min(result.from_cache.values())
@@ -67,7 +69,12 @@ async def browse(
             "(--refresh lists them again)"
         )
     if missing:
-        why = "as asked" if refresh else "no recent listing kept"
+        if refresh:
+            why = "as asked"
+        elif stale == len(missing):
+            why = f"their kept listings are older than {_ago(age)}"
+        else:
+            why = "no recent listing kept"
         say(f"starting {len(missing)} server{'s' if len(missing) != 1 else ''} to list their tools ({why})")
         from gocode.mcp.discovery import discover  # the MCP SDK, only when a server is started
 

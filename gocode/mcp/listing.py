@@ -19,7 +19,6 @@ from pydantic import ValidationError
 
 from gocode.config import ServerConfig
 from gocode.errors import DiscoveryError
-from gocode.mcp import sdk_private
 from gocode.toolset import ServerTools, ToolInfo
 
 if TYPE_CHECKING:  # the SDK is imported where a session is used: showing cached tools needs none
@@ -73,6 +72,8 @@ async def list_tools(client: Client) -> Listing:
 async def _raw_list(client: Client, cursor: str | None) -> dict[str, Any]:
     # Raw: the session's own send_request validates the whole result first (the failure this
     # module exists to avoid).
+    from gocode.mcp import sdk_private
+
     raw = await sdk_private.raw_request(client.session, "tools/list", {"cursor": cursor} if cursor else None)
     if not isinstance(raw, dict):
         raise DiscoveryError(f"tools/list answered with {type(raw).__name__}, not an object")
@@ -80,10 +81,12 @@ async def _raw_list(client: Client, cursor: str | None) -> dict[str, Any]:
 
 
 def absorb(client: Client, tools: list[dict[str, Any]]) -> None:
-    import mcp_types as types
-
     """Tell the SDK session about the tools, as its own listing would have (the output schemas
     it checks results against), so calling a tool never makes it list them again."""
+    import mcp_types as types
+
+    from gocode.mcp import sdk_private
+
     models = []
     for t in tools:
         try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-import secrets
 import time
 from typing import Any
 
@@ -23,6 +22,8 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"messa
 
 
 def new_request_id() -> str:
+    import secrets  # here: every command sets up logging, and secrets loads random and hmac
+
     return secrets.token_hex(8)
 
 

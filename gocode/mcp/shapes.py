@@ -26,12 +26,13 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from gocode.config import ServerConfig
 from gocode.mcp.cache import ListingCache
+
+if TYPE_CHECKING:  # the SDK's types load with the first result observed: showing tools needs none
+    import mcp_types as types
 
 SAMPLE_LINES = 6  # lines of a text result kept
 LINE_CHARS = 100  # each cut to this
@@ -274,6 +275,8 @@ class ToolShape:
     text: list[str] = field(default_factory=list)  # the latest text result's first lines, redacted
 
     def observe(self, result: types.CallToolResult) -> None:
+        import mcp_types as types
+
         value = result.structured_content
         text = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
         # Text beside an image or a resource is not the whole result: no JSON sample, no type.

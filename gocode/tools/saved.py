@@ -37,10 +37,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import mcp_types as types
-from mcp.shared.dispatcher import ProgressFnT
+from typing import TYPE_CHECKING, Any
 
 from gocode.compile.workspace import Workspace
 from gocode.errors import GocodeError
@@ -51,6 +48,10 @@ from gocode.run.runner import run_program
 from gocode.schema.ir import Package
 from gocode.schema.names import go_string
 from gocode.toolset import ServerTools, ToolInfo
+
+if TYPE_CHECKING:  # the SDK loads with the first call: showing tools (gocode list) needs none
+    import mcp_types as types
+    from mcp.shared.dispatcher import ProgressFnT
 
 SAVED_DIR = "saved"
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -312,7 +313,7 @@ def listing(programs: list[SavedProgram]) -> ServerTools:
 
 # Runs one saved program for a program's call: (program, arguments, chain of saved programs
 # the call came through, timeout) -> the tool result.
-RunSaved = Callable[[SavedProgram, dict[str, Any], tuple[str, ...], float], Awaitable[types.CallToolResult]]
+RunSaved = Callable[[SavedProgram, dict[str, Any], tuple[str, ...], float], Awaitable["types.CallToolResult"]]
 
 
 class SavedCalls:
@@ -350,6 +351,8 @@ class SavedCalls:
 
 
 def error_text(message: str) -> types.CallToolResult:
+    import mcp_types as types
+
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 

@@ -391,6 +391,15 @@ def _server_names(tools: list[ToolEntry]) -> dict[str, frozenset[int]]:
     return {w: frozenset(ids) for w, ids in out.items()}
 
 
+@dataclass(frozen=True)
+class _Lexical:
+    schema: Any
+    searcher: Any
+    terms: list[frozenset[str]]  # per entry: the words it mentions at all (the coverage factor)
+    named: dict[str, frozenset[int]]  # per word: the entries of the servers it names
+    name_terms: list[frozenset[str]]  # per entry: its name's words, its server's words aside
+
+
 class SearchIndex:
     """BM25 over one tool set, in memory, fused with a ranking by meaning when the embedding
     model is installed (:mod:`gocode.view.semantic`). Immutable once built; safe to share
@@ -403,15 +412,36 @@ class SearchIndex:
         self._semantic = semantic and bool(self.entries)
         self._loaded: tuple[list[Any], list[Any]] | None = None
         self._load_lock = threading.Lock()
+        # BM25's index is built on the first query too: a lookup by name needs only the table below.
+        self._lexical: _Lexical | None = None
+        self._lexical_lock = threading.Lock()
+        self._by_name: dict[str, list[int]] = {}
+        for i, e in enumerate(self.entries):
+            for key in {fold(e.tool), fold(e.function), fold(e.server) + "." + fold(e.tool)}:
+                self._by_name.setdefault(key, []).append(i)
+            self._by_name.setdefault(fold(e.server) + "." + fold(e.function), []).append(i)
+
+    @classmethod
+    def build(cls, toolset: ToolSet, package: Package, *, semantic: bool = True) -> SearchIndex:
+        return cls(entries(toolset, package), semantic=semantic)
+
+    def _lex(self) -> _Lexical:
+        """BM25's index, what each tool mentions and the names of servers, built once."""
+        with self._lexical_lock:
+            if self._lexical is None:
+                self._lexical = self._build_lexical()
+            return self._lexical
+
+    def _build_lexical(self) -> _Lexical:
         schema_builder = tantivy.SchemaBuilder()
         schema_builder.add_unsigned_field("id", stored=True, indexed=False)
         for name in _BOOSTS:
             schema_builder.add_text_field(name, tokenizer_name=_TOKENIZER, index_option="freq")
-        self._schema = schema_builder.build()
-        self._index = tantivy.Index(self._schema)
-        self._index.register_tokenizer(_TOKENIZER, _analyzer())
-        writer = self._index.writer(15_000_000, 1)
-        self._terms: list[frozenset[str]] = []
+        schema = schema_builder.build()
+        index = tantivy.Index(schema)
+        index.register_tokenizer(_TOKENIZER, _analyzer())
+        writer = index.writer(15_000_000, 1)
+        terms: list[frozenset[str]] = []
         for i, e in enumerate(self.entries):
             desc = e.description
             head = first_sentence(desc)[:_DESC_HEAD_CHARS]
@@ -428,32 +458,23 @@ class SearchIndex:
                 doc.add_text(field, text)
             writer.add_document(doc)
             # Which words a tool mentions at all, for the coverage factor in search().
-            self._terms.append(frozenset(_analyzer().analyze(" ".join(fields.values()))))
+            terms.append(frozenset(_analyzer().analyze(" ".join(fields.values()))))
         writer.commit()
         writer.wait_merging_threads()
-        self._index.reload()
-        self._searcher = self._index.searcher()
-        self._named = _server_names(self.entries)
+        index.reload()
+        searcher = index.searcher()
+        named = _server_names(self.entries)
         # The words of each tool's name that say what it does: not the words naming its server
         # (git_…, jira_…), which every tool of the server shares.
         naming: dict[int, set[str]] = {}
-        for w, ids in self._named.items():
+        for w, ids in named.items():
             for i in ids:
                 naming.setdefault(i, set()).add(w)
-        self._name_terms: list[frozenset[str]] = []
+        name_terms: list[frozenset[str]] = []
         for i, e in enumerate(self.entries):
             drop = set(_analyzer().analyze(prepare(" ".join([e.server, *naming.get(i, ())]))))
-            terms = [t for t in _analyzer().analyze(prepare(e.tool)) if t not in drop]
-            self._name_terms.append(frozenset(terms))
-        self._by_name: dict[str, list[int]] = {}
-        for i, e in enumerate(self.entries):
-            for key in {fold(e.tool), fold(e.function), fold(e.server) + "." + fold(e.tool)}:
-                self._by_name.setdefault(key, []).append(i)
-            self._by_name.setdefault(fold(e.server) + "." + fold(e.function), []).append(i)
-
-    @classmethod
-    def build(cls, toolset: ToolSet, package: Package, *, semantic: bool = True) -> SearchIndex:
-        return cls(entries(toolset, package), semantic=semantic)
+            name_terms.append(frozenset(t for t in _analyzer().analyze(prepare(e.tool)) if t not in drop))
+        return _Lexical(schema, searcher, terms, named, name_terms)
 
     @property
     def ranker(self) -> str:
@@ -469,7 +490,9 @@ class SearchIndex:
         return self._embeddings()[1]
 
     def load_models(self) -> None:
-        """Load the embedding models and embed the tools now (a server's warm-up), not on a query."""
+        """Build BM25's index, load the embedding models and embed the tools now (a server's
+        warm-up), not on a query."""
+        self._lex()
         self._embeddings()
 
     def _embeddings(self) -> tuple[list[Any], list[Any]]:
@@ -512,7 +535,7 @@ class SearchIndex:
         named = self.named(query)
         own_set, related_set = set(own), set(related)
         bonus = {i: _NAMED_BONUS + _NAME_SHARE * self._name_cover(i, own_set, related_set) for i in named}
-        covered = max((len(base & self._terms[i]) / len(base) for i, _ in lexical), default=0.0)
+        covered = max((len(base & self._lex().terms[i]) / len(base) for i, _ in lexical), default=0.0)
         # A query naming a server fits it: it asks for that server's tools, in words or not.
         fits = covered >= 0.5 or bool(named)
         if not self._models or not analysed:
@@ -547,7 +570,7 @@ class SearchIndex:
     def _name_cover(self, i: int, own: set[str], related: set[str]) -> float:
         """How much of a tool's name the query says: the share of its name's words (server
         words aside) among the query's own terms, a related term counting _RELATED_BOOST."""
-        terms = self._name_terms[i]
+        terms = self._lex().name_terms[i]
         if not terms:
             return 0.0
         return sum(1.0 if t in own else _RELATED_BOOST if t in related else 0.0 for t in terms) / len(terms)
@@ -557,7 +580,7 @@ class SearchIndex:
         raw = [w.lower() for w in _WORD.findall(query) if w.lower() not in _NOT_NAMES]
         out: set[int] = set()
         for w in raw + [a + b for a, b in itertools.pairwise(raw)]:
-            out |= self._named.get(w, frozenset())
+            out |= self._lex().named.get(w, frozenset())
         return frozenset(out)
 
     def _meaning(self, query: str) -> tuple[Any, Any]:
@@ -579,20 +602,21 @@ class SearchIndex:
     ) -> list[tuple[int, float]]:
         """(entry index, score) by BM25 with the coverage factor over the query words ``base``,
         best first (at most _RERANK_DEPTH); ``extra`` terms at their own weights."""
+        lex = self._lex()
         weighted = [(t, 1.0) for t in own] + [(t, _RELATED_BOOST) for t in related] + list((extra or {}).items())
         clauses = [
-            (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, f, t), boost * w))
+            (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(lex.schema, f, t), boost * w))
             for f, boost in _BOOSTS.items()
             for t, w in weighted
         ]
         query_obj = tantivy.Query.boolean_query(clauses)
-        hits = self._searcher.search(query_obj, max(limit, _RERANK_DEPTH)).hits
-        ids = [self._searcher.doc(addr)["id"][0] for _, addr in hits]
+        hits = lex.searcher.search(query_obj, max(limit, _RERANK_DEPTH)).hits
+        ids = [lex.searcher.doc(addr)["id"][0] for _, addr in hits]
         # BM25 sums per-term scores, so one rare word in a short name can outweigh a tool that
         # matches most of the request; weight each score by the share of the query's words the
         # tool mentions anywhere (Lucene's classic "coord" factor).
         scored = [
-            (score * (len(base & self._terms[i]) / len(base)) ** _COVERAGE_POWER, -rank, i)
+            (score * (len(base & lex.terms[i]) / len(base)) ** _COVERAGE_POWER, -rank, i)
             for rank, ((score, _), i) in enumerate(zip(hits, ids, strict=True))
         ]
         scored.sort(reverse=True)
