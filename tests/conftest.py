@@ -36,6 +36,8 @@ from gocode.view.modelview import render_full
 ROOT = Path(__file__).resolve().parent.parent
 # Programs keep files in a workspace (docs/workspace.md): the tests' own, never the user's.
 os.environ.setdefault("GOCODE_WORKSPACES", tempfile.mkdtemp(prefix="gocode-test-workspaces-"))
+# Tests on caches of their own do not leave a standard-library compile running behind them.
+os.environ.setdefault("GOCODE_STD_BACKGROUND", "0")
 # Property tests without their own example count: 300 random examples in the full run; `make
 # test-fast` passes --hypothesis-profile=fast, whose 60 keep the fast lane under a minute.
 settings.register_profile("full", max_examples=300)

@@ -65,8 +65,6 @@ MIN_GO = (1, 25)
 WORKSPACE_LAYOUT = "2"
 # Written when the whole standard library is compiled (in the background after the first set-up).
 STD_MARK = ".std"
-# GOCODE_STD_BACKGROUND=0: never start the background compile (std is then compiled by `gocode warmup`).
-STD_IN_BACKGROUND = os.environ.get("GOCODE_STD_BACKGROUND", "1") != "0"
 FIRST_BUILD_NOTE = "first time: about a minute on 2 cores"
 BUILD_FLAGS = ("-trimpath", "-ldflags=-s -w", "-buildvcs=false")
 # `go list -export` compiles what it lists: with the flags of the builds (the link flags aside),
@@ -299,7 +297,8 @@ class Workspace:
         """Start compiling the rest of the standard library in a detached, low-priority process
         (once per process; it outlives this one, and two processes never both run it). Called
         after a build, so it never competes with the compile a first call waits for."""
-        if self._std_started or not STD_IN_BACKGROUND or self.std_ready:
+        # GOCODE_STD_BACKGROUND=0: never (the standard library is then compiled by `gocode warmup`).
+        if self._std_started or os.environ.get("GOCODE_STD_BACKGROUND") == "0" or self.std_ready:
             return
         self._std_started = True
         if not os.access(self.dir, os.W_OK) or not os.access(self.cache / "go-build", os.W_OK):
