@@ -51,10 +51,11 @@ test: setup lint
 
 # Unit, golden and property tests only (marked `fast`: no Go builds, no servers); `make test`
 # runs them too, with everything else. Only the files that hold a fast test are collected:
-# importing the others (framework integrations, servers) cost most of the lane's time.
+# importing the others (framework integrations, servers) cost most of the lane's time. The
+# random-schema property test runs 60 examples here (300 in `make test`).
 FAST_FILES = $(shell grep -l 'mark\.fast' tests/test_*.py)
 test-fast: $(BIN)/gocode lint
-	$(BIN)/pytest -q -p no:cacheprovider -m fast $(FAST_FILES)
+	$(BIN)/pytest -q -p no:cacheprovider -m fast --hypothesis-profile=fast $(FAST_FILES)
 
 bench: setup
 	$(BIN)/python bench/run.py

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import settings
 
 from gocode.codemode import CodeMode
 from gocode.compile.workspace import Workspace
@@ -35,6 +36,13 @@ from gocode.view.modelview import render_full
 ROOT = Path(__file__).resolve().parent.parent
 # Programs keep files in a workspace (docs/workspace.md): the tests' own, never the user's.
 os.environ.setdefault("GOCODE_WORKSPACES", tempfile.mkdtemp(prefix="gocode-test-workspaces-"))
+# Tests on caches of their own do not leave a standard-library compile running behind them.
+os.environ.setdefault("GOCODE_STD_BACKGROUND", "0")
+# Property tests without their own example count: 300 random examples in the full run; `make
+# test-fast` passes --hypothesis-profile=fast, whose 60 keep the fast lane under a minute.
+settings.register_profile("full", max_examples=300)
+settings.register_profile("fast", max_examples=60)
+settings.load_profile("full")
 EVERYTHING = ROOT / ".cache" / "npm" / "node_modules" / ".bin" / "mcp-server-everything"
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
 
@@ -66,7 +74,8 @@ def need(path: Path) -> str:
 @pytest.fixture(scope="session")
 def workspace() -> Workspace:
     ws = Workspace()
-    ws.ensure(lambda msg: print(msg, file=sys.stderr))
+    # Complete (as `gocode warmup` makes it): direct builds then see the whole standard library.
+    ws.warmup(lambda msg: print(msg, file=sys.stderr), full=True)
     return ws
 
 

@@ -4,10 +4,13 @@ and real servers' tool lists (tests/corpus/real, snapshots of tools/list). Each 
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
+from gocode.schema.builder import build_package
+from gocode.schema.ir import Package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -46,6 +49,12 @@ def load_all() -> ToolSet:
         prefix = corpus_id(path).replace("-", "_") + "_"
         servers.extend(load(path, prefix).servers)
     return ToolSet(tuple(servers))
+
+
+@functools.cache
+def all_package() -> Package:
+    """The Go package of :func:`load_all`, built once per test session (it is immutable)."""
+    return build_package(load_all())
 
 
 def schemas(path: Path) -> list[tuple[str, str, Any]]:

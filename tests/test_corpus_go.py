@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from gocode.schema.builder import build_package
 from tests.conftest import assert_go_package_clean
-from tests.corpus_data import load_all
+from tests.corpus_data import all_package
 
 pytestmark = pytest.mark.go
 
 
 def test_corpus_compiles_vets_and_is_gofmt_clean(workspace, tmp_path):
-    pkg = build_package(load_all())
+    pkg = all_package()
     assert len(pkg.funcs) >= 150  # the real servers alone list that many tools
     assert_go_package_clean(workspace, pkg, tmp_path)

@@ -18,7 +18,7 @@ from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view import tokens
 from gocode.view.disclosure import choose
 from gocode.view.modelview import render_full, render_funcs, render_index, render_names
-from tests.corpus_data import CORPUS, load, load_all
+from tests.corpus_data import CORPUS, all_package, load, load_all
 
 PATH_SCHEMA = {
     "type": "object",
@@ -165,7 +165,7 @@ def test_untrusted_names_and_descriptions_cannot_break_the_view(evil):
 
 @pytest.mark.fast
 def test_every_name_the_view_shows_is_declared_by_the_program():
-    pkg = build_package(load_all())
+    pkg = all_package()
     view = render_full(pkg)
     shown = set(re.findall(r"^type (\w+)", view, re.M))
     shown |= set(re.findall(r"^func (\w+)\(", view, re.M)) - {"ptr"}
@@ -179,7 +179,7 @@ def test_every_name_the_view_shows_is_declared_by_the_program():
 @pytest.mark.fast
 def test_a_program_declares_only_the_names_its_code_writes():
     """A large tool set has thousands of names; each one declared costs every build."""
-    pkg = build_package(load_all())
+    pkg = all_package()
     plain = render_main(pkg, Prepared(body='fmt.Println("no tools")'), "model.go")
     assert "gocodetools" not in plain and not re.findall(r"^(?:type|const|var) \w+ =", plain, re.M)
     uses = render_main(pkg, Prepared(body="out := must(getCurrentTime(ctx, GetCurrentTimeInput{}))"), "model.go")

@@ -16,9 +16,8 @@ import pytest
 
 from gocode.codemode import CodeMode
 from gocode.config import Config
-from gocode.schema.builder import build_package
 from gocode.view.modelview import render_full
-from tests.corpus_data import CORPUS, load, load_all
+from tests.corpus_data import CORPUS, all_package, load, load_all
 
 pytestmark = pytest.mark.go
 
@@ -65,6 +64,6 @@ def test_a_tool_own_type_name_still_compiles_after_dedup(workspace):
 
 def test_the_full_view_is_gofmt_clean(tmp_path):
     view = tmp_path / "view.go"
-    view.write_text('package x\n\nimport "context"\n\n' + render_full(build_package(load_all())))
+    view.write_text('package x\n\nimport "context"\n\n' + render_full(all_package()))
     fmt = subprocess.run(["gofmt", "-l", str(view)], capture_output=True, text=True)
     assert fmt.returncode == 0 and fmt.stdout == "", fmt.stdout + fmt.stderr

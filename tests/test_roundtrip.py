@@ -21,9 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from gocode.program.modelcode import split_code
-from gocode.schema.builder import build_package
 from gocode.schema.schemahelp import _valid_tag_name
-from tests.corpus_data import corpus_files, corpus_id, load_all, schemas
+from tests.corpus_data import all_package, corpus_files, corpus_id, schemas
 
 pytestmark = pytest.mark.go
 
@@ -99,7 +98,7 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
 
 def _targets() -> tuple[Any, list[tuple[str, str, Any]]]:
     """The combined corpus package and (id, Go type, schema) for every object schema."""
-    pkg = build_package(load_all())
+    pkg = all_package()
     funcs = {(f.server, f.tool): f for f in pkg.funcs}
     out = []
     for path in corpus_files():

@@ -94,7 +94,8 @@ def toolset(batch: list[ToolInfo]) -> ToolSet:
 
 
 @pytest.mark.fast
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+# As many examples as the profile says (tests/conftest.py): 300, or 60 in `make test-fast`.
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(tools(), min_size=1, max_size=4))
 def test_random_schemas_render_deterministically(batch: list[ToolInfo]):
     batch = list({(t.server, t.name): t for t in batch}.values())  # a server's tool names are unique

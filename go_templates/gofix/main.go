@@ -4,7 +4,7 @@
 // It is a long-lived helper: one JSON request per line on stdin, one JSON answer per line on
 // stdout, in order. Requests:
 //
-//	{"op":"prepare","code":"…","filename":"model.go","predeclared":["getWeather",…],"importcfg":"/…/std.importcfg"}
+//	{"op":"prepare","code":"…","filename":"model.go","predeclared":["getWeather",…],"importcfg":"/…/std.importcfg","known":"/…/std.list"}
 //	{"op":"check","src":"…main.go…","importcfg":"/…/importcfg","lang":"go1.25"}
 //	{"op":"preload","predeclared":["fmt",…],"importcfg":"/…/importcfg"}
 //
@@ -12,7 +12,9 @@
 // statements, adds the standard-library imports the code uses (by symbol, as goimports does)
 // and drops imports it does not use. check type-checks a rendered main.go against the export
 // data named by an importcfg, so only code that type-checks is compiled and linked; its
-// answer also names the tools the program can call (plan.go).
+// answer also names the tools the program can call (plan.go). known (optional) lists more
+// packages a program may import, one per line, whose export data is not built yet: prepare
+// accepts and adds them, and check then says it could not import them.
 package main
 
 import (
@@ -28,6 +30,7 @@ type request struct {
 	Filename    string   `json:"filename"`
 	Predeclared []string `json:"predeclared"`
 	Importcfg   string   `json:"importcfg"`
+	Known       string   `json:"known"`
 	Src         string   `json:"src"`
 	Lang        string   `json:"lang"`
 }
@@ -71,7 +74,9 @@ func handle(req *request) (answer any) {
 		if req.Filename == "" {
 			req.Filename = "model.go"
 		}
-		return prepare(req.Code, req.Filename, req.Predeclared, loadImportcfg(req.Importcfg))
+		haveStd := loadImportcfg(req.Importcfg)
+		loadKnown(req.Known)
+		return prepare(req.Code, req.Filename, req.Predeclared, haveStd)
 	case "check": // the answer carries the plan too (plan.go); with no importcfg, only the plan
 		return check(req.Src, loadImportcfg(req.Importcfg), req.Lang)
 	case "preload": // export data of packages most programs use, so the first real check is fast

@@ -21,7 +21,7 @@ const errgroupPath = "golang.org/x/sync/errgroup"
 // one path→file table can serve them all.
 var (
 	mu       sync.Mutex
-	files    = map[string]string{} // import path -> export data file
+	files    = map[string]string{} // import path -> export data file ("" when known but not built yet)
 	loaded   = map[string]bool{}   // importcfg files already read
 	byName   map[string][]string   // package name -> importable paths (standard library + errgroup)
 	fset     = token.NewFileSet()
@@ -34,7 +34,7 @@ func init() { imp = newImporter() }
 func newImporter() types.Importer {
 	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
 		name, ok := files[path]
-		if !ok {
+		if !ok || name == "" {
 			return nil, os.ErrNotExist
 		}
 		return os.Open(name)
@@ -86,6 +86,31 @@ func loadImportcfg(path string) bool {
 	loaded[key] = true
 	byName = nil
 	return true
+}
+
+// loadKnown adds the import paths listed in a file (one per line) as importable although no
+// export data is listed for them yet: the standard library while it is still being compiled.
+func loadKnown(path string) {
+	if path == "" {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	key := "known\x00" + path
+	if loaded[key] {
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	for _, p := range strings.Fields(string(data)) {
+		if _, seen := files[p]; !seen {
+			files[p] = ""
+			byName = nil
+		}
+	}
+	loaded[key] = true
 }
 
 // importable reports whether a program may import path.

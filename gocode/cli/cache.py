@@ -134,12 +134,12 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
 @click.option("--force", is_flag=True, help="Rebuild even if the workspace is ready.")
 @handle_errors
 def warmup(force: bool) -> None:
-    """Download and pre-build the Go workspace, so later runs need no network."""
+    """Download and pre-build the Go workspace (the whole standard library too), so later runs need no network."""
     from gocode.compile.workspace import Workspace
     from gocode.view import semantic
 
     ws = Workspace()
     _progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
-    ws.warmup(_progress, force=force)
+    ws.warmup(_progress, force=force, full=True)  # the whole standard library too: nothing left for later
     for error in semantic.fetch_all(_progress):  # search still works, with the others or by words alone
         _err(f"gocode: warning: could not fetch search model {error}; search_go_tools ranks without it")

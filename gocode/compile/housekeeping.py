@@ -224,9 +224,8 @@ def linked_from_importcfgs(cache: Path) -> set[Path]:
     roots = [cache]
     if state := os.environ.get("GOCODE_STATE_DIR"):  # bindings kept beside a read-only cache
         roots.append(Path(state).expanduser())
-    cfgs = [
-        cfg for r in roots for pattern in ("ws-*/std.importcfg", "ws-*/tools/*/importcfg") for cfg in r.glob(pattern)
-    ]
+    patterns = ("ws-*/std.importcfg", "ws-*/seed.importcfg", "ws-*/tools/*/importcfg")
+    cfgs = [cfg for r in roots for pattern in patterns for cfg in r.glob(pattern)]
     for cfg in cfgs:
         with contextlib.suppress(OSError):
             for line in cfg.read_text(encoding="utf-8").splitlines():

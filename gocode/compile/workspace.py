@@ -37,6 +37,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -62,7 +63,13 @@ from gocode.schema.stdlib import STDLIB
 MIN_GO = (1, 25)
 # Part of the workspace key: bump it when warm-up must do more (2: the whole std for direct builds).
 WORKSPACE_LAYOUT = "2"
+# Written when the whole standard library is compiled (in the background after the first set-up).
+STD_MARK = ".std"
+FIRST_BUILD_NOTE = "first time: 86 s measured on a 2-core machine shared with other jobs"
 BUILD_FLAGS = ("-trimpath", "-ldflags=-s -w", "-buildvcs=false")
+# `go list -export` compiles what it lists: with the flags of the builds (the link flags aside),
+# so it finds the packages they compiled in the build cache instead of compiling them again.
+LIST_FLAGS = ("-trimpath", "-buildvcs=false")
 MAX_CACHED_BINARIES = 64
 # GOCODE_BUILD=go turns the direct compile-and-link path off (every build uses `go build`).
 DIRECT_BUILDS = os.environ.get("GOCODE_BUILD", "direct") != "go"
@@ -186,6 +193,9 @@ class Workspace:
             weakref.WeakKeyDictionary()
         )
         self._gotooldir: Path | None = None
+        self._std_started = False
+        self._std_proc: subprocess.Popen[bytes] | None = None
+        self._partial: set[str] = set()  # tool sets whose importcfg was listed before std was compiled
 
     # --- environment -------------------------------------------------------------------------
 
@@ -224,44 +234,86 @@ class Workspace:
 
     # --- warm-up -----------------------------------------------------------------------------
 
-    def warmup(self, progress: Progress | None = None, force: bool = False) -> None:
-        """Download the SDK and pre-compile it with every auto-imported package (network once)."""
+    @property
+    def std_ready(self) -> bool:
+        """Whether the whole standard library is compiled (direct builds then list all of it)."""
+        return (self.dir / STD_MARK).is_file()
+
+    def warmup(self, progress: Progress | None = None, force: bool = False, *, full: bool = False) -> None:
+        """Download the SDK and pre-compile it with every auto-imported package (network once).
+
+        That is what a first call needs; the rest of the standard library is compiled by a
+        detached background process afterwards (see :mod:`gocode.compile.stdbuild`), or here
+        with ``full`` (``gocode warmup``: an image or a shared cache is complete when it ends).
+        """
         say = progress or (lambda _msg: None)
         with self._lock():
             if self.ready and not force:
                 self.gofix.binary()  # built here once per version of its source
+                if full:
+                    self._build_std(say)
                 say(f"workspace ready: {self.dir}")
                 return
             start = time.monotonic()
             self.dir.mkdir(parents=True, exist_ok=True)
+            (self.dir / STD_MARK).unlink(missing_ok=True)
             write_module_files(self.dir, self._rt_files)
             seed = self.dir / "seed"
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())
-            say(f"[1/3] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
+            say(f"[1/2] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
             self._run_go(
                 ["mod", "download", "github.com/modelcontextprotocol/go-sdk"], offline=False, what="downloading modules"
             )
-            say("[2/3] compiling the Go SDK and the standard library (first time: about two minutes on 2 cores) …")
-            self._run_go(
-                ["build", *BUILD_FLAGS, "-o", str(seed / "prog"), "./seed"], offline=False, what="pre-building"
-            )
-            (seed / "prog").unlink(missing_ok=True)
-            say("[3/3] compiling the rest of the standard library, for direct builds …")
-            self._run_go(
-                ["list", "-export", "-deps", "-f", "{{.ImportPath}}", "std"], offline=True, what="pre-building std"
-            )
+            say(f"[2/2] compiling the Go SDK, the packages programs use and Go's type checker ({FIRST_BUILD_NOTE}) …")
+            # One go build for both, so the toolchain keeps every core busy compiling their packages.
+            helper = "./" + self.gofix.source_dir().relative_to(self.dir).as_posix()
+            self._run_go(["build", *BUILD_FLAGS, "./seed", helper], offline=False, what="pre-building")
             for sub in ("tools", "runs", "bin"):
                 (self.dir / sub).mkdir(exist_ok=True)
-            say("building Go's parser and type checker for model code …")
-            self.gofix.binary()
+            self.gofix.binary()  # only links now
             (self.dir / ".ready").write_text(self.toolchain.version + "\n")
+            if full:
+                self._build_std(say)
             say(f"workspace ready in {time.monotonic() - start:.1f} s: {self.dir}")
+
+    def _build_std(self, say: Progress) -> None:
+        if self.std_ready:
+            return
+        say("compiling the rest of the standard library, for direct builds …")
+        self._run_go(
+            ["list", *LIST_FLAGS, "-export", "-deps", "-f", "{{.ImportPath}}", "std"],
+            offline=True,
+            what="pre-building std",
+        )
+        write_file(self.dir / STD_MARK, "ok\n")
 
     def ensure(self, progress: Progress | None = None) -> None:
         if not self.ready:
             self.warmup(progress)
         self.gofix.binary()  # Go's parser and type checker, built once from the shipped source
+
+    def build_std_in_background(self) -> None:
+        """Start compiling the rest of the standard library in a detached, low-priority process
+        (once per process; it outlives this one, and two processes never both run it). Called
+        after a build, so it never competes with the compile a first call waits for."""
+        # GOCODE_STD_BACKGROUND=0: never (the standard library is then compiled by `gocode warmup`).
+        if self._std_started or os.environ.get("GOCODE_STD_BACKGROUND") == "0" or self.std_ready:
+            return
+        self._std_started = True
+        if not os.access(self.dir, os.W_OK) or not os.access(self.cache / "go-build", os.W_OK):
+            return  # a read-only shared cache: `gocode warmup` made it complete, or it stays as it is
+        script = Path(__file__).with_name("stdbuild.py")
+        with contextlib.suppress(OSError):
+            self._std_proc = subprocess.Popen(
+                [sys.executable, "-I", str(script), self.toolchain.go, str(self.dir), str(self.dir / STD_MARK)],
+                cwd=self.dir,
+                env=self.go_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # not killed with this process's group, nor by Ctrl-C
+            )
 
     def _run_go(self, args: list[str], *, offline: bool, what: str) -> None:
         proc = subprocess.run(
@@ -334,6 +386,8 @@ class Workspace:
                 "filename": filename,
                 "predeclared": main_names(pkg),
                 "importcfg": str(importcfg or ""),
+                # Until the whole standard library is compiled, the importcfg lacks part of it.
+                "known": "" if self.std_ready else str(await self._std_names() or ""),
             }
         )
         return Prepared.from_answer(answer)
@@ -379,6 +433,9 @@ class Workspace:
             return await self._build(pkg, code, filename, bindings_hash, start)
         except CheckTimeout as exc:
             return BuildResult(False, None, str(exc), (time.monotonic() - start) * 1000, mode="checked")
+        finally:
+            if self.ready:
+                self.build_std_in_background()
 
     async def _build(
         self, pkg: Package, code: ModelCode, filename: str, bindings_hash: str, start: float
@@ -416,8 +473,11 @@ class Workspace:
                 common = sorted(path for path, _ in STDLIB.values())
                 await self.gofix.call({"op": "preload", "predeclared": common, "importcfg": str(direct.importcfg)})
             if any(e.message.startswith("could not import ") for e in errors):
-                # Export data listed for this tool set is gone (a trimmed build cache): not the model's error.
-                self.forget_direct(pkg)
+                # A package the listing lacks (the standard library is not all compiled yet), or
+                # export data listed for this tool set is gone (a trimmed build cache): not the
+                # model's error. Only the latter needs a new listing.
+                if tools_import_path(pkg) not in self._partial:
+                    self.forget_direct(pkg)
                 direct, fallback = None, True
             elif errors:
                 return self._failed(prepared, errors, start, "checked", pkg, code)
@@ -484,13 +544,28 @@ class Workspace:
             diagnostics=cleaned,
         )
 
+    async def _std_names(self) -> Path | None:
+        """The standard library's import paths, one per line (``go list std``: nothing compiled)."""
+        path = self.dir / "std.list"
+        if path.is_file():
+            return path
+        argv = [self.toolchain.go, "list", "-f", "{{.ImportPath}}", "std"]
+        rc, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
+        if rc != 0:
+            return None
+        write_file(path, text)
+        return path
+
     async def _std_importcfg(self) -> Path | None:
-        """The standard library's export data (for builds without the direct path), listed once."""
-        path = self.dir / "std.importcfg"
+        """The standard library's export data (for builds without the direct path), listed once;
+        until the whole of it is compiled, that of the packages the warm-up compiled."""
+        whole = self.std_ready
+        path = self.dir / ("std.importcfg" if whole else "seed.importcfg")
         if path.is_file():
             return path
         fmt = "{{.ImportPath}}\t{{.Export}}\t"
-        argv = [self.toolchain.go, "list", "-export", "-deps", "-f", fmt, "std", "golang.org/x/sync/errgroup"]
+        patterns = ["std" if whole else "./seed", "golang.org/x/sync/errgroup"]
+        argv = [self.toolchain.go, "list", *LIST_FLAGS, "-export", "-deps", "-f", fmt, *patterns]
         rc, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
         if rc != 0:
             return None
@@ -500,6 +575,8 @@ class Workspace:
     async def direct_config(self, pkg: Package) -> golink.DirectConfig | None:
         """The importcfg of a tool set (computed once: ``go list -export``), or None if unavailable."""
         path = tools_import_path(pkg)
+        if path in self._partial and self.std_ready:
+            self._direct.pop(path, None)  # list again, now with the whole standard library
         if path in self._direct:
             return self._direct[path]
         lock = self._direct_locks.setdefault(asyncio.get_running_loop(), {}).setdefault(path, asyncio.Lock())
@@ -519,14 +596,25 @@ class Workspace:
             cfg = golink.DirectConfig(
                 Path(doc["compile"]), Path(doc["link"]), Path(doc["importcfg"]), doc["lang"], doc["godebug"]
             )
-            if doc.get("bindings") == bindings_hash and cfg.importcfg.is_file():
+            # A listing made before the standard library was compiled is replaced once it is.
+            whole = doc.get("std", True) or not self.std_ready
+            if doc.get("bindings") == bindings_hash and cfg.importcfg.is_file() and whole:
+                self._note_partial(tools_path, bool(doc.get("std", True)))
                 return cfg
-        cfg = await self._list_direct(tools_path)
+        whole = self.std_ready
+        cfg = await self._list_direct(tools_path, whole)
         if cfg is not None:
-            doc = {k: str(v) for k, v in dataclasses.asdict(cfg).items()} | {"bindings": bindings_hash}
+            self._note_partial(tools_path, whole)
+            doc = {k: str(v) for k, v in dataclasses.asdict(cfg).items()} | {"bindings": bindings_hash, "std": whole}
             with contextlib.suppress(OSError):  # only a shortcut for the next process
                 write_file(saved, json.dumps(doc))
         return cfg
+
+    def _note_partial(self, tools_path: str, whole: bool) -> None:
+        if whole:
+            self._partial.discard(tools_path)
+        else:
+            self._partial.add(tools_path)
 
     def forget_direct(self, pkg: Package) -> None:
         """Drop a tool set's direct-build config (after it failed), so the next build lists again."""
@@ -535,10 +623,13 @@ class Workspace:
         with contextlib.suppress(OSError):
             (self._homes.get(path, self.dir / path.removeprefix("gocodews/")) / "direct.json").unlink(missing_ok=True)
 
-    async def _list_direct(self, tools_path: str) -> golink.DirectConfig | None:
+    async def _list_direct(self, tools_path: str, whole_std: bool) -> golink.DirectConfig | None:
         fmt = "{{.ImportPath}}\t{{.Export}}\t{{.DefaultGODEBUG}}"
-        patterns = ["std", "./rt", "./seed", "./" + tools_path.removeprefix("gocodews/")]
-        argv = [self.toolchain.go, "list", *self._overlay_args(), "-export", "-deps", "-f", fmt, *patterns]
+        # Without the whole standard library: what the runtime, the auto-imported packages and
+        # the bindings import (compiled already); a program importing more falls back to go build.
+        std = ["std"] if whole_std else []
+        patterns = [*std, "./rt", "./seed", "./" + tools_path.removeprefix("gocodews/")]
+        argv = [self.toolchain.go, "list", *LIST_FLAGS, *self._overlay_args(), "-export", "-deps", "-f", fmt, *patterns]
         code, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
         if code != 0:
             # e.g. bindings that do not compile (go build reports it properly), or new bindings

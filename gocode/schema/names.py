@@ -19,6 +19,7 @@ Naming rules (documented for users in docs/go-mapping.md):
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -42,6 +43,11 @@ INITIALISMS = frozenset(
 
 def words(name: str) -> list[str]:
     """Split a name into words on separators and case changes (see the module doc)."""
+    return list(_words(name))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a large tool set repeats the same names thousands of times
+def _words(name: str) -> tuple[str, ...]:
     out: list[str] = []
     cur = ""
 
@@ -71,7 +77,7 @@ def words(name: str) -> list[str]:
         else:
             flush()
     flush()
-    return out
+    return tuple(out)
 
 
 def _is_escape(word: str) -> bool:
@@ -179,6 +185,20 @@ def comment_literal(value: str) -> str:
     return go_string(value).replace("''", "'\\x27").replace("``", "`\\x60")
 
 
+def _clean_char(ch: str) -> str:
+    """One character of untrusted prose as it may appear in a comment ("" when dropped)."""
+    if ch in "\n\r\v\f\x85\u2028\u2029":
+        return "\n"
+    if ch == "\t":
+        return " "
+    if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+        return ""
+    return ch
+
+
+_ASCII_CLEAN = {i: _clean_char(chr(i)) for i in range(128)}
+
+
 def clean_text(text: str, limit: int | None = None) -> list[str]:
     """Untrusted prose as lines that are safe inside ``//`` comments.
 
@@ -187,18 +207,8 @@ def clean_text(text: str, limit: int | None = None) -> list[str]:
     caps the total length, marking the cut with ``…``.
     """
     text = text.replace("\r\n", "\n")
-    cleaned = []
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if ch in "\n\r\v\f\x85\u2028\u2029":
-            cleaned.append("\n")
-        elif ch == "\t":
-            cleaned.append(" ")
-        elif cat in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            continue
-        else:
-            cleaned.append(ch)
-    text = "".join(cleaned)
+    # Most text is ASCII: one table lookup per character in C, with the same result.
+    text = text.translate(_ASCII_CLEAN) if text.isascii() else "".join(_clean_char(ch) for ch in text)
     if limit is not None and len(text) > limit:
         text = text[:limit].rstrip() + "…"
     # No leading indentation: gofmt turns indented doc-comment lines into code blocks and lists.

@@ -275,12 +275,13 @@ def _uses_ptr(d: Decl) -> bool:
 
 
 def _join(blocks: list[str]) -> str:
-    out = ""
+    """The blocks, each ending in a newline, a blank line between them except after a server header."""
+    parts: list[str] = []  # joined once at the end: appending to one string copies it each time
     for b in blocks:
-        if out and not out.endswith("=====\n"):
-            out += "\n"
-        out += b if b.endswith("\n") else b + "\n"
-    return out
+        if parts and not parts[-1].endswith("=====\n"):
+            parts.append("\n")
+        parts.append(b if b.endswith("\n") else b + "\n")
+    return "".join(parts)
 
 
 def render_full(pkg: Package, shapes: Shapes | None = None) -> str:

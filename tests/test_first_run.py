@@ -1,0 +1,72 @@
+"""The first call on a machine: an empty Go build cache, nothing compiled yet.
+
+The first call compiles what it needs (the SDK, the runtime, the packages programs are given
+without an import, the bindings) and answers; the rest of the standard library is left to a
+background process, and a program that imports more before that is built with ``go build``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from gocode.compile import stdbuild
+from gocode.compile.workspace import STD_MARK, Workspace
+from tests.conftest import demo_stdio, workspace  # noqa: F401 (fixture)
+from tests.test_cli import gocode
+
+
+def stale(ws: Workspace, *packages: str) -> dict[str, bool]:
+    """Whether each package would have to be compiled (``go list`` compiles nothing to say it)."""
+    argv = [ws.toolchain.go, "list", "-trimpath", "-f", "{{.ImportPath}} {{.Stale}}", *packages]
+    out = subprocess.run(argv, cwd=ws.dir, env=ws.go_env(), capture_output=True, text=True, check=True).stdout
+    return {path: flag == "true" for path, flag in (line.split() for line in out.splitlines())}
+
+
+@pytest.mark.go
+def test_the_first_call_from_an_empty_build_cache_compiles_only_what_it_needs(tmp_path, workspace):  # noqa: F811
+    cache = tmp_path / "cache"
+    # The modules as `go mod download` leaves them (so the test needs no network); the build
+    # cache is empty: everything the call needs is compiled here.
+    shutil.copytree(workspace.cache / "gomod", cache / "gomod", symlinks=True)
+    env = {"GOCODE_CACHE_DIR": str(cache), "GOCODE_STD_BACKGROUND": "0"}
+    first = gocode("demo", "--json", "--sandbox", "off", env=env)
+    assert first.returncode == 0, first.stderr
+    doc = json.loads(first.stdout)
+    assert doc["ok"] and doc["output"].startswith("City: "), doc
+    assert doc["build_mode"] == "direct", doc
+
+    ws = Workspace(workspace.toolchain, cache)
+    assert ws.ready and not ws.std_ready
+    # What the demo needed is compiled; a standard package no program has imported is not.
+    assert stale(ws, "fmt", "net/http", "image/png", "net/smtp") == {
+        "fmt": False,
+        "net/http": False,
+        "image/png": True,
+        "net/smtp": True,
+    }
+
+    # A program using a package outside the warmed set still gets its import added and is
+    # built (with go build, which compiles that package).
+    config = tmp_path / "gocode.json"
+    config.write_text(json.dumps({"mcpServers": {"weather": demo_stdio()}}))
+    code = "fmt.Println(png.BestCompression)\n"
+    more = gocode("exec", "-c", str(config), "--json", "-", stdin=code, env=env)
+    assert more.returncode == 0, more.stderr
+    doc = json.loads(more.stdout)
+    assert doc["output"] == "-3\n" and doc["build_mode"] == "go build (fallback)", doc
+
+
+@pytest.mark.go
+def test_the_background_build_compiles_the_standard_library_and_marks_it(tmp_path, workspace):  # noqa: F811
+    mark = tmp_path / STD_MARK
+    # As the workspace starts it: isolated from gocode's own modules, with the workspace's environment.
+    argv = [sys.executable, "-I", stdbuild.__file__, workspace.toolchain.go, str(workspace.dir), str(mark)]
+    done = subprocess.run(argv, env=workspace.go_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert mark.is_file()
+    assert stale(workspace, "image/png", "net/smtp") == {"image/png": False, "net/smtp": False}
