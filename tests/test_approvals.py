@@ -70,6 +70,16 @@ def test_a_program_that_may_call_any_tool_is_held_when_any_tool_needs_approval()
 
 
 @pytest.mark.fast
+def test_the_plan_text_names_the_tools_a_program_calls_even_when_it_may_call_any():
+    reason = "model.go:5: callTool with a name computed at run time"
+    both = Plan(tools=(("demo", "get_weather"), ("git", "git_status")), any_tool=(reason,))
+    assert both.text() == f"demo.get_weather, git.git_status, and any tool ({reason})"
+    assert Plan(any_tool=(reason,)).text() == f"any tool ({reason})"
+    assert Plan(tools=(("notes", "read_note"),)).text() == "notes.read_note"
+    assert Plan().text() == "no tools"
+
+
+@pytest.mark.fast
 def test_approval_config_is_strict():
     with pytest.raises(ConfigError, match="approval"):
         config_from({}, defaults={"codeMode": {"approval": {"ask": ["x"], "askk": ["y"]}}})

@@ -50,10 +50,13 @@ class Plan:
         )
 
     def text(self) -> str:
-        """One line for people: what the program can call."""
+        """One line for people: what the program can call (the tools it names come first even
+        when it may also call any tool, so a reader sees what it certainly reaches)."""
+        named = ", ".join(self.names())
         if self.is_any:
-            return "any tool (" + "; ".join(self.any_tool) + ")"
-        return ", ".join(self.names()) or "no tools"
+            reasons = "any tool (" + "; ".join(self.any_tool) + ")"
+            return f"{named}, and {reasons}" if named else reasons
+        return named or "no tools"
 
 
 def split_name(name: str, servers: set[str]) -> tuple[str, str] | None:
