@@ -35,7 +35,8 @@ fmt.Println("count", c.Count, r.Count)
 
 @pytest.mark.fast
 def test_recordings_round_trip_and_are_pruned(tmp_path, monkeypatch):
-    toolset = ToolSet((ServerTools("s", (ToolInfo("s", "t", "d", {"type": "object"}),)),))
+    # A titled tool (server-filesystem's and server-memory's are): the title is in the digest.
+    toolset = ToolSet((ServerTools("s", (ToolInfo("s", "t", "d", {"type": "object"}, title="Tee"),)),))
     rec = records.Recording(
         records.new_run_id(), "fmt.Println(1)", toolset, [Entry("s", "t", {"a": 1}, 0, {"content": []})]
     )

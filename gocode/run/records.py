@@ -61,6 +61,8 @@ def toolset_from_json(doc: Any) -> ToolSet:
                 t.get("description", ""),
                 t.get("inputSchema") or {},
                 t.get("outputSchema"),
+                # Everything ToolInfo.as_json writes, or the digest check refuses the file.
+                title=t.get("title") if isinstance(t.get("title"), str) else None,
                 output_inferred=t.get("outputSchemaInferred") is True,
             )
             for t in s.get("tools", [])
