@@ -260,3 +260,19 @@ def test_exec_plan_prints_the_tools_and_runs_nothing(tmp_path):
         [GOCODE, "exec", "-c", str(config), "--plan", "--json", str(prog)], capture_output=True, text=True
     )
     assert got.returncode == 1 and "undefined: undefinedThing" in got.stderr
+
+
+@pytest.mark.go
+def test_exec_refuses_naming_the_tools_and_says_how_to_allow_them(tmp_path):
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}}))
+    prog = tmp_path / "prog.go"
+    prog.write_text(BOTH)
+    got = subprocess.run([GOCODE, "exec", "-c", str(config), str(prog)], capture_output=True, text=True)
+    assert got.returncode == 1 and got.stdout == ""
+    assert "need approval (notes.delete_note)" in got.stderr and "codeMode.approval.allow" in got.stderr
+    # What the hint says works: the tool allowed in the config, the same program runs.
+    allowed = {"mcpServers": {"notes": NOTES}, "defaults": {"codeMode": {"approval": {"allow": ["notes.delete_note"]}}}}
+    config.write_text(yaml.safe_dump(allowed))
+    got = subprocess.run([GOCODE, "exec", "-c", str(config), str(prog)], capture_output=True, text=True)
+    assert (got.returncode, got.stdout) == (0, "Hello, world.\ndeleted\n"), got.stderr

@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     from gocode.config import Config
 
 
+# The shell has no one to ask (no elicitation, no callback): say how to let the program run.
+APPROVAL_HINT = (
+    "gocode exec cannot ask for approval: to run it from the shell, name the tools in "
+    "codeMode.approval.allow of the config (see docs/approvals.md), or run it through gocode serve "
+    "with a client that can be asked."
+)
+
+
 def _read_code(source: str) -> str:
     from pathlib import Path
 
@@ -94,6 +102,8 @@ def exec_cmd(
         click.echo(result.output, nl=False)
         if not result.ok:
             _err(result.error_text() if not result.output else result.error_text().split("\n\nstdout before")[0])
+            if result.phase == "approval":
+                _err(APPROVAL_HINT)
         elif result.stderr.strip():
             _err(result.stderr.rstrip())
     sys.exit(0 if result.ok else 1)
