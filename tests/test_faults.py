@@ -556,6 +556,7 @@ def test_list_says_a_kept_listing_is_too_old_when_it_starts_the_server(tmp_path)
     listing = Listing(tools=[{"name": "ping", "inputSchema": {"type": "object"}}])
     recent.save("s", config.mcp_servers["s"], listing, "2025-11-25", "wild 1.0")
     said: list[str] = []
-    got = asyncio.run(browse(config, recent=recent, max_age=0.001, progress=said.append))
+    time.sleep(0.05)  # older than the limit below, however fast the machine
+    got = asyncio.run(browse(config, recent=recent, max_age=0.01, progress=said.append))
     assert said == ["starting 1 server to list their tools (their kept listings are older than 0 s)"]
     assert not got.servers and list(got.failures) == ["s"]

@@ -150,6 +150,33 @@ def test_among_a_named_servers_tools_the_one_whose_name_the_request_says_comes_f
 
 
 @pytest.mark.fast
+def test_a_server_word_only_some_of_its_tools_carry_still_says_what_a_tool_is_for():
+    """A request naming the weather server asks about the weather: the server's word is dropped
+    from its tools' names only where most of them share it (git_…), never where it tells one
+    tool from the others."""
+    tools = (
+        ToolInfo("weather", "get_city", "Get current city location."),
+        ToolInfo("weather", "get_weather", "Get current weather data for a location."),
+        ToolInfo("git", "git_log", "Show the commit logs."),
+        ToolInfo("git", "git_status", "Show the working tree status."),
+        ToolInfo("git", "git_diff", "Show changes."),
+    )
+    ts = ToolSet(tuple(ServerTools(s, tuple(t for t in tools if t.server == s)) for s in ("weather", "git")))
+    index = SearchIndex.build(ts, build_package(ts), semantic=False)
+    index.search("weather", 1)  # builds the index
+    said = {e.tool: set(terms) for e, terms in zip(index.entries, index._lex().name_terms, strict=True)}
+    assert said == {
+        "get_city": {"citi"},  # stemmed; "get" is a stop word
+        "get_weather": {"weather"},
+        "git_log": {"log"},
+        "git_status": {"status"},
+        "git_diff": {"diff"},
+    }
+    # With both words asked, the name says as much of either tool: no bonus tips it to get_city.
+    assert index._name_cover(0, {"city", "weather"}, set()) == index._name_cover(1, {"city", "weather"}, set())
+
+
+@pytest.mark.fast
 def test_values_in_a_request_count_little(monkeypatch):
     from gocode.view import search
 

@@ -29,6 +29,7 @@ import difflib
 import itertools
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -465,15 +466,23 @@ class SearchIndex:
         searcher = index.searcher()
         named = _server_names(self.entries)
         # The words of each tool's name that say what it does: not the words naming its server
-        # (git_…, jira_…), which every tool of the server shares.
+        # that most of the server's tools share (git_…, jira_…), which tell them apart from
+        # nothing; a server word only some of its tools carry (weather's get_weather beside
+        # get_city) does say what that tool is for.
         naming: dict[int, set[str]] = {}
         for w, ids in named.items():
             for i in ids:
                 naming.setdefault(i, set()).add(w)
+        words = [frozenset(_analyzer().analyze(prepare(e.tool))) for e in self.entries]
+        per_server: dict[str, Counter[str]] = {}
+        for e, ws in zip(self.entries, words, strict=True):
+            per_server.setdefault(e.server, Counter()).update(ws)
+        sizes = Counter(e.server for e in self.entries)
         name_terms: list[frozenset[str]] = []
         for i, e in enumerate(self.entries):
-            drop = set(_analyzer().analyze(prepare(" ".join([e.server, *naming.get(i, ())]))))
-            name_terms.append(frozenset(t for t in _analyzer().analyze(prepare(e.tool)) if t not in drop))
+            server_words = set(_analyzer().analyze(prepare(" ".join([e.server, *naming.get(i, ())]))))
+            shared = {t for t in server_words if 2 * per_server[e.server][t] > sizes[e.server]}
+            name_terms.append(words[i] - shared)
         return _Lexical(schema, searcher, terms, named, name_terms)
 
     @property
