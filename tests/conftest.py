@@ -225,6 +225,13 @@ def _own_result_shapes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
 
 
 @pytest.fixture(autouse=True)
+def _own_recent_listings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What `gocode list` kept of a server in another test, or an earlier run on this machine,
+    # must not answer for it here (a test expecting the server to start would see the old list).
+    monkeypatch.setenv("GOCODE_RECENT_LISTINGS", str(tmp_path_factory.mktemp("listings")))
+
+
+@pytest.fixture(autouse=True)
 def _own_workspaces(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     # Files one test's programs keep (codeMode.workspace, on by default) must not reach another
     # test's, nor the user's own workspaces.

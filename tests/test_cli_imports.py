@@ -254,6 +254,7 @@ def test_showing_kept_listings_does_not_load_the_mcp_sdk(tmp_path: Path) -> None
     c = ["-c", str(config_path)]
     lines = [["list", *c], ["describe", *c, "get_weather"], ["search", *c, "weather"]]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GOCODE_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("GOCODE_RECENT_LISTINGS", None)  # the kept listings under that cache, as a user has them
     env["GOCODE_SEMANTIC_SEARCH"] = "0"  # the embedding models are search's own, not the SDK
     proc = subprocess.run(
         [sys.executable, "-c", RUN, json.dumps(lines)], env=env, capture_output=True, text=True, timeout=120

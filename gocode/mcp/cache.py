@@ -129,13 +129,15 @@ class RecentListings(ListingCache):
     """The last listing of each server, whatever its ``ttlMs``, for commands that only show
     tools (``gocode list``, ``search``, ``describe``): they answer from here without starting
     servers while an entry is younger than their ``max_age``, and say how old it is. A server
-    that sent ``ttlMs: 0`` asked not to be kept, and is not. Under ``<gocode cache>/recent-tool-lists/``."""
+    that sent ``ttlMs: 0`` asked not to be kept, and is not. Under ``<gocode cache>/recent-tool-lists/``
+    (``$GOCODE_RECENT_LISTINGS`` puts them elsewhere)."""
 
     def __init__(self, root: Path | None = None) -> None:
         if root is None:
             from gocode.paths import cache_dir
 
-            root = cache_dir() / "recent-tool-lists"
+            env = os.environ.get("GOCODE_RECENT_LISTINGS")
+            root = Path(env) if env else cache_dir() / "recent-tool-lists"
         super().__init__(root)
 
     def load(self, name: str, server: ServerConfig, now: float | None = None) -> CachedListing | None:
