@@ -5,7 +5,6 @@ import (
 	"go/token"
 	"go/types"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -30,41 +29,16 @@ func derefsOf(fs *token.FileSet, f *ast.File, info *types.Info) []deref {
 		return !strings.HasPrefix(fs.Position(pos).Filename, generatedPrefix)
 	}
 	// main.go's aliases of the tool functions (var getWeather = gocodetools.GetWeather), and must.
-	importPath := map[string]string{}
-	for _, spec := range f.Imports {
-		if spec.Name != nil {
-			importPath[spec.Name.Name], _ = strconv.Unquote(spec.Path.Value)
+	tools := map[types.Object]string{}
+	for obj, a := range mainAliases(fs, f, info) {
+		if strings.HasPrefix(a[0], toolsPathPrefix) {
+			tools[obj] = a[1]
 		}
 	}
-	tools := map[types.Object]string{}
 	var must types.Object
 	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.GenDecl:
-			if d.Tok != token.VAR || model(d.Pos()) {
-				continue
-			}
-			for _, s := range d.Specs {
-				vs := s.(*ast.ValueSpec)
-				if len(vs.Names) != 1 || len(vs.Values) != 1 {
-					continue
-				}
-				sel, ok := vs.Values[0].(*ast.SelectorExpr)
-				if !ok {
-					continue
-				}
-				x, ok := sel.X.(*ast.Ident)
-				if !ok || !strings.HasPrefix(importPath[x.Name], toolsPathPrefix) {
-					continue
-				}
-				if obj := info.Defs[vs.Names[0]]; obj != nil {
-					tools[obj] = sel.Sel.Name
-				}
-			}
-		case *ast.FuncDecl:
-			if d.Name.Name == "must" && d.Recv == nil && !model(d.Pos()) {
-				must = info.Defs[d.Name]
-			}
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "must" && fn.Recv == nil && !model(fn.Pos()) {
+			must = info.Defs[fn.Name]
 		}
 	}
 	if len(tools) == 0 {

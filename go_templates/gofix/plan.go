@@ -7,7 +7,6 @@ import (
 	"go/token"
 	"go/types"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -43,39 +42,7 @@ func planOf(fs *token.FileSet, f *ast.File, info *types.Info) *plan {
 		return fmt.Sprintf("%s:%d", at.Filename, at.Line), !strings.HasPrefix(at.Filename, generatedPrefix)
 	}
 	// The aliases main.go declares: var getWeather = gocodetools.GetWeather, var callTool = gocodert.CallTool.
-	importPath := map[string]string{}
-	for _, spec := range f.Imports {
-		if spec.Name != nil {
-			importPath[spec.Name.Name], _ = strconv.Unquote(spec.Path.Value)
-		}
-	}
-	alias := map[types.Object][2]string{} // object -> (package path, name)
-	for _, d := range f.Decls {
-		gen, ok := d.(*ast.GenDecl)
-		if !ok || gen.Tok != token.VAR {
-			continue
-		}
-		if _, mine := model(gen.Pos()); mine {
-			continue
-		}
-		for _, s := range gen.Specs {
-			vs := s.(*ast.ValueSpec)
-			if len(vs.Names) != 1 || len(vs.Values) != 1 {
-				continue
-			}
-			sel, ok := vs.Values[0].(*ast.SelectorExpr)
-			if !ok {
-				continue
-			}
-			x, ok := sel.X.(*ast.Ident)
-			if !ok {
-				continue
-			}
-			if obj := info.Defs[vs.Names[0]]; obj != nil {
-				alias[obj] = [2]string{importPath[x.Name], sel.Sel.Name}
-			}
-		}
-	}
+	alias := mainAliases(fs, f, info)
 	// The call each function name is called by, to read its constant arguments.
 	callOf := map[*ast.Ident]*ast.CallExpr{}
 	ast.Inspect(f, func(n ast.Node) bool {
