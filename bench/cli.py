@@ -82,22 +82,6 @@ def run_once(
     return wall, usage.ru_utime + usage.ru_stime, proc.returncode
 
 
-def command_paths() -> list[list[str]]:
-    """``[]`` for the group itself, then every command and every subcommand of a group."""
-    import click
-
-    from gocode.cli import main
-
-    ctx = click.Context(main)
-    paths: list[list[str]] = [[]]
-    for name in main.list_commands(ctx):
-        paths.append([name])
-        cmd = main.get_command(ctx, name)
-        if isinstance(cmd, click.Group):
-            paths.extend([name, sub] for sub in cmd.list_commands(click.Context(cmd, parent=ctx)))
-    return paths
-
-
 def measure(
     trees: dict[str, Path],
     cases: list[tuple[str, list[str]]],
@@ -239,6 +223,8 @@ def main() -> None:
         out: list[str] = [f"load {doc['load']:.1f}; min of {args.runs} runs; wall and CPU seconds per tree"]
         out.append(f"  {'':<29}{header}")
         if "help" in parts:
+            from gocode.cli.app import command_paths
+
             cases = [(" ".join(["gocode", *p, "--help"]), [*p, "--help"]) for p in command_paths()]
             cases.insert(0, ("(python: import click)", ["-c", "import click"]))  # the floor
             got = measure(trees, cases, args.runs, work)

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 import pytest
 
-from gocode.cli.app import COMMANDS, LazyGroup, main
+from gocode.cli.app import COMMANDS, LazyGroup, command_paths, main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,18 +79,6 @@ def loaded_after_help(*command_lines: list[str]) -> set[str]:
         check=True,
     )
     return set(json.loads(proc.stdout.splitlines()[-1]))
-
-
-def command_lines() -> list[list[str]]:
-    """``[]`` (the group), every command, and every subcommand of a group."""
-    ctx = click.Context(main)
-    lines: list[list[str]] = [[]]
-    for name in main.list_commands(ctx):
-        lines.append([name])
-        cmd = main.get_command(ctx, name)
-        if isinstance(cmd, click.Group):
-            lines.extend([name, sub] for sub in cmd.list_commands(click.Context(cmd, parent=ctx)))
-    return lines
 
 
 def module_level_imports(path: Path) -> list[tuple[str, int]]:
@@ -187,7 +175,7 @@ def test_the_static_check_follows_the_package_and_skips_type_checking(tmp_path: 
 
 
 def test_no_help_imports_a_heavy_package() -> None:
-    loaded = loaded_after_help(*command_lines())
+    loaded = loaded_after_help(*command_paths())
     heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY)
     assert heavy == [], f"--help imported {heavy}: import these inside the command functions"
 

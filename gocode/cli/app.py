@@ -143,6 +143,19 @@ def main() -> None:
     hostlimits.raise_open_files()
 
 
+def command_paths() -> list[list[str]]:
+    """``[]`` for the group itself, then every command and every subcommand of a group (what
+    the --help checks and benchmark walk)."""
+    ctx = click.Context(main)
+    paths: list[list[str]] = [[]]
+    for name in main.list_commands(ctx):
+        paths.append([name])
+        cmd = main.get_command(ctx, name)
+        if isinstance(cmd, click.Group):
+            paths.extend([name, sub] for sub in cmd.list_commands(click.Context(cmd, parent=ctx)))
+    return paths
+
+
 def _setup_logging(log_format: str = "text") -> None:
     """Library warnings (the MCP SDK's, e.g. a server printing non-JSON on stdout) as one line
     on stderr; their tracebacks only with GOCODE_DEBUG=1. ``json``: one object per line, and
