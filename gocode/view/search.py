@@ -544,7 +544,8 @@ class SearchIndex:
         named = self.named(query)
         own_set, related_set = set(own), set(related)
         bonus = {i: _NAMED_BONUS + _NAME_SHARE * self._name_cover(i, own_set, related_set) for i in named}
-        covered = max((len(base & self._lex().terms[i]) / len(base) for i, _ in lexical), default=0.0)
+        terms = self._lex().terms
+        covered = max((len(base & terms[i]) / len(base) for i, _ in lexical), default=0.0)
         # A query naming a server fits it: it asks for that server's tools, in words or not.
         fits = covered >= 0.5 or bool(named)
         if not self._models or not analysed:
@@ -587,9 +588,10 @@ class SearchIndex:
     def named(self, query: str) -> frozenset[int]:
         """The entries of the servers a query names (by server, product or vendor name)."""
         raw = [w.lower() for w in _WORD.findall(query) if w.lower() not in _NOT_NAMES]
+        named = self._lex().named
         out: set[int] = set()
         for w in raw + [a + b for a, b in itertools.pairwise(raw)]:
-            out |= self._lex().named.get(w, frozenset())
+            out |= named.get(w, frozenset())
         return frozenset(out)
 
     def _meaning(self, query: str) -> tuple[Any, Any]:
