@@ -11,7 +11,7 @@ from gocode.cli.app import _progress, config_option, handle_errors, model_option
 
 @click.group()
 def sandbox() -> None:
-    """The opt-in sandbox for model programs (codeMode.sandbox)."""
+    """The sandbox model programs run in (codeMode.sandbox; auto by default)."""
 
 
 @sandbox.command("doctor")

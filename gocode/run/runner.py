@@ -1,6 +1,6 @@
 """Run one built program: timeout, process-tree kill, output caps, and the result it gives.
 
-Every program starts through :func:`launch` (the one place an opt-in sandbox wrapper can
+Every program starts through :func:`launch` (the one place the sandbox wrapper can
 take over). It runs in a new session and process group; the MCP servers it starts stay in
 that group, so on a timeout — and after every normal exit, to sweep up orphans that npx or
 uvx wrappers leave behind — the whole group is killed.
