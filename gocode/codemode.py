@@ -30,8 +30,8 @@ from gocode.errors import GocodeError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
+from gocode.program.code import ModelCode
 from gocode.program.diagnostics import parse_diagnostics
-from gocode.program.modelcode import split_code
 from gocode.program.plan import Plan, nil_result_hint, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver, refused, tools_needing_approval
@@ -480,7 +480,7 @@ class CodeMode:
         """Prepare the workspace and compile this tool set's bindings, so the first call only links."""
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
-        await self.workspace.build(self.package, split_code(""))
+        await self.workspace.build(self.package, ModelCode(""))
 
     def workdir(self, session: str | None = None) -> Path | None:
         """The workspace programs of this model (or session) start in; None when turned off."""
@@ -517,7 +517,7 @@ class CodeMode:
         nothing is compiled or run."""
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
-        return await self.workspace.plan(self.package, split_code(code))
+        return await self.workspace.plan(self.package, ModelCode(code))
 
     async def execute(
         self,
@@ -556,7 +556,7 @@ class CodeMode:
         view, package, infos = self.view, package or self.package, self._infos
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
-        build = await self.workspace.build(package, split_code(code))
+        build = await self.workspace.build(package, ModelCode(code))
         if not build.ok:
             return RunResult(
                 False,

@@ -47,7 +47,6 @@ from gocode.view.rules import SEARCH_TOOL_NAME
 
 log = logging.getLogger("gocode.serve.server")
 
-TOKEN_ENV = "GOCODE_TOKEN"
 MCP_PATH = "/mcp"
 NOTIFY_TIMEOUT_S = 2.0
 LIST_TTL_MS = 60_000

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from gocode.compile.workspace import Workspace
 from gocode.errors import GocodeError
 from gocode.paths import cache_dir, state_dir
-from gocode.program.modelcode import split_code
+from gocode.program.code import ModelCode
 from gocode.program.plan import Plan
 from gocode.run.runner import run_program
 from gocode.schema.ir import Package
@@ -215,7 +215,7 @@ async def derive(
         )
     if not workspace.ready:
         workspace.ensure()
-    build = await workspace.build(package, split_code(with_input(source, "{}")))
+    build = await workspace.build(package, ModelCode(with_input(source, "{}")))
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program does not build:\n{build.output.strip()}")
     plan = build.plan or Plan(any_tool=("the program could not be analysed",))
@@ -368,7 +368,7 @@ async def build_binary(
         )
     if not workspace.ready:
         workspace.ensure()
-    build = await workspace.build(package, split_code(standalone(program.source, servers)))
+    build = await workspace.build(package, ModelCode(standalone(program.source, servers)))
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program no longer builds against these tools:\n{build.output.strip()}")
     out.parent.mkdir(parents=True, exist_ok=True)
