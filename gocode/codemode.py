@@ -174,26 +174,26 @@ def _describe(head: str, text: str, tier: str) -> str:
 AUTO_MIN_CLASSIC_TOKENS = 1500
 
 
-def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
-    """Whether code mode pays for these tools: their classic JSON definitions are large."""
+def _classic_tokens(servers: list[ServerTools], excluded_names: set[str]) -> int:
+    """What the tools' classic JSON definitions cost (o200k tokens), the excluded ones left out."""
     from gocode.view.tokens import count_json
 
     listed = [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded_names]
-    return count_json(listed) >= AUTO_MIN_CLASSIC_TOKENS
+    return count_json(listed)
+
+
+def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
+    """Whether code mode pays for these tools: their classic JSON definitions are large."""
+    return _classic_tokens(servers, excluded_names) >= AUTO_MIN_CLASSIC_TOKENS
 
 
 def code_mode_reason(settings: CodeModeConfig, servers: list[ServerTools]) -> str:
     """Why code mode is on or off for these tools (``auto``: what it resolved to and why)."""
-    from gocode.view.tokens import count_json
-
     if settings.enabled != "auto":
         return f"codeMode.enabled: {str(settings.enabled).lower()}"
-    excluded = set(settings.excluded_tools)
-    listed = [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded]
-    tokens = count_json(listed)
-    if tokens >= AUTO_MIN_CLASSIC_TOKENS:
-        return f"auto: on, the tools' classic definitions take {tokens} tokens (code mode pays from {AUTO_MIN_CLASSIC_TOKENS})"
-    return f"auto: off, the tools' classic definitions take {tokens} tokens (code mode pays from {AUTO_MIN_CLASSIC_TOKENS})"
+    tokens = _classic_tokens(servers, set(settings.excluded_tools))
+    state = "on" if tokens >= AUTO_MIN_CLASSIC_TOKENS else "off"
+    return f"auto: {state}, the tools' classic definitions take {tokens} tokens (code mode pays from {AUTO_MIN_CLASSIC_TOKENS})"
 
 
 def code_mode_on(settings: CodeModeConfig, servers: list[ServerTools]) -> bool:
@@ -201,6 +201,53 @@ def code_mode_on(settings: CodeModeConfig, servers: list[ServerTools]) -> bool:
     if settings.enabled == "auto":
         return pays_off(servers, set(settings.excluded_tools))
     return bool(settings.enabled)
+
+
+def listing(
+    settings: CodeModeConfig, result: DiscoveryResult, model: str | None = None
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Each server's tools and which are in code mode for a model, decided as a controller
+    decides it (what ``gocode list --json`` prints), with the warnings of that decision."""
+    enabled = code_mode_on(settings, result.servers)
+    view = split_tools(result.servers, set(settings.excluded_tools), enabled)
+    in_code = {(s.server, t.name) for s in view.code_tools.servers for t in s.tools}
+    servers: list[dict[str, Any]] = [
+        {
+            "name": s.server,
+            "ok": True,
+            "protocolVersion": s.protocol_version,
+            "tools": [
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "codeMode": (s.server, t.name) in in_code,
+                    "hasOutputSchema": t.output_schema is not None,
+                }
+                for t in s.tools
+            ],
+            "warnings": list(s.warnings),
+        }
+        for s in result.servers
+    ]
+    servers += [
+        {
+            "name": name,
+            "ok": False,
+            "error": str(exc),
+            "summary": exc.summary,
+            "exitStatus": exc.exit_status,
+            "stderr": exc.stderr,
+        }
+        for name, exc in sorted(result.failures.items())
+    ]
+    doc = {
+        "model": model,
+        "codeMode": enabled,
+        "codeModeSetting": settings.enabled,
+        "codeModeReason": code_mode_reason(settings, result.servers),
+        "servers": servers,
+    }
+    return doc, view.warnings
 
 
 class CodeMode:
@@ -467,11 +514,16 @@ class CodeMode:
         """The servers the program calls: those with at least one tool in code mode."""
         return sorted({s.server for s in (view or self.view).code_tools.servers if s.tools})
 
-    def server_specs(self, view: ToolView | None = None) -> dict[str, dict[str, Any]]:
+    def server_specs(
+        self, view: ToolView | None = None, configured: dict[str, ServerConfig] | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """How a program reaches each server it calls; ``configured``: the servers' settings to
+        use instead of the config's (a standalone binary's, with their ``${VAR}``s unexpanded)."""
         view = view or self.view
+        configured = self.config.mcp_servers if configured is None else configured
         # Only configured servers: others (saved programs) are answered by a controller.
-        servers = [n for n in self.code_servers(view) if n in self.config.mcp_servers]
-        return {n: server_spec(self.config.mcp_servers[n], view.protocols[n]) for n in servers}
+        servers = [n for n in self.code_servers(view) if n in configured]
+        return {n: server_spec(configured[n], view.protocols[n]) for n in servers}
 
     def warmup(self, progress: Progress | None = None) -> None:
         self.workspace.ensure(progress)

@@ -640,19 +640,14 @@ class Toolbox:
         self._last_housekeeping = time.monotonic()
         try:
             ws = self.code_mode.workspace
-            state: Path = getattr(ws, "state", ws.dir)  # per-run files beside a read-only shared cache
+            state = ws.state  # per-run files beside a read-only shared cache
             rel = tools_import_path(self.code_mode.package).removeprefix("gocodews/")
             policy = housekeeping.Policy.from_env()
 
             def work() -> dict[str, Any]:
                 housekeeping.mark_used(ws.dir, [ws.dir / rel])
                 housekeeping.mark_used(state, [state / rel])
-                summary: dict[str, Any] = {"removed": [], "freedBytes": 0, "errors": []}
-                for root, current in housekeeping.places(ws.cache, ws.dir, state):
-                    one = housekeeping.prune(root, current, policy)
-                    for key in summary:
-                        summary[key] += one[key]
-                return summary
+                return housekeeping.prune_places(ws.cache, ws.dir, state, policy)
 
             summary = await anyio.to_thread.run_sync(work)
         except (GocodeError, OSError, ValueError) as exc:  # a bad bound or an unreadable cache must not stop calls

@@ -36,8 +36,7 @@ def _current_workspace() -> tuple[Path | None, Path | None]:
         ws = Workspace()
     except GocodeError:  # no Go toolchain: every workspace counts as another one's
         return None, None
-    state = getattr(ws, "state", ws.dir)
-    return ws.dir, (state if state != ws.dir else None)
+    return ws.dir, (ws.state if ws.state != ws.dir else None)
 
 
 @cache.command("info")
@@ -104,11 +103,7 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     current, state = _current_workspace()
-    doc = housekeeping.prune(cache_dir(), current, policy, dry_run=dry_run)
-    if state is not None:  # per-run files and built programs kept apart from a shared cache
-        more = housekeeping.prune(state.parent, state, policy, dry_run=dry_run)
-        for key in ("removed", "errors", "freedBytes", "keptBytes"):
-            doc[key] += more[key]
+    doc = housekeeping.prune_places(cache_dir(), current, state, policy, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(doc))
     else:

@@ -71,7 +71,7 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
     import asyncio
     from pathlib import Path
 
-    from gocode.codemode import CodeMode, server_spec
+    from gocode.codemode import CodeMode
     from gocode.config import KEEP_REFERENCES, load_config
     from gocode.tools.saved import SavedProgramError, SavedStore, build_binary
 
@@ -81,9 +81,7 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
         await cm.refresh()
         # The binary carries the config's servers with their ${VAR}s unexpanded: it reads them
         # from its own environment when it starts, so no secret of this machine is built in.
-        raw = load_config(config_path, KEEP_REFERENCES).mcp_servers
-        view = cm.view
-        specs = {n: server_spec(raw[n], view.protocols[n]) for n in cm.code_servers(view)}
+        specs = cm.server_specs(configured=load_config(config_path, KEEP_REFERENCES).mcp_servers)
         return await build_binary(cm.workspace, cm.package, program, specs, Path(out))
 
     try:
