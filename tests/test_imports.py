@@ -10,7 +10,7 @@ The stages, lowest first (a module may import its own stage or an earlier one):
 5. ``compile``: the workspace, compiling and linking, the cache's housekeeping
 6. ``run``: the runner and the sandbox
 7. ``tools``: tools that are not MCP servers
-8. the facade: ``codemode``, ``toolbox``, ``tool_formats`` and the package's public names
+8. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), ``tool_formats`` and the package's public names
 9. what is built on the facade: ``serve``, ``agent``, ``integrations``, ``smoke``/``junit``, ``demo``
 10. ``cli``
 
@@ -45,6 +45,8 @@ STAGES: dict[str, int] = {
     "gocode": 8,
     "gocode.codemode": 8,
     "gocode.toolbox": 8,
+    "gocode.results": 8,
+    "gocode.blocking": 8,
     "gocode.tool_formats": 8,
     "gocode.serve": 9,
     "gocode.agent": 9,

@@ -13,6 +13,7 @@ import pytest
 
 from gocode import SyncToolbox, Toolbox
 from gocode.demo.runner import DEMO_CODE
+from gocode.results import run_to_result
 from gocode.run.runner import RunResult
 from gocode.tool_formats import (
     anthropic_tool_result,
@@ -21,7 +22,7 @@ from gocode.tool_formats import (
     openai_tool_message,
     result_text,
 )
-from gocode.toolbox import TOOL_NAME, exposed_names, run_to_result
+from gocode.toolbox import TOOL_NAME, exposed_names
 from gocode.toolset import ToolInfo
 from tests.conftest import EVERYTHING, ROOT, config_from, demo_stdio, load_script, need
 
