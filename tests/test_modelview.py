@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gocode.codemode import CodeMode, pays_off
+from gocode.codemode import CodeMode
 from gocode.config import Config
 from gocode.program.code import Prepared
 from gocode.program.render import render_bindings, render_main
@@ -18,6 +18,7 @@ from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view import tokens
 from gocode.view.disclosure import choose
 from gocode.view.modelview import render_full, render_funcs, render_index, render_names
+from gocode.view.selection import pays_off
 from tests.corpus_data import CORPUS, all_package, load, load_all
 
 PATH_SCHEMA = {

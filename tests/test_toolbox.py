@@ -368,8 +368,8 @@ fmt.Println(total)
 
 @pytest.mark.fast
 def test_unmatched_exclusions_are_warnings_with_suggestions():
-    from gocode.codemode import split_tools
     from gocode.toolset import ServerTools
+    from gocode.view.selection import split_tools
 
     servers = [ServerTools("everything", (ToolInfo("everything", "get-tiny-image"), ToolInfo("everything", "echo")))]
     view = split_tools(servers, {"get_tiny_image", "everything.echo", "nothing-like-it"}, True)

@@ -33,9 +33,9 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
     """List each server's tools, and which are in code mode for a model."""
     import asyncio
 
-    from gocode.codemode import listing
     from gocode.config import load_config
     from gocode.mcp.browse import browse
+    from gocode.view.selection import listing
 
     config = load_config(config_path)
     settings = config.code_mode_for(model)  # an unknown model ref fails before a server starts
