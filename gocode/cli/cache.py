@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.app import _err, _progress, handle_errors
+from gocode.cli.common import _err, _progress, handle_errors
 from gocode.errors import GocodeError
 
 if TYPE_CHECKING:

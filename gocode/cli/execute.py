@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gocode.cli.app import _err, _progress, config_option, handle_errors, model_option
+from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
 
 if TYPE_CHECKING:
     from gocode.config import Config

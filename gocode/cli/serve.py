@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.app import _err, _progress, _setup_logging, config_option, handle_errors, model_option
+from gocode.cli.common import _err, _progress, _setup_logging, config_option, handle_errors, model_option
 from gocode.serve.guard import DEFAULT_MAX_BODY
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.app import _err, _progress, config_option, handle_errors, model_option
+from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
 from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:
