@@ -307,8 +307,8 @@ def test_the_mcp_server_instructions_carry_the_rules():
 @pytest.mark.fast
 def test_the_run_time_search_helpers_the_description_names_are_those_rt_declares():
     """What the description says of searchTools/callTool is what rt declares and main aliases."""
-    from gocode.program.render import RUNTIME_ALIASES
     from gocode.resources import rt_sources
+    from gocode.schema.ir import RUNTIME_ALIASES
     from gocode.view.rules import search_hint
 
     rt = rt_sources()["search.go"]
