@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gocode.paths import VECTORS_DIR
+from gocode.paths import VECTORS_DIR, state_dir
 
 Kind = Literal["binary", "workspace", "bindings", "run-dir", "vectors", "go-build"]
 
@@ -223,8 +223,8 @@ def linked_from_importcfgs(cache: Path) -> set[Path]:
     """The build-cache files the workspaces' importcfgs name (direct builds read them)."""
     keep: set[Path] = set()
     roots = [cache]
-    if state := os.environ.get("GOCODE_STATE_DIR"):  # bindings kept beside a read-only cache
-        roots.append(Path(state).expanduser())
+    if (state := state_dir()) is not None:  # bindings kept beside a read-only cache
+        roots.append(state)
     patterns = ("ws-*/std.importcfg", "ws-*/seed.importcfg", "ws-*/tools/*/importcfg")
     cfgs = [cfg for r in roots for pattern in patterns for cfg in r.glob(pattern)]
     for cfg in cfgs:

@@ -44,6 +44,7 @@ from gocode.errors import GocodeError
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan
+from gocode.run.env import SERVERS_ENV
 from gocode.run.runner import run_program
 from gocode.schema.ir import Package
 from gocode.schema.names import go_string
@@ -222,7 +223,7 @@ async def derive(
     loop = reaches(name, plan.names(), saved or {})
     if loop:
         raise SavedProgramError(f"{name!r} would call itself ({' → '.join(loop)}); a saved program cannot call itself")
-    env = {"GOCODE_INPUT_SCHEMA": "1", "GOCODE_SERVERS": "{}", "PATH": os.environ.get("PATH", "")}
+    env = {"GOCODE_INPUT_SCHEMA": "1", SERVERS_ENV: "{}", "PATH": os.environ.get("PATH", "")}
     run = await run_program(build.binary, env, Path.cwd(), timeout=_SCHEMA_TIMEOUT, max_output=1 << 20)
     try:
         schema = json.loads(run.output)
