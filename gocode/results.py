@@ -82,7 +82,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
     """``execute_go_code``'s MCP result: the printed output, or the error a model can act on.
 
     Timings, phase, the sandbox in force and whether a retry may help go in ``_meta`` (for
-    clients and logs; models do not see them). :meth:`Toolbox.call_mcp` adds the request id.
+    clients and logs; models do not see them). :meth:`gocode.toolbox.Toolbox.call_mcp` adds the request id.
     """
     meta: dict[str, Any] = {
         RUN_META_KEY: {
