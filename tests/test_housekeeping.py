@@ -194,6 +194,7 @@ def test_the_go_build_cache_is_bounded_but_keeps_what_importcfgs_link(tmp_path):
     assert names(summary) == {"dd01-a"} and (gb / "trim.txt").is_file() and linked.is_file()
 
 
+@pytest.mark.fast
 def test_one_summary_over_the_cache_and_the_state_dir(cache, tmp, tmp_path):
     """Beside a shared cache, built programs live in the state dir: both are bounded, in one
     summary, and the temp directory's leftovers are counted once."""
