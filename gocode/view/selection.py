@@ -88,24 +88,25 @@ def with_inferred_outputs(view: ToolView, inferred: dict[tuple[str, str], dict[s
 AUTO_MIN_CLASSIC_TOKENS = 1500
 
 
-def _classic_tokens(servers: list[ServerTools], excluded_names: set[str]) -> int:
-    """What the tools' classic JSON definitions cost (o200k tokens), the excluded ones left out."""
-    from gocode.view.tokens import count_json
-
-    listed = [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded_names]
-    return count_json(listed)
+def _classic(servers: list[ServerTools], excluded_names: set[str]) -> list[dict[str, Any]]:
+    """The tools' classic JSON definitions, the excluded ones left out."""
+    return [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded_names]
 
 
 def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
     """Whether code mode pays for these tools: their classic JSON definitions are large."""
-    return _classic_tokens(servers, excluded_names) >= AUTO_MIN_CLASSIC_TOKENS
+    from gocode.view.tokens import count_json
+
+    return count_json(_classic(servers, excluded_names)) >= AUTO_MIN_CLASSIC_TOKENS
 
 
 def code_mode_reason(settings: CodeModeConfig, servers: list[ServerTools]) -> str:
     """Why code mode is on or off for these tools (``auto``: what it resolved to and why)."""
+    from gocode.view.tokens import count_json
+
     if settings.enabled != "auto":
         return f"codeMode.enabled: {str(settings.enabled).lower()}"
-    tokens = _classic_tokens(servers, set(settings.excluded_tools))
+    tokens = count_json(_classic(servers, set(settings.excluded_tools)))
     state = "on" if tokens >= AUTO_MIN_CLASSIC_TOKENS else "off"
     return f"auto: {state}, the tools' classic definitions take {tokens} tokens (code mode pays from {AUTO_MIN_CLASSIC_TOKENS})"
 
