@@ -205,6 +205,9 @@ def test_the_check_names_a_later_stage_import_and_a_circle(tmp_path):
     (pkg / "run").mkdir()
     (pkg / "run" / "__init__.py").write_text("")
     (pkg / "schema" / "names.py").write_text('KEY = "gocode.run"\n')
+    (pkg / "schema" / "kept.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import gocode.run\n"
+    )
     (pkg / "schema" / "lazy.py").write_text(
         'import importlib\n\nWHERE = {"x": "gocode.program.plan:x"}\nimportlib.import_module(WHERE["x"])\n'
     )
@@ -212,6 +215,7 @@ def test_the_check_names_a_later_stage_import_and_a_circle(tmp_path):
     assert found == [
         "gocode/program/plan.py:2: gocode.program.plan (stage 4) imports gocode.run (later stage 6)",
         "gocode/schema/builder.py:2: gocode.schema.builder (stage 2) imports gocode.program.render (later stage 4)",
+        "gocode/schema/kept.py:3: gocode.schema.kept (stage 2) imports gocode.run (later stage 6)",
         "gocode/schema/lazy.py:3: gocode.schema.lazy (stage 2) imports gocode.program.plan (later stage 4)",
         "import circle: gocode.program.render -> gocode.schema.builder -> gocode.program.render",
     ]
