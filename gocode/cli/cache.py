@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import _err, _progress, handle_errors
+from gocode.cli.common import _err, _human, _progress, handle_errors
 from gocode.errors import GocodeError
 
 if TYPE_CHECKING:
@@ -18,14 +18,6 @@ if TYPE_CHECKING:
 @click.group()
 def cache() -> None:
     """The cache of workspaces and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
 
 
 def _current_workspace() -> tuple[Path | None, Path | None]:

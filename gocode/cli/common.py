@@ -83,6 +83,27 @@ def _progress(msg: str) -> None:
     _err(f"gocode: {msg}")
 
 
+def _read_code(source: str) -> str:
+    """The Go code in the file ``source``, or on stdin for ``-`` (a usage error when unreadable)."""
+    from pathlib import Path
+
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise click.UsageError(f"cannot read {source}: {exc}") from None
+
+
+def _human(n: float) -> str:
+    """A size in bytes for people: ``812 B``, ``4.8 MiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
 def _setup_logging(log_format: str = "text") -> None:
     """Library warnings (the MCP SDK's, e.g. a server printing non-JSON on stdout) as one line
     on stderr; their tracebacks only with GOCODE_DEBUG=1. ``json``: one object per line, and

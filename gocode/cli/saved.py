@@ -7,8 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.common import _err, config_option, handle_errors, model_option
-from gocode.cli.execute import _read_code
+from gocode.cli.common import _err, _read_code, config_option, handle_errors, model_option
 
 
 @click.command("save")
