@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.app import _progress, handle_errors
+from gocode.cli.common import _progress, handle_errors
 
 
 @click.command("demo-server", context_settings={"ignore_unknown_options": True})

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from gocode.cli.app import _progress, config_option, handle_errors, model_option
+from gocode.cli.common import _progress, config_option, handle_errors, model_option
 
 
 @click.group()
