@@ -415,36 +415,6 @@ def test_the_bench_script_prints_its_figures():
     assert doc["sets"]["all"]["queries"] == 171 and doc["tools"] > 1000 and doc["servers"] == 47
 
 
-def test_runtime_declarations_match_the_runtime():
-    """What the model is shown of searchTools/callTool is what rt declares and main aliases."""
-    from gocode.program.render import RUNTIME_ALIASES
-    from gocode.resources import rt_sources
-    from gocode.view.search import RUNTIME_DECLARATIONS
-
-    rt = rt_sources()["search.go"]
-    shown = re.search(r"type ToolMatch struct \{(.*?)\n\}", RUNTIME_DECLARATIONS, re.S)
-    real = re.search(r"type ToolMatch struct \{(.*?)\n\}", rt, re.S)
-    assert shown and real
-    shown_fields = {
-        f for line in shown.group(1).splitlines() for f in re.findall(r"\b([A-Z]\w*)\b(?=,|\s+string)", line)
-    }
-    real_fields = set(re.findall(r"^\t([A-Z]\w*)\s", real.group(1), re.M))
-    assert shown_fields == real_fields == {"Name", "Server", "Function", "Description", "Signature"}
-    assert "func SearchTools(ctx context.Context, query string) ([]ToolMatch, error)" in rt
-    assert "func CallTool(ctx context.Context, name string, args map[string]any) (any, error)" in rt
-    assert "func searchTools(ctx context.Context, query string) ([]ToolMatch, error)" in RUNTIME_DECLARATIONS
-    assert "func callTool(ctx context.Context, name string, args map[string]any) (any, error)" in RUNTIME_DECLARATIONS
-    assert set(RUNTIME_ALIASES) == {
-        "type ToolMatch = gocodert.ToolMatch",
-        "var searchTools = gocodert.SearchTools",
-        "var callTool = gocodert.CallTool",
-        # result(v) (named in the rules) and callToolStream (docs/results-and-streaming.md).
-        "var result = gocodert.Result",
-        "type ToolProgress = gocodert.Progress",
-        "var callToolStream = gocodert.CallToolStream",
-    }
-
-
 def test_an_answer_without_a_limit_leaves_out_tools_far_behind_the_best():
     index, _ = corpus()
     query = "what time is it in Tokyo"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.app import _err, _progress, config_option, handle_errors, model_option
+from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
 from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:
@@ -33,59 +33,20 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
     """List each server's tools, and which are in code mode for a model."""
     import asyncio
 
-    from gocode.codemode import code_mode_on, code_mode_reason, split_tools
     from gocode.config import load_config
     from gocode.mcp.browse import browse
+    from gocode.view.selection import listing
 
     config = load_config(config_path)
-    settings = config.code_mode_for(model)
+    settings = config.code_mode_for(model)  # an unknown model ref fails before a server starts
     result = asyncio.run(browse(config, refresh=refresh, progress=_progress))
-    enabled = code_mode_on(settings, result.servers)  # auto: decided as serve decides it
-    view = split_tools(result.servers, set(settings.excluded_tools), enabled)
-    for w in view.warnings:
+    doc, warnings = listing(settings, result, model)
+    for w in warnings:
         _err(f"gocode: warning: {w}")
-    in_code = {(s.server, t.name) for s in view.code_tools.servers for t in s.tools}
-    doc: dict[str, Any] = {
-        "model": model,
-        "codeMode": enabled,
-        "codeModeSetting": settings.enabled,
-        "codeModeReason": code_mode_reason(settings, result.servers),
-        "servers": [],
-    }
-    for s in result.servers:
-        tools = [
-            {
-                "name": t.name,
-                "description": t.description,
-                "codeMode": (s.server, t.name) in in_code,
-                "hasOutputSchema": t.output_schema is not None,
-            }
-            for t in s.tools
-        ]
-        doc["servers"].append(
-            {
-                "name": s.server,
-                "ok": True,
-                "protocolVersion": s.protocol_version,
-                "tools": tools,
-                "warnings": list(s.warnings),
-            }
-        )
-    for name, exc in sorted(result.failures.items()):
-        doc["servers"].append(
-            {
-                "name": name,
-                "ok": False,
-                "error": str(exc),
-                "summary": exc.summary,
-                "exitStatus": exc.exit_status,
-                "stderr": exc.stderr,
-            }
-        )
     if as_json:
         click.echo(json.dumps(doc))
     else:
-        click.echo(f"code mode: {'on' if enabled else 'off'} ({doc['codeModeReason']})")
+        click.echo(f"code mode: {'on' if doc['codeMode'] else 'off'} ({doc['codeModeReason']})")
         for s in doc["servers"]:
             if not s["ok"]:
                 click.echo(f"{s['name']}: FAILED\n  " + s["error"].replace("\n", "\n  "))

@@ -50,25 +50,6 @@ from gocode.view.rules import SEARCH_TOOL_NAME
 MAX_NAMES = 50
 MAX_QUERY_CHARS = 1000
 
-# The run-time helpers a program may use to find and call tools it did not know when written
-# (go_templates/rt/search.go); shown to the model with the tool declarations.
-RUNTIME_DECLARATIONS = """\
-// ToolMatch is a tool found by searchTools.
-type ToolMatch struct {
-	Name, Server string // callTool(ctx, m.Server+"."+m.Name, args) calls it
-	Function     string // its typed Go function
-	Description  string
-	Signature    string
-}
-
-// searchTools ranks the tools for a free-text query, best first (at most 10).
-func searchTools(ctx context.Context, query string) ([]ToolMatch, error)
-
-// callTool calls a tool by "server.tool" name; the result is the tool's structured
-// content, else its text decoded as JSON, else its text.
-func callTool(ctx context.Context, name string, args map[string]any) (any, error)
-"""
-
 # Field weights, chosen on the tuning half of tests/corpus/search_queries.json (see
 # bench/search.py; a middle of the best region, not its single best point): a word in the name
 # or the server's name says most about what a tool is for, the start of its description next;
