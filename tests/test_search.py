@@ -115,8 +115,10 @@ def _weather_and(*extra: ToolInfo) -> SearchIndex:
 def test_did_you_mean_names_only_close_tools_and_otherwise_says_what_there_is():
     index = _weather_and()
     assert index.suggest("get_wether") == ["getWeather"]  # spelled alike
-    assert index.suggest("city_lookup") == ["getCity"]  # its words fit
-    assert index.suggest("nosuch") == [] and index.suggest("send_email") == []
+    assert index.suggest("city_lookup") == ["getCity"]  # named in the same words
+    assert index.suggest("fetch_weather") == ["getWeather"]
+    # A word most names have says nothing: get_temperature is not close to getCity.
+    assert index.suggest("get_temperature") == [] and index.suggest("nosuch") == []
     assert missing_note(index, "get_wether") == "no tool named 'get_wether'; did you mean getWeather?"
     # A handful of tools, none close: said so, and every one named.
     assert (
@@ -130,6 +132,7 @@ def test_did_you_mean_names_only_close_tools_and_otherwise_says_what_there_is():
     assert missing_note(many, "nosuch").endswith("; search with a `query` saying what it does")
     assert missing_note(SearchIndex([]), "x") == "no tool named 'x'; there are no tools"
     assert missing_note(many, "git_lg") == "no tool named 'git_lg'; did you mean gitLog?"
+    assert many.suggest("show_log") == ["gitLog"] and many.suggest("get_forecast") == []
 
 
 @pytest.mark.fast

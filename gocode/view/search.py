@@ -137,6 +137,10 @@ _ANSWER_WITHIN = 0.5
 # one line each (server, function, first sentence) up to _ANSWER_TOTAL tools, so the intended
 # tool is in the answer without a second search while the answer stays short.
 _ANSWER_FULL = 3
+# A name written in other words is close to a tool's when this share of their words is common,
+# not counting words in more than this share of the tools' names.
+_SAME_WORDS = 0.5
+_GENERIC_NAME_SHARE = 0.1
 _NAME_ALL = 6  # a tool set this small is named whole when a name is close to none of it
 _ANSWER_TOTAL = 10
 _LINE_CHARS = 110
@@ -630,17 +634,28 @@ class SearchIndex:
         return []
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
-        """Function names close to ``name`` for a "did you mean": spelled alike, else the tools
-        its words fit (near the best of them); none when no tool is close, however few there are."""
+        """Function names close to ``name`` for a "did you mean": spelled alike, else named in
+        mostly the same words (fetch_weather → getWeather, github_create_issue → createIssue);
+        none when no tool is close, however few there are."""
+        bare = name.rpartition(".")[2]
         by_fold = {fold(e.function): e.function for e in self.entries}
         by_fold.update({fold(e.tool): e.function for e in self.entries})
-        close = difflib.get_close_matches(fold(name.rpartition(".")[2]), list(by_fold), n=n, cutoff=0.7)
+        close = difflib.get_close_matches(fold(bare), list(by_fold), n=n, cutoff=0.7)
         out = [by_fold[c] for c in close]
-        if not out:  # nothing spelled alike: the name's words may still say what it is for
-            ranking = self.ranking(name, n)
-            if ranking.fits:
-                best = ranking.scored[0][1]
-                out = [e.function for e, score in ranking.scored if score >= _ANSWER_WITHIN * best]
+        if not out and self.entries:
+            # Names in mostly the same words (Dice), counting only words that tell tools apart:
+            # a tool's name words other than its server's shared ones, and not words in many
+            # names (get, list), which make getMe no closer to get_weather.
+            names = self._lex().name_terms
+            df = Counter(t for terms in names for t in terms)
+            generic = {t for t, k in df.items() if k > max(1, _GENERIC_NAME_SHARE * len(names))}
+            said = set(_analyzer().analyze(prepare(bare))) - generic
+            scored = []
+            for i, terms in enumerate(names):
+                common = len(said & terms)
+                if common:
+                    scored.append((-2 * common / (len(said) + len(terms - generic)), i))
+            out = [self.entries[i].function for score, i in sorted(scored) if -score >= _SAME_WORDS]
         return list(dict.fromkeys(out))[:n]
 
     def nearest(self, query: str, n: int = DEFAULT_LIMIT) -> list[ToolEntry]:
