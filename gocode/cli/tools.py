@@ -124,31 +124,40 @@ def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> Cod
     show_default=True,
     help="How many tools to show.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list in rank order (with each declaration).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON object: the query, whether any tool fits it, and the tools in rank order (each "
+    "with its declaration).",
+)
 @click.argument("query", nargs=-1, required=True)
 @handle_errors
 def search(
     config_path: str | None, model: str | None, refresh: bool, limit: int, as_json: bool, query: tuple[str, ...]
 ) -> None:
-    """Find the tools for a task, best first, as search_go_tools ranks them (exit 1: none matched)."""
+    """Find the tools for a task, best first, as search_go_tools ranks them; when none fits, say so
+    and list the nearest (exit 1)."""
     from gocode.view import search as search_mod
 
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty: say what you want to do, e.g. `gocode search list pull requests`")
     cm = _code_mode(config_path, model, refresh)
-    found = cm.search_index().search(text, limit)
+    index = cm.search_index()
+    ranking = index.ranking(text, limit)
+    shown = ranking.tools if ranking.fits else index.nearest(text, limit)
+    if not ranking.fits:
+        _err(f"gocode: no tool fits {text!r}" + ("; the nearest:" if shown else " (`gocode list` shows every tool)"))
     if as_json:
-        click.echo(
-            json.dumps([search_mod.entry_json(cm.package, e, i + 1, cm.shape_comments()) for i, e in enumerate(found)])
-        )
+        tools = [search_mod.entry_json(cm.package, e, i + 1, cm.shape_comments()) for i, e in enumerate(shown)]
+        click.echo(json.dumps({"query": text, "fits": ranking.fits, "tools": tools}))
     else:
-        width = max((len(e.qualified) for e in found), default=0)
-        for i, e in enumerate(found, 1):
+        width = max((len(e.qualified) for e in shown), default=0)
+        for i, e in enumerate(shown, 1):
             first = search_mod.first_sentence(e.description)
             click.echo(f"{i:>2}. {e.qualified:<{width}}  {e.function}" + (f" — {first[:100]}" if first else ""))
-    if not found:
-        _err(f"gocode: no tool matches {text!r}")
+    if not ranking.fits:
         sys.exit(1)
 
 
@@ -172,7 +181,7 @@ def describe(config_path: str | None, model: str | None, refresh: bool, as_json:
     for name in names:
         hits = index.lookup(name)
         if not hits:
-            missing.append(search_mod.missing_note(index, name))
+            missing.append(search_mod.missing_note(index, name, "`gocode search WORDS…` finds tools by what they do"))
         found.update((e.qualified, e) for e in hits)
     if as_json:
         click.echo(
