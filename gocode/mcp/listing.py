@@ -209,8 +209,3 @@ class DiscoveryResult:
     failures: dict[str, DiscoveryError] = field(default_factory=dict)
     # Servers whose tools came from RecentListings instead of the server: when each was listed.
     from_cache: dict[str, float] = field(default_factory=dict)
-
-    def raise_for_failures(self) -> None:
-        if self.failures:
-            msgs = [str(e) for _, e in sorted(self.failures.items())]
-            raise DiscoveryError("\n\n".join(msgs), server=next(iter(sorted(self.failures))))
