@@ -388,16 +388,16 @@ def test_search_ranks_by_meaning_too_and_that_is_what_holds_the_fresh_sets():
 
 
 def test_the_models_also_read_a_request_without_its_values(monkeypatch):
-    """A long identifier pulls the whole request's embedding towards tools about its words (S3,
-    buckets, configuration); mixed with the request embedded without it, the tool for what is
-    asked (a resource's arguments) comes first."""
+    """A branch name and a quoted title pull the whole request's embedding towards tools about
+    their words; mixed with the request embedded without them, the tool for what is asked
+    (opening a pull request) comes first."""
     from gocode.view import search
 
     index, _ = corpus()
-    query = "what arguments does aws_s3_bucket_lifecycle_configuration take?"
-    assert index.search(query, 3)[0].qualified == "terraform.resourceArgumentDetails", qualified(index.search(query, 3))
+    query = "Open a pull request on GitHub from feature/auth into main titled 'Add OAuth login'"
+    assert index.search(query, 3)[0].tool == "create_pull_request", qualified(index.search(query, 3))
     monkeypatch.setattr(search, "_ASKED_SHARE", 0.0)  # the request as written only
-    assert index.search(query, 3)[0].qualified != "terraform.resourceArgumentDetails"
+    assert index.search(query, 3)[0].tool != "create_pull_request"
 
 
 def test_one_model_alone_still_ranks_by_meaning(monkeypatch):

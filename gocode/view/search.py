@@ -144,10 +144,7 @@ _GENERIC_NAME_SHARE = 0.1
 _NAME_ALL = 6  # a tool set this small is named whole when a name is close to none of it
 _ANSWER_TOTAL = 10
 _LINE_CHARS = 110
-# What the embedding models read of a description: most of it (they stop at 256 tokens), since
-# what tells a tool from its siblings is often past the first sentences; 1,000 characters did a
-# little better than 400 on the query sets (docs/search.md).
-_MEANING_DESC_CHARS = 1000
+_MEANING_DESC_CHARS = 400
 # A request carrying values ("move PROJ-142 to Done", "find callers of parse_config") is also
 # embedded without them, and the two similarities are mixed, this share for the request without
 # its values: the values pull the full request towards tools about them.
