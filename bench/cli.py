@@ -15,7 +15,8 @@ so the two columns share the machine's load.
 - ``exec``: a one-off ``gocode exec`` of the demo program against the demo server, beside the
   same program through a warm ``execute_go_code`` call (an open Toolbox) plus the demo
   server's own start (spawn to an answered ``initialize``, from a client whose SDK is already
-  loaded); target: exec ≤ 1.5 × (warm call + server start).
+  loaded), one of each per round so they share the machine's load; target:
+  exec ≤ 1.5 × (warm call + server start).
 """
 
 from __future__ import annotations
@@ -143,36 +144,42 @@ def corpus_cache(where: Path) -> tuple[Path, Path]:
     return cache, config_path
 
 
-async def warm_call_and_server_start(config_path: Path, code: str, runs: int) -> tuple[Timing, Timing]:
-    """The demo program through an open Toolbox's execute_go_code (warm), and the demo
-    server's start as a client with the SDK loaded sees it."""
+async def exec_rounds(
+    trees: dict[str, Path], program: Path, config_path: Path, code: str, runs: int, cwd: Path
+) -> tuple[dict[str, Timing], Timing, Timing]:
+    """A one-off ``gocode exec`` of the program per tree, the same program through an open
+    Toolbox's execute_go_code (warm), and the demo server's start as a client with the SDK
+    loaded sees it: one of each per round, so the three share the machine's load (on a
+    machine whose load changes, measuring them one after the other skews the ratio)."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     from gocode.config import load_config
     from gocode.toolbox import Toolbox
 
-    call = Timing()
+    one_off = {name: Timing() for name in trees}
+    call, start = Timing(), Timing()
+    params = StdioServerParameters(command=sys.executable, args=["-m", "gocode.demo.server"], env=dict(os.environ))
     async with Toolbox(load_config(str(config_path)), prewarm=False) as box:
         result = await box.execute(code)  # the first call builds what later ones reuse
         if not result.ok:
             raise SystemExit(f"bench: the demo program failed: {result.error_text()}")
         for _ in range(runs):
+            for name, tree in trees.items():
+                # Blocking: the toolbox's loop waits idle meanwhile (its server session is idle too).
+                wall, cpu, _ = run_once(tree, ["exec", str(program)], cwd)
+                one_off[name].add(wall, cpu)
             wall, cpu = time.perf_counter(), _cpu()
             result = await box.execute(code)
             call.add(time.perf_counter() - wall, _cpu() - cpu)
             assert result.ok, result.error_text()
-    start = Timing()
-    params = StdioServerParameters(command=sys.executable, args=["-m", "gocode.demo.server"], env=dict(os.environ))
-    for _ in range(runs):
-        wall, cpu = time.perf_counter(), _cpu()
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            ready_wall, ready_cpu = time.perf_counter() - wall, None
-        # The server's CPU is counted once it has exited and been waited for.
-        ready_cpu = _cpu() - cpu
-        start.add(ready_wall, ready_cpu)
-    return call, start
+            wall, cpu = time.perf_counter(), _cpu()
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                ready_wall = time.perf_counter() - wall
+            # The server's CPU is counted once it has exited and been waited for.
+            start.add(ready_wall, _cpu() - cpu)
+    return one_off, call, start
 
 
 def _cpu() -> float:
@@ -263,9 +270,7 @@ def main() -> None:
             program.write_text(DEMO_CODE)
             for tree in trees.values():  # the workspace and the build cache set up, as a user's second run
                 run_once(tree, ["exec", str(program)], work)
-            got = measure(trees, [("gocode exec (one-off)", ["exec", str(program)])], args.runs, work)
-            call, start = asyncio.run(warm_call_and_server_start(config, DEMO_CODE, args.runs))
-            one_off = got["gocode exec (one-off)"]
+            one_off, call, start = asyncio.run(exec_rounds(trees, program, config, DEMO_CODE, args.runs, work))
             out.append("exec of the demo program:")
             out.append(_row("gocode exec (one-off)", one_off, None))
             out.append(f"  {'warm execute_go_code':<29}{call.wall:7.3f} {call.cpu:6.3f}")

@@ -72,6 +72,7 @@ from gocode.tools.declared import DeclaredTools
 from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
 from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError
 from gocode.toolset import ToolInfo, ToolSet
+from gocode.view import tokens
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 
 log = logging.getLogger("gocode.toolbox")
@@ -359,15 +360,10 @@ class Toolbox:
             self._providers = providers
             for u in self._upstreams.values():
                 self._tg.start_soon(u.supervise, *self._retry)
-            # Servers not connected by then keep connecting; their tools are announced later.
-            with anyio.move_on_after(self._start_wait):
-                for u in self._upstreams.values():
-                    await u.attempted.wait()
-            self._started = True
-            if self.settings.enabled and self.pooled and _workspace_ready(self.code_mode):
-                # The tier goes into the description; on a cold cache the warm-up finds it later.
-                await self.code_mode.resolve_sandbox()
-            self._rebuild()
+            # While the servers start: what does not need their tools. The description counts
+            # its tokens (loading the tokenizer takes a few tenths of a second).
+            if self.settings.enabled:
+                self._tg.start_soon(anyio.to_thread.run_sync, tokens.preload)
             if self.pooled:
                 self._loopback = Loopback(
                     self._providers,
@@ -377,10 +373,22 @@ class Toolbox:
                     shapes=self.code_mode.shapes,
                 )
                 await self._loopback.start(self._tg)
+            # Servers not connected by then keep connecting; their tools are announced later.
+            with anyio.move_on_after(self._start_wait):
+                for u in self._upstreams.values():
+                    await u.attempted.wait()
+            self._started = True
+            if self.settings.enabled and self.pooled and _workspace_ready(self.code_mode):
+                # The tier goes into the description; on a cold cache the warm-up finds it later.
+                await self.code_mode.resolve_sandbox()
+            self._rebuild()
             if self._prewarm and self.settings.enabled:
                 self._warm = anyio.Event()  # before the task runs, so wait_warm() never misses it
                 self._tg.start_soon(self._prewarm_now, self._warm)
         except BaseException:
+            if self._loopback is not None:  # serving in the task group: it would never end
+                with anyio.CancelScope(shield=True):
+                    await self._loopback.stop()
             await stack.__aexit__(None, None, None)
             raise
         self._stack = stack

@@ -8,7 +8,9 @@ Tracebacks only with ``GOCODE_DEBUG=1``.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import gc
 import importlib
 import logging
 import os
@@ -139,6 +141,10 @@ def main() -> None:
     """Go code mode for LLM agents: MCP tools as typed Go functions behind one execute_go_code tool."""
     from gocode.run import hostlimits
 
+    # The interpreter's last garbage collection at exit walks every object the imports created
+    # (the MCP SDK's models: about a second); frozen ones are skipped. Files and sessions are
+    # closed by their context managers before this, so nothing waits on that collection.
+    atexit.register(gc.freeze)
     _setup_logging()
     hostlimits.raise_open_files()
 

@@ -112,18 +112,23 @@ def exec_cmd(
 async def _exec(
     config: Config, model: str | None, code: str, timeout: float | None, direct: bool, dry_run: bool = False
 ) -> Any:
-    from gocode.codemode import CodeMode
-    from gocode.toolbox import Toolbox
-
     if direct:
+        from gocode.codemode import CodeMode
+
         cm = CodeMode(config, model)
         await cm.refresh()
         for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
             _err(f"gocode: warning: {exc}")
         return await cm.execute(code, timeout, progress=_progress)
-    # gocode exec is the controller for its one run: its sessions serve the program.
-    async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
-        return await box.execute(code, timeout, dry_run=dry_run)
+    from gocode.mcp.prestart import prestarted
+
+    # gocode exec is the controller for its one run: its sessions serve the program. The stdio
+    # servers start before the MCP SDK and the rest of gocode are imported, so both happen at once.
+    async with prestarted(config.mcp_servers):
+        from gocode.toolbox import Toolbox
+
+        async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
+            return await box.execute(code, timeout, dry_run=dry_run)
 
 
 async def plan_text(config: Config, model: str | None, code: str, as_json: bool) -> tuple[bool, str]:

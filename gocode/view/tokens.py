@@ -13,6 +13,7 @@ import importlib.machinery
 import importlib.util
 import json
 import sys
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,23 @@ ENCODING = "o200k_base"
 _BINDINGS = "bpe_openai._bindings"
 
 
-@functools.cache
+_LOADING = threading.Lock()  # a caller meeting a load under way (preload) waits for it
+
+
 def _tokenizer() -> Any:
+    with _LOADING:
+        return _load()
+
+
+@functools.cache
+def _load() -> Any:
     # The public get_encoding API refuses texts over 1 MB: the bindings count any length.
     return _bindings().tokenizer_for_encoding(ENCODING)
+
+
+def preload() -> None:
+    """Load the tokenizer now (a few tenths of a second), e.g. in a thread while servers start."""
+    _tokenizer()
 
 
 def _bindings() -> Any:

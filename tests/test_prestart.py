@@ -1,0 +1,94 @@
+"""Stdio servers started ahead of their sessions (gocode.mcp.prestart): the session takes the
+process over (one start, its stderr still reported), and one nobody takes is stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from gocode.config import ServerConfig
+from gocode.errors import DiscoveryError
+from gocode.mcp.discovery import connect, failure, list_all_tools
+from gocode.mcp.prestart import prestarted
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def counted_server(tmp_path: Path, inner: str) -> tuple[ServerConfig, Path]:
+    """A stdio server (the module ``inner``, run as a script) that notes each start's pid in a file."""
+    starts = tmp_path / "starts"
+    script = tmp_path / "counted.py"
+    script.write_text(
+        "import os, runpy, sys\n"
+        f"with open({str(starts)!r}, 'a') as f:\n"
+        "    f.write(f'{os.getpid()}\\n')\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        f"runpy.run_module({inner!r}, run_name='__main__')\n"
+    )
+    return ServerConfig(command=sys.executable, args=(str(script),)), starts
+
+
+def pids(starts: Path) -> list[int]:
+    return [int(line) for line in starts.read_text().split()] if starts.exists() else []
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_prestarted_server_is_taken_over_by_its_session(tmp_path):
+    server, starts = counted_server(tmp_path, "gocode.demo.server")
+
+    async def go() -> list[str]:
+        async with prestarted({"weather": server}):
+            assert len(pids(starts)) <= 1  # started (it notes its pid once it runs)
+            with tempfile.TemporaryFile("w+") as errlog:
+                async with connect("weather", server, errlog) as (client, _):
+                    listing = await list_all_tools(client)
+        return sorted(t["name"] for t in listing.tools)
+
+    assert asyncio.run(go()) == ["get_city", "get_weather"]
+    assert len(pids(starts)) == 1, "the session started the server again"
+    assert gone(pids(starts)[0])
+
+
+def test_a_server_started_otherwise_is_not_taken_and_the_prestarted_one_is_stopped(tmp_path):
+    server, starts = counted_server(tmp_path, "gocode.demo.server")
+    other = server.model_copy(update={"env": {"GOCODE_TEST_MARK": "1"}})  # another environment
+
+    async def go() -> None:
+        async with prestarted({"weather": server}):
+            with tempfile.TemporaryFile("w+") as errlog:
+                async with connect("weather", other, errlog) as (client, _):
+                    await list_all_tools(client)
+
+    asyncio.run(go())
+    started = pids(starts)
+    assert len(started) == 2
+    assert all(gone(pid) for pid in started), "a server was left running"
+
+
+def test_a_taken_over_server_that_dies_is_reported_with_its_stderr(tmp_path):
+    server, starts = counted_server(tmp_path, "tests.servers.crash_server")
+
+    async def go() -> DiscoveryError:
+        async with prestarted({"crash": server}):
+            with tempfile.TemporaryFile("w+") as errlog:
+                try:
+                    async with connect("crash", server, errlog) as (client, _):
+                        await list_all_tools(client)
+                except Exception as exc:
+                    return failure("crash", server, exc, errlog)
+        raise AssertionError("the crashing server listed its tools")
+
+    err = asyncio.run(go())
+    assert len(pids(starts)) == 1
+    assert "crasher: giving up on tools/list" in err.stderr
+    assert err.exit_status == 3
