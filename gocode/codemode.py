@@ -176,10 +176,10 @@ AUTO_MIN_CLASSIC_TOKENS = 1500
 
 def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
     """Whether code mode pays for these tools: their classic JSON definitions are large."""
-    from gocode.view.tokens import count_json
+    from gocode.view.tokens import at_most, wire_json
 
     listed = [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded_names]
-    return count_json(listed) >= AUTO_MIN_CLASSIC_TOKENS
+    return not at_most(wire_json(listed), AUTO_MIN_CLASSIC_TOKENS - 1)
 
 
 def code_mode_reason(settings: CodeModeConfig, servers: list[ServerTools]) -> str:

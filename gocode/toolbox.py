@@ -72,7 +72,6 @@ from gocode.tools.declared import DeclaredTools
 from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
 from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError
 from gocode.toolset import ToolInfo, ToolSet
-from gocode.view import tokens
 from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
 
 log = logging.getLogger("gocode.toolbox")
@@ -360,10 +359,7 @@ class Toolbox:
             self._providers = providers
             for u in self._upstreams.values():
                 self._tg.start_soon(u.supervise, *self._retry)
-            # While the servers start: what does not need their tools. The description counts
-            # its tokens (loading the tokenizer takes a few tenths of a second).
-            if self.settings.enabled:
-                self._tg.start_soon(anyio.to_thread.run_sync, tokens.preload)
+            # The endpoint starts while the servers do: it does not need their tools.
             if self.pooled:
                 self._loopback = Loopback(
                     self._providers,
@@ -405,9 +401,12 @@ class Toolbox:
                 # Shielded: leaving because an enclosing scope was cancelled (serve's client hung
                 # up) must still stop the endpoint and exit the task group this entered, in order.
                 with anyio.CancelScope(shield=True):
-                    if self._loopback is not None:
-                        await self._loopback.stop()  # bounded (a few seconds)
+                    loopback = self._loopback
+                    if loopback is not None and loopback.open_runs:
+                        await loopback.stop()  # bounded (a few seconds); calls in flight still reach their servers
                     self._stop_upstreams()
+                    if loopback is not None:
+                        await loopback.stop()  # with no program left, while the sessions close
                     await anyio.sleep(0)  # let sessions begin closing (stdin EOF) before their tasks are cancelled
             finally:
                 self._tg.cancel_scope.cancel()

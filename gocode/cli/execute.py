@@ -76,7 +76,6 @@ def exec_cmd(
     import asyncio
 
     from gocode.config import load_config
-    from gocode.toolbox import replay_offline
 
     if source is None and replay_id is None:
         raise click.UsageError("missing FILE|- (the Go code to run)")
@@ -92,6 +91,8 @@ def exec_cmd(
         click.echo(text) if ok else _err(text)
         sys.exit(0 if ok else 1)
     if replay_id is not None:
+        from gocode.toolbox import replay_offline
+
         result = asyncio.run(replay_offline(config, model, replay_id, timeout, code))
     else:
         assert code is not None

@@ -13,7 +13,6 @@ import importlib.machinery
 import importlib.util
 import json
 import sys
-import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -22,23 +21,10 @@ ENCODING = "o200k_base"
 _BINDINGS = "bpe_openai._bindings"
 
 
-_LOADING = threading.Lock()  # a caller meeting a load under way (preload) waits for it
-
-
-def _tokenizer() -> Any:
-    with _LOADING:
-        return _load()
-
-
 @functools.cache
-def _load() -> Any:
+def _tokenizer() -> Any:
     # The public get_encoding API refuses texts over 1 MB: the bindings count any length.
     return _bindings().tokenizer_for_encoding(ENCODING)
-
-
-def preload() -> None:
-    """Load the tokenizer now (a few tenths of a second), e.g. in a thread while servers start."""
-    _tokenizer()
 
 
 def _bindings() -> Any:
@@ -78,6 +64,17 @@ def count(text: str) -> int:
     return int(_tokenizer().count(text)) if text else 0
 
 
+def wire_json(value: Any) -> str:
+    """``value`` as it travels on the wire: compact JSON, strings escaped."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def count_json(value: Any) -> int:
-    """Tokens in ``value`` as it travels on the wire: compact JSON, strings escaped."""
-    return count(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    """Tokens in ``value`` as it travels on the wire (:func:`wire_json`)."""
+    return count(wire_json(value))
+
+
+def at_most(text: str, budget: int) -> bool:
+    """Whether ``text`` takes at most ``budget`` tokens. A token covers at least one byte, so a
+    text of no more bytes than that is answered without loading the tokenizer."""
+    return len(text.encode()) <= budget or count(text) <= budget
