@@ -4,7 +4,9 @@ process over (one start, its stderr still reported), and one nobody takes is sto
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -92,3 +94,38 @@ def test_a_taken_over_server_that_dies_is_reported_with_its_stderr(tmp_path):
     assert len(pids(starts)) == 1
     assert "crasher: giving up on tools/list" in err.stderr
     assert err.exit_status == 3
+
+
+# Runs `gocode exec` up to the moment its servers are started, and prints the MCP SDK modules
+# loaded by then (none: the SDK's import is what the servers' start overlaps).
+EXEC_UNTIL_SPAWN = """
+import contextlib, json, os, sys
+import gocode.mcp.prestart as prestart
+
+@contextlib.asynccontextmanager
+async def spawning(servers):
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types"))
+    print(json.dumps({"servers": sorted(servers), "loaded": loaded}), flush=True)
+    os._exit(0)
+    yield
+
+prestart.prestarted = spawning
+from gocode.cli import main
+main(["exec", "-c", sys.argv[1], "-"], prog_name="gocode")
+"""
+
+
+def test_exec_starts_its_servers_before_loading_the_mcp_sdk(tmp_path):
+    config = tmp_path / "gocode.json"
+    config.write_text(json.dumps({"mcpServers": {"weather": {"command": sys.executable, "args": ["-m", "x"]}}}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", EXEC_UNTIL_SPAWN, str(config)],
+        input='fmt.Println("x")\n',
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(proc.stdout) == {"servers": ["weather"], "loaded": []}
