@@ -123,6 +123,7 @@ async def _exec(
         return await cm.execute(code, timeout, progress=_progress)
     from gocode.mcp.prestart import prestarted
 
+    config.code_mode_for(model)  # an unknown model ref is said before any server starts
     # gocode exec is the controller for its one run: its sessions serve the program. The stdio
     # servers start before the MCP SDK and the rest of gocode are imported, so both happen at once.
     async with prestarted(config.mcp_servers):

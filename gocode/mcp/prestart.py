@@ -6,7 +6,8 @@ takes to start. Inside :func:`prestarted`, each stdio server is spawned at once,
 :func:`gocode.mcp.stdio.tolerant_stdio_client` would spawn it (same command line, environment,
 directory, own session, stderr to a file); that transport then :func:`claim`\\ s the process
 for the same command line instead of starting another. A process nobody claimed is stopped
-when the block ends, as a session's process is. Nothing here imports the MCP SDK.
+when the block ends (stdin closed, then its process group signalled: nobody spoke to it, so
+there is nothing to let it finish). Nothing here imports the MCP SDK.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ async def prestarted(servers: Mapping[str, ServerConfig]) -> AsyncIterator[None]
             waiting.clear()  # a session opened from now on starts its own
             with anyio.CancelScope(shield=True):
                 async with anyio.create_task_group() as tg:
-                    for unclaimed in left:
-                        tg.start_soon(stop, unclaimed.process)
+                    for unclaimed in left:  # nobody spoke to it: nothing to let it finish
+                        tg.start_soon(stop, unclaimed.process, 0.0)
 
 
 def claim(name: str, argv: list[str], env: Mapping[str, str], cwd: str | None, errlog: IO[str]) -> Process | None:
@@ -102,12 +103,12 @@ def claim(name: str, argv: list[str], env: Mapping[str, str], cwd: str | None, e
     return got.process
 
 
-async def stop(process: Process) -> None:
-    """Close stdin, give the server a grace period, then end its process group (the MCP SDK's way)."""
+async def stop(process: Process, grace: float = GRACE_S) -> None:
+    """Close stdin, give the server ``grace`` seconds, then end its process group (the MCP SDK's way)."""
     if process.stdin is not None:
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
-    with anyio.move_on_after(GRACE_S):
+    with anyio.move_on_after(grace):
         while process.returncode is None:
             await anyio.sleep(0.01)
     if process.returncode is None:
