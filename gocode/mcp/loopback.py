@@ -111,6 +111,17 @@ class _QuietServer(uvicorn.Server):
         self.should_exit = True
         self._wake.set()
 
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.server_state.connections or self.server_state.tasks:
+            await super().shutdown(sockets)  # lets requests under way finish (a tenth of a second and more)
+            return
+        # Nothing under way: uvicorn would still wait its tenth of a second for connections to wind down.
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        await self.lifespan.shutdown()
+
     async def main_loop(self) -> None:
         # uvicorn's own loop, except that it wakes at once when told to exit instead of at its
         # next tenth of a second (a one-off gocode exec waits for that on its way out).
