@@ -25,6 +25,8 @@ housekeeping does with each:
   each tool set's export data that direct builds link against). A missing entry only costs Go
   a rebuild.
 - ``gomod/`` (the module cache, needed offline): reported, never pruned.
+- ``templates/``: the Go templates compiled by jinja2 (gocode.program.render), one small file
+  per template, rewritten when its source changes: never pruned.
 
 Nothing used within the grace period (default 1 h) is removed, nor a workspace whose lock is
 held (warm-up under way), nor the workspace of the running gocode. A read-only cache is
