@@ -171,10 +171,13 @@ def search(
 ) -> None:
     """Find the tools for a task, best first, as search_go_tools ranks them (exit 1: none matched)."""
     from gocode.view import search as search_mod
+    from gocode.view import semantic
 
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty: say what you want to do, e.g. `gocode search list pull requests`")
+    # The models load while the tools, their Go and BM25's index are read (none if they know the query).
+    semantic.load_in_background(text[: search_mod.MAX_QUERY_CHARS])
     cm = _code_mode(config_path, model, refresh)
     found = cm.search_index().search(text, limit)
     if as_json:
