@@ -13,8 +13,9 @@ machine that installs gocode's dependencies can reach, pinned by version and che
 ``gocode warmup`` (and so ``make setup`` and the Docker image) fetches them into the cache; at
 run time nothing is downloaded. Search uses the models that are installed, and without any (or
 with ``GOCODE_SEMANTIC_SEARCH=0``) it is BM25 alone. Tool vectors are cached on disk per tool set
-and model, so a restart does not embed again. onnxruntime and tokenizers are imported on first
-use only.
+and model, so a restart does not embed again, and so are queries' vectors per model and text, so
+a search asked before loads no model. onnxruntime and tokenizers are imported, and a model
+loaded, only when a vector is not cached.
 """
 
 from __future__ import annotations
@@ -201,11 +202,6 @@ def embedder(spec: ModelSpec = MODEL) -> Embedder | None:
         return None
     with _embedder_lock:
         return _load(spec)
-
-
-def embedders() -> list[Embedder]:
-    """The shared embedders of the models that are installed and load, in MODELS order."""
-    return [e for e in (embedder(s) for s in MODELS) if e is not None]
 
 
 class Unavailable(RuntimeError):
