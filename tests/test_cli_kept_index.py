@@ -116,5 +116,54 @@ def test_a_query_asked_before_loads_no_model(setup) -> None:
     assert second.returncode == 0, second.stderr
     assert not ONNXRUNTIME.search(second.stderr)
     assert second.stdout == first.stdout
+    vectors = cache / "search-vectors"
+    assert len(list(vectors.glob("*-query-*.npy"))) == len(semantic.MODELS)
+    # A new query: its vectors computed by a child while the command reads the tools.
     other = gocode("search", *c, "temperature of my city", env=env, importtime=True)
-    assert other.returncode == 0 and ONNXRUNTIME.search(other.stderr)  # a new query needs them
+    assert other.returncode == 0 and "weather.get_weather" in other.stdout, other.stderr
+    assert not ONNXRUNTIME.search(other.stderr)
+    assert len(list(vectors.glob("*-query-*.npy"))) == 2 * len(semantic.MODELS)
+
+
+def test_a_query_embedded_ahead_is_waited_for_not_embedded_again(tmp_path, monkeypatch) -> None:
+    import numpy as np
+
+    monkeypatch.setenv("GOCODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(semantic.DISABLE_ENV, "1")
+    spec = semantic.MODELS[0]
+    model_dir = semantic.model_dir(spec)
+    model_dir.mkdir(parents=True)
+    (model_dir / "model.onnx").write_bytes(b"")  # installed as far as search can tell
+    (model_dir / "tokenizer.json").write_bytes(b"")
+    monkeypatch.setattr(semantic, "MODELS", (spec,))
+
+    class Fake:
+        """Stands in for the loaded model: the child's copy embeds, the parent's must not."""
+
+        def __init__(self) -> None:
+            self.spec, self._np, self.asked = spec, np, 0
+
+        def embed(self, texts, *, query=False, batch=32):
+            self.asked += 1
+            return np.full((len(texts), 384), 0.5, dtype=np.float32)
+
+    fake = Fake()
+    monkeypatch.setattr(semantic, "_load", lambda s: fake)
+    semantic.embed_query_ahead("weather in oslo")  # forks: the child embeds and keeps it
+    got = semantic.query_vector(semantic.Model(spec), "weather in oslo")
+    assert fake.asked == 0 and float(got[0]) == 0.5 and not semantic._ahead
+
+
+@pytest.mark.skipif(
+    not all(semantic.installed(s) for s in semantic.MODELS), reason="the search models are not installed"
+)
+def test_a_search_that_fails_while_the_models_load_exits_cleanly(setup) -> None:
+    """The models start loading before the config is read; a process that exited meanwhile
+    used to abort inside onnxruntime (exit 134) instead of saying what was wrong (exit 2)."""
+    _, cache, env = setup
+    cache.mkdir()
+    (cache / "models").symlink_to(cache_dir() / "models")
+    env = {**env, "GOCODE_SEMANTIC_SEARCH": "1"}
+    for n in range(3):
+        got = gocode("search", "-c", str(cache / "missing.yaml"), f"a question not asked before {n}", env=env)
+        assert got.returncode == 2 and "config file not found" in got.stderr, got.stderr

@@ -176,8 +176,9 @@ def search(
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty: say what you want to do, e.g. `gocode search list pull requests`")
-    # The models load while the tools, their Go and BM25's index are read (none if they know the query).
-    semantic.load_in_background(text[: search_mod.MAX_QUERY_CHARS])
+    # The query's vectors are computed beside reading the tools, their Go and BM25's index
+    # (nothing to compute for a query asked before).
+    semantic.embed_query_ahead(text[: search_mod.MAX_QUERY_CHARS])
     cm = _code_mode(config_path, model, refresh)
     found = cm.search_index().search(text, limit)
     if as_json:

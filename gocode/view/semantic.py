@@ -249,14 +249,44 @@ def models() -> list[Model]:
     return [Model(s) for s in _in_use()]
 
 
-def load_in_background(query: str) -> None:
-    """Start loading, on a thread, the models a search for ``query`` needs (those that have not
-    embedded it before), for a caller with other work to do first (reading the tools, their Go
-    and BM25's index): loading takes most of a second, much of it in onnxruntime, which does not
-    hold the interpreter meanwhile."""
+# Child processes computing a query's vectors ahead (embed_query_ahead), to wait for.
+_ahead: list[int] = []
+
+
+def embed_query_ahead(query: str) -> None:
+    """Start computing ``query``'s vectors, for the models that have not embedded it before, in
+    a child process, for a caller with other work to do first (reading the tools, their Go and
+    BM25's index). Loading the two models takes most of a second of CPU, and onnxruntime holds
+    the interpreter while it builds a session, so a thread would not run beside that work; a
+    forked child does, on another core. :func:`query_vector` waits for it before loading a model
+    itself. Nothing is started without ``fork``, or with other threads running (a child would
+    not have them)."""
     needed = [s for s in _in_use() if not _query_path(s, query).is_file()]
-    if needed:
-        threading.Thread(target=lambda: [embedder(s) for s in needed], name="gocode-load-models", daemon=True).start()
+    if not needed or not hasattr(os, "fork") or threading.active_count() > 1:
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid == 0:  # the child: computes, keeps, and exits without returning to the caller
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            for spec in needed:
+                loaded = embedder(spec)
+                if loaded is not None:
+                    query_vector(loaded, query)
+        finally:
+            os._exit(0)
+    _ahead.append(pid)
+
+
+def _wait_ahead() -> None:
+    while _ahead:
+        pid = _ahead.pop()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
 
 
 def _vectors_path(spec: ModelSpec, texts: Sequence[str]) -> Path:
@@ -313,6 +343,9 @@ def query_vector(model: Embedder | Model, query: str) -> Any:
     np = model._np
     path = _query_path(model.spec, query)
     got = _cached(np, path, 1)
+    if got is None and _ahead:  # being computed by a child (embed_query_ahead): wait for it
+        _wait_ahead()
+        got = _cached(np, path, 1)
     if got is not None:
         return got[0]
     loaded = model.embedder() if isinstance(model, Model) else model
