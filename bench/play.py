@@ -49,8 +49,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from gocode.blocking import SyncToolbox  # noqa: E402
 from gocode.config import Config  # noqa: E402
-from gocode.toolbox import SyncToolbox, ToolResult  # noqa: E402
+from gocode.results import ToolResult  # noqa: E402
 from gocode.view.tokens import count, count_json  # noqa: E402
 
 DATA = ROOT / "bench" / "play"  # the recorded play

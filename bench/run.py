@@ -54,7 +54,7 @@ from gocode.compile import golink
 from gocode.compile.workspace import Workspace
 from gocode.config import parse_config
 from gocode.demo.runner import DEMO_CODE
-from gocode.program.modelcode import split_code
+from gocode.program.code import ModelCode
 from gocode.program.render import render_bindings, render_main, tools_import_path
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.toolbox import Toolbox
@@ -159,7 +159,7 @@ class Bench:
         tools.mkdir(parents=True)
         (tools / "tools.go").write_text(render_bindings(pkg))
         (d / "main").mkdir()
-        prepared = await self.ws.prepare(pkg, split_code(code))
+        prepared = await self.ws.prepare(pkg, ModelCode(code))
         (d / "main" / "main.go").write_text(render_main(pkg, prepared))
         code_, out = await golink.run(
             [self.ws.toolchain.go, "build", "-o", "prog", "./main"], cwd=d, env=self.ws.go_env()
@@ -282,7 +282,7 @@ class Bench:
                     await self.timed(name, fn)
 
             # One program's peak memory (pooled, so no server process is counted with it).
-            build = await self.ws.build(pooled.code_mode.package, split_code(WEATHER))
+            build = await self.ws.build(pooled.code_mode.package, ModelCode(WEATHER))
             assert pooled._loopback is not None and build.binary is not None
             run = pooled._loopback.open_run()
             # The endpoint answers only the calls the program's static plan foresaw.

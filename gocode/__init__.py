@@ -21,12 +21,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gocode.blocking import SyncToolbox
     from gocode.codemode import TOOL_NAME, CodeMode
     from gocode.config import CodeModeConfig, Config, ServerConfig, load_config, parse_config
     from gocode.errors import CodeError, ConfigError, DiscoveryError, GocodeError, SchemaError, ToolchainError
     from gocode.program.diagnostics import Diagnostic
+    from gocode.results import ToolResult
     from gocode.run.runner import RunResult
-    from gocode.toolbox import SyncToolbox, Toolbox, ToolResult, UnknownToolError
+    from gocode.toolbox import Toolbox, UnknownToolError
     from gocode.tools.python import PythonTool, python_tool
 
 # Public name -> the module defining it. Importing them lazily keeps ``import gocode`` (and so
@@ -47,9 +49,9 @@ _WHERE = {
     "ToolchainError": "gocode.errors",
     "Diagnostic": "gocode.program.diagnostics",
     "RunResult": "gocode.run.runner",
-    "SyncToolbox": "gocode.toolbox",
+    "SyncToolbox": "gocode.blocking",
     "Toolbox": "gocode.toolbox",
-    "ToolResult": "gocode.toolbox",
+    "ToolResult": "gocode.results",
     "UnknownToolError": "gocode.toolbox",
     "PythonTool": "gocode.tools.python",
     "python_tool": "gocode.tools.python",

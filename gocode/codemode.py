@@ -1,8 +1,8 @@
-"""Code mode for one model: which tools become Go functions, the ``execute_go_code`` tool, and running it.
+"""Code mode for one model: its tools as Go functions, the ``execute_go_code`` tool, and running it.
 
 A :class:`CodeMode` is built from a config and a model ref. :meth:`CodeMode.refresh`
 discovers the servers; tools named in the model's ``excludedTools`` (bare name or
-``server.tool``) stay regular tools, everything else goes into Go. :meth:`CodeMode.execute`
+``server.tool``) stay regular tools, everything else goes into Go (:mod:`gocode.view.selection`). :meth:`CodeMode.execute`
 runs one piece of model code and always returns a :class:`~gocode.run.runner.RunResult`
 (failures of the code are answers, not exceptions).
 
@@ -13,25 +13,23 @@ and every run has its own directory and process.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import os
 import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from gocode.compile.workspace import BuildResult, Progress, Workspace
-from gocode.config import CodeModeConfig, Config, ServerConfig
+from gocode.config import Config, ServerConfig
 from gocode.errors import GocodeError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
+from gocode.program.code import ModelCode
 from gocode.program.diagnostics import parse_diagnostics
-from gocode.program.modelcode import split_code
 from gocode.program.plan import Plan, nil_result_hint, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver, refused, tools_needing_approval
@@ -43,13 +41,14 @@ from gocode.schema.kept import package_for
 from gocode.schema.media import returns_media
 from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, expand_plan
 from gocode.tools.saved import listing as saved_listing
-from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from gocode.toolset import ServerTools, ToolInfo
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full
 from gocode.view.rules import rules as rules_text
 from gocode.view.rules import search_hint
 from gocode.view.search import SEARCH_TOOL_NAME, SearchIndex, SearchRequestError, answer_text
 from gocode.view.search import answer as search_answer
+from gocode.view.selection import ToolView, code_mode_on, split_tools, typeable, with_inferred_outputs
 
 TOOL_NAME = "execute_go_code"
 RESULT_FILE_ENV = "GOCODE_RESULT_FILE"  # where a program without a controller writes result() (rt.EnvResultFile)
@@ -94,113 +93,11 @@ def server_spec(server: ServerConfig, protocol_version: str) -> dict[str, Any]:
     return spec
 
 
-@dataclass(frozen=True)
-class ToolView:
-    """What one model gets: the tools in Go, and the excluded tools offered as regular tools."""
-
-    code_tools: ToolSet
-    excluded: tuple[ToolInfo, ...]
-    protocols: dict[str, str]
-    warnings: tuple[str, ...] = ()
-
-
-def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled: bool) -> ToolView:
-    """Sort tools into code mode and regular tools for a model (pure).
-
-    An ``excludedTools`` entry that names no tool is a warning (with the closest names): a
-    typo would otherwise silently leave the tool in code mode.
-    """
-    code, regular = [], []
-    used: set[str] = set()
-    for s in discovered:
-        keep = []
-        for t in s.tools:
-            names = {t.name, f"{s.server}.{t.name}"}
-            if not enabled or names & excluded_names:
-                regular.append(t)
-                used |= names & excluded_names
-            else:
-                keep.append(t)
-        code.append(ServerTools(s.server, tuple(keep), s.protocol_version, s.server_info))
-    known = [n for s in discovered for t in s.tools for n in (t.name, f"{s.server}.{t.name}")]
-    warnings = []
-    for name in sorted(excluded_names - used):
-        close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
-        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-        warnings.append(f"excludedTools entry {name!r} matches no tool{hint}")
-    protocols = {s.server: s.protocol_version for s in discovered}
-    return ToolView(ToolSet(tuple(code)), tuple(regular), protocols, tuple(warnings))
-
-
-def typeable(view: ToolView) -> frozenset[tuple[str, str]]:
-    """The code-mode tools whose result could be typed by what it looked like: those that
-    declare no output schema and are not expected to answer with images or audio."""
-    return frozenset(
-        (t.server, t.name) for t in view.code_tools.tools() if t.output_schema is None and not returns_media(t)
-    )
-
-
-def with_inferred_outputs(view: ToolView, inferred: dict[tuple[str, str], dict[str, Any]]) -> ToolView:
-    """``view`` with each typeable tool in ``inferred`` given that output schema, marked as
-    inferred (pure; a declared output schema always wins)."""
-    use = {k: v for k, v in inferred.items() if k in typeable(view)}
-    if not use:
-        return view
-    servers = tuple(
-        replace(
-            s,
-            tools=tuple(
-                replace(t, output_schema=use[(t.server, t.name)], output_inferred=True)
-                if (t.server, t.name) in use
-                else t
-                for t in s.tools
-            ),
-        )
-        for s in view.code_tools.servers
-    )
-    return replace(view, code_tools=ToolSet(servers))
-
-
 def _describe(head: str, text: str, tier: str) -> str:
     hint = "" if tier == "full" else search_hint(tier)
     # Only full declarations are Go; the index's one-line signatures and the names are not.
     fence = "```go" if tier == "full" else "```"
     return f"{head}{hint}\n{fence}\n{text or _NO_TOOLS}```\n"
-
-
-# enabled: auto turns code mode on when the tools' classic definitions cost more than this
-# many o200k tokens: below it the execute_go_code definition costs about as much as the
-# tools it replaces (measured with bench/tokens.py; see docs/model-view.md).
-AUTO_MIN_CLASSIC_TOKENS = 1500
-
-
-def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
-    """Whether code mode pays for these tools: their classic JSON definitions are large."""
-    from gocode.view.tokens import count_json
-
-    listed = [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded_names]
-    return count_json(listed) >= AUTO_MIN_CLASSIC_TOKENS
-
-
-def code_mode_reason(settings: CodeModeConfig, servers: list[ServerTools]) -> str:
-    """Why code mode is on or off for these tools (``auto``: what it resolved to and why)."""
-    from gocode.view.tokens import count_json
-
-    if settings.enabled != "auto":
-        return f"codeMode.enabled: {str(settings.enabled).lower()}"
-    excluded = set(settings.excluded_tools)
-    listed = [t.as_json() for s in servers for t in s.tools if not {t.name, f"{s.server}.{t.name}"} & excluded]
-    tokens = count_json(listed)
-    if tokens >= AUTO_MIN_CLASSIC_TOKENS:
-        return f"auto: on, the tools' classic definitions take {tokens} tokens (code mode pays from {AUTO_MIN_CLASSIC_TOKENS})"
-    return f"auto: off, the tools' classic definitions take {tokens} tokens (code mode pays from {AUTO_MIN_CLASSIC_TOKENS})"
-
-
-def code_mode_on(settings: CodeModeConfig, servers: list[ServerTools]) -> bool:
-    """Whether code mode is on for these tools: ``enabled``, with ``auto`` decided by :func:`pays_off`."""
-    if settings.enabled == "auto":
-        return pays_off(servers, set(settings.excluded_tools))
-    return bool(settings.enabled)
 
 
 class CodeMode:
@@ -467,11 +364,16 @@ class CodeMode:
         """The servers the program calls: those with at least one tool in code mode."""
         return sorted({s.server for s in (view or self.view).code_tools.servers if s.tools})
 
-    def server_specs(self, view: ToolView | None = None) -> dict[str, dict[str, Any]]:
+    def server_specs(
+        self, view: ToolView | None = None, configured: dict[str, ServerConfig] | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """How a program reaches each server it calls; ``configured``: the servers' settings to
+        use instead of the config's (a standalone binary's, with their ``${VAR}``s unexpanded)."""
         view = view or self.view
+        configured = self.config.mcp_servers if configured is None else configured
         # Only configured servers: others (saved programs) are answered by a controller.
-        servers = [n for n in self.code_servers(view) if n in self.config.mcp_servers]
-        return {n: server_spec(self.config.mcp_servers[n], view.protocols[n]) for n in servers}
+        servers = [n for n in self.code_servers(view) if n in configured]
+        return {n: server_spec(configured[n], view.protocols[n]) for n in servers}
 
     def warmup(self, progress: Progress | None = None) -> None:
         self.workspace.ensure(progress)
@@ -480,7 +382,7 @@ class CodeMode:
         """Prepare the workspace and compile this tool set's bindings, so the first call only links."""
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
-        await self.workspace.build(self.package, split_code(""))
+        await self.workspace.build(self.package, ModelCode(""))
 
     def workdir(self, session: str | None = None) -> Path | None:
         """The workspace programs of this model (or session) start in; None when turned off."""
@@ -517,7 +419,7 @@ class CodeMode:
         nothing is compiled or run."""
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
-        return await self.workspace.plan(self.package, split_code(code))
+        return await self.workspace.plan(self.package, ModelCode(code))
 
     async def execute(
         self,
@@ -556,7 +458,7 @@ class CodeMode:
         view, package, infos = self.view, package or self.package, self._infos
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
-        build = await self.workspace.build(package, split_code(code))
+        build = await self.workspace.build(package, ModelCode(code))
         if not build.ok:
             return RunResult(
                 False,

@@ -200,6 +200,9 @@ class CodeModeConfig(_Strict):
     disclosure: Literal["auto", "full", "index"] = Field(
         default="auto", description="how much of the Go declarations the description shows; see docs/model-view.md"
     )
+    # What the execute_go_code description may cost in o200k tokens (rules included). 2,000 leaves
+    # room for search_go_tools' own definition under 2,500, and shows in full the tools of a few
+    # small servers (time, fetch, git, memory each fit alone; see docs/model-view.md).
     description_tokens: int = Field(
         default=2000, ge=200, alias="descriptionTokens", description="token budget of the execute_go_code description"
     )

@@ -31,7 +31,7 @@ from gocode.compile.workspace import Workspace
 from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError, GocodeError
 from gocode.mcp.discovery import connect, describe_server, failure, list_all_tools, server_tools
-from gocode.program.modelcode import split_code
+from gocode.program.code import ModelCode
 from gocode.run.runner import RunResult
 from gocode.schema.builder import build_package
 from gocode.toolbox import Toolbox
@@ -260,7 +260,7 @@ async def check_compile(workspace: Workspace, tools: ServerTools) -> Check:
     if not tools.tools:
         return Check(group, "compile", "skipped", message="the server lists no tools (after its tool filters)")
     pkg = build_package(ToolSet((tools,)))
-    build = await workspace.build(pkg, split_code(_references(pkg)))
+    build = await workspace.build(pkg, ModelCode(_references(pkg)))
     if build.ok:
         note = f"{len(pkg.funcs)} functions" + (f", {len(pkg.warnings)} schema warnings" if pkg.warnings else "")
         return Check(group, "compile", "passed", _ms(start), message=note, details="\n".join(pkg.warnings))
@@ -268,7 +268,7 @@ async def check_compile(workspace: Workspace, tools: ServerTools) -> Check:
     broken = []
     for tool in tools.tools:
         one = build_package(ToolSet((replace(tools, tools=(tool,)),)))
-        alone = await workspace.build(one, split_code(_references(one)))
+        alone = await workspace.build(one, ModelCode(_references(one)))
         if not alone.ok:
             broken.append(f"tool {tool.name}:\n{alone.output}")
     details = "\n\n".join(broken) or build.output

@@ -12,7 +12,7 @@ It keeps one long-lived session per configured server (:mod:`gocode.mcp.upstream
 regular tool, and dispatches calls by name: Go code is built and run; a regular tool is
 passed through to its server and its result comes back unchanged. When a server's tool list
 changes, the declarations are regenerated and subscribers (``gocode serve`` notifies its
-clients) are told. :class:`SyncToolbox` wraps it for scripts without an event loop.
+clients) are told. :class:`~gocode.blocking.SyncToolbox` wraps it for scripts without an event loop.
 
 Calls may run concurrently: every program has its own directory and process, and a cancelled
 call kills its program.
@@ -21,8 +21,6 @@ call kills its program.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 import hashlib
 import json
 import logging
@@ -37,7 +35,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 import anyio
-import anyio.from_thread
+import anyio.to_thread
 import mcp_types as types
 from anyio.abc import TaskGroup
 from mcp.shared.dispatcher import ProgressFnT
@@ -57,14 +55,15 @@ from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.provider import ToolProvider, ToolProviderError
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
-from gocode.program.plan import PLAN_META_KEY, Plan
+from gocode.program.plan import Plan
 from gocode.program.render import tools_import_path
+from gocode.results import REQUEST_ID_META_KEY, ToolResult, error_result, run_to_result, saved_answer
 from gocode.run import records
 from gocode.run import step as stepping
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.recording import Interceptor
-from gocode.run.runner import RETRYABLE_PHASES, LineFn, RunResult
+from gocode.run.runner import LineFn, RunResult
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
 from gocode.tools import saved
@@ -83,8 +82,6 @@ HOUSEKEEPING_EVERY_S = 900.0
 # Safe for every model API: OpenAI and Anthropic allow [A-Za-z0-9_-]{1,64}; Gemini also wants
 # a letter or underscore first.
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-RUN_META_KEY = "io.gocode/run"
-REQUEST_ID_META_KEY = "io.gocode/requestId"
 
 
 class UnknownToolError(GocodeError, LookupError):
@@ -100,118 +97,6 @@ class Route:
     name: str
     tool: ToolInfo | None = None  # None: execute_go_code or search_go_tools (by name)
     saved: SavedProgram | None = None  # a saved program, run as Go code with its input
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """The answer to one tool call, with converters for the common model APIs.
-
-    ``result`` is the MCP ``CallToolResult`` (for a passed-through tool, the server's own);
-    ``run`` is the program's :class:`~gocode.run.runner.RunResult` for ``execute_go_code``.
-    """
-
-    name: str
-    result: types.CallToolResult
-    run: RunResult | None = None
-
-    @property
-    def is_error(self) -> bool:
-        return bool(self.result.is_error)
-
-    @property
-    def value(self) -> Any:
-        """The structured value: what the program gave ``result(v)`` for ``execute_go_code``
-        (None if nothing), else the tool's ``structuredContent``."""
-        if self.run is not None:
-            return self.run.result
-        return self.result.structured_content
-
-    @property
-    def text(self) -> str:
-        """The result as text (images and other parts described in brackets)."""
-        return tool_formats.result_text(self.result)
-
-    def openai(self, tool_call_id: str) -> dict[str, Any]:
-        """A Chat Completions ``role: tool`` message."""
-        return tool_formats.openai_tool_message(self.result, tool_call_id)
-
-    def openai_responses(self, call_id: str) -> dict[str, Any]:
-        """A Responses API ``function_call_output`` item."""
-        return tool_formats.openai_responses_output(self.result, call_id)
-
-    def anthropic(self, tool_use_id: str) -> dict[str, Any]:
-        """A Messages API ``tool_result`` block (images kept as images)."""
-        return tool_formats.anthropic_tool_result(self.result, tool_use_id)
-
-    def gemini(self) -> dict[str, Any]:
-        """A ``functionResponse`` part."""
-        return tool_formats.gemini_function_response(self.result, self.name)
-
-
-def error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
-
-
-def warming_up_result() -> types.CallToolResult:
-    """The answer to a call that came while the server was still warming up, past its timeout."""
-    return run_to_result(
-        RunResult(False, "warming", stderr="gocode is still warming up (building the Go workspace); retry shortly")
-    )
-
-
-def run_to_result(run: RunResult) -> types.CallToolResult:
-    """``execute_go_code``'s MCP result: the printed output, or the error a model can act on.
-
-    Timings, phase, the sandbox in force and whether a retry may help go in ``_meta`` (for
-    clients and logs; models do not see them). :meth:`Toolbox.call_mcp` adds the request id.
-    """
-    meta: dict[str, Any] = {
-        RUN_META_KEY: {
-            "phase": run.phase,
-            "durationMs": round(run.duration_ms, 1),
-            "buildMs": round(run.build_ms, 1),
-            "runMs": round(run.run_ms, 1),
-            "cachedBinary": run.cached_binary,
-            "buildMode": run.build_mode,
-            "truncated": run.truncated,
-            "warnings": run.warnings,
-            "pooled": run.pooled,
-            "toolCalls": [c.as_json() for c in run.tool_calls],
-            "sandbox": run.sandbox,
-            "retryable": run.phase in RETRYABLE_PHASES,
-            "runId": run.run_id or None,
-            "outputBytes": run.output_bytes,
-            "outputFile": run.output_file,
-            "resultFile": run.result_file,
-        }
-    }
-    if run.plan is not None:
-        meta[PLAN_META_KEY] = run.plan
-    warning = (run.sandbox or {}).get("warning")
-    if warning:  # a weaker sandbox than asked for is something the model's user must see
-        note = f"\n[{warning}]"
-        run = dataclasses.replace(run, output=run.output + note) if run.ok else run
-    if run.ok:
-        structured: dict[str, Any] = {"output": run.output}
-        if run.result is not None:
-            structured["result"] = run.result
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=_shown(run))],
-            structured_content=structured,
-            _meta=meta,
-        )
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=run.error_text())], is_error=True, _meta=meta
-    )
-
-
-def _shown(run: RunResult) -> str:
-    """The text a model reads for a run that worked: what it printed, and its result() as JSON."""
-    if run.result is None:
-        return run.output or "(the program printed nothing)"
-    # Longer than the output cap: its head and tail, and the file it is kept in.
-    value = run.result_excerpt or json.dumps(run.result, ensure_ascii=False)
-    return f"{run.output.rstrip()}\nresult: {value}" if run.output.strip() else f"result: {value}"
 
 
 def exposed_names(tools: list[ToolInfo], reserved: set[str]) -> dict[str, ToolInfo]:
@@ -640,19 +525,14 @@ class Toolbox:
         self._last_housekeeping = time.monotonic()
         try:
             ws = self.code_mode.workspace
-            state: Path = getattr(ws, "state", ws.dir)  # per-run files beside a read-only shared cache
+            state = ws.state  # per-run files beside a read-only shared cache
             rel = tools_import_path(self.code_mode.package).removeprefix("gocodews/")
             policy = housekeeping.Policy.from_env()
 
             def work() -> dict[str, Any]:
                 housekeeping.mark_used(ws.dir, [ws.dir / rel])
                 housekeeping.mark_used(state, [state / rel])
-                summary: dict[str, Any] = {"removed": [], "freedBytes": 0, "errors": []}
-                for root, current in housekeeping.places(ws.cache, ws.dir, state):
-                    one = housekeeping.prune(root, current, policy)
-                    for key in summary:
-                        summary[key] += one[key]
-                return summary
+                return housekeeping.prune_places(ws.cache, ws.dir, state, policy)
 
             summary = await anyio.to_thread.run_sync(work)
         except (GocodeError, OSError, ValueError) as exc:  # a bad bound or an unreadable cache must not stop calls
@@ -859,7 +739,7 @@ class Toolbox:
             how = _Pass("live", chain=(program.name,), saved_input=json.dumps(arguments or {}))
             run = await self.execute(code, approve=approve, session=session, _pass=how)
             # Its answer as its definition promises (the Output as structured content), with the run's _meta.
-            return _saved_answer(program, run).model_copy(update={"meta": run_to_result(run).meta}), run
+            return saved_answer(program, run).model_copy(update={"meta": run_to_result(run).meta}), run
         if route.tool is None and route.name == SAVE_TOOL_NAME:
             try:
                 program = await self.save_program(saved.SaveRequest.parse(arguments))
@@ -909,7 +789,7 @@ class Toolbox:
         code = saved.with_input(program.source, None)
         how = _Pass("live", chain=chain, saved_input=json.dumps(arguments))
         run = await self._execute(code, timeout, how, within, session)
-        return _saved_answer(program, run)
+        return saved_answer(program, run)
 
     async def _step_call(self, arguments: dict[str, Any]) -> types.CallToolResult:
         """``step_go_code``: one pass, its answer as structured content (and the same JSON as text)."""
@@ -971,21 +851,6 @@ def _python_tools(config: Config, tools: Any, server: str, pooled: bool) -> Pyth
     if not server or server.startswith("@"):
         raise ConfigError(f"python_server {server!r} is not a usable server name")
     return PythonTools(tools, server)
-
-
-def _saved_answer(program: SavedProgram, run: RunResult) -> types.CallToolResult:
-    """A saved program's answer as a tool: its ``result()`` value (structured, for a declared
-    Output) or what it printed; a failed run is an error naming the program."""
-    if not run.ok:
-        why = "\n".join(x for x in (run.stderr.strip(), run.output.strip()[-2000:]) if x)
-        return saved.error_text(f"saved program {program.name!r} failed ({run.phase}): {why}")
-    if program.output_schema is not None and not isinstance(run.result, dict):
-        return saved.error_text(f"saved program {program.name!r} declares an Output but gave result() no Output value")
-    if run.result is None:
-        return types.CallToolResult(content=[types.TextContent(type="text", text=run.output)])
-    text = json.dumps(run.result, ensure_ascii=False)
-    structured = run.result if isinstance(run.result, dict) else None
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)
 
 
 def _changed_text(name: str, changed: list[str]) -> str:
@@ -1101,82 +966,3 @@ def _passthrough_tool(name: str, info: ToolInfo) -> types.Tool:
         return types.Tool.model_validate(raw)
     except ValueError:  # fields this SDK cannot model: keep the ones that matter
         return types.Tool.model_validate(info.as_json() | {"name": name})
-
-
-class BlockingContext:
-    """An async context manager entered in an event loop on a background thread (an anyio
-    blocking portal), for code without a loop of its own. ``value`` is what it entered as;
-    ``portal.call`` runs its coroutines; :meth:`close` leaves it (once) and stops the loop."""
-
-    def __init__(self, manager: Any) -> None:
-        self._portal_cm = anyio.from_thread.start_blocking_portal()
-        self.portal = self._portal_cm.__enter__()
-        try:
-            # Entered and left in one task of the portal, as a task group inside it requires.
-            self._entered = self.portal.wrap_async_context_manager(manager)
-            self.value = self._entered.__enter__()
-        except BaseException:
-            self._portal_cm.__exit__(None, None, None)
-            raise
-        self._closed = False
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            try:
-                self._entered.__exit__(None, None, None)
-            finally:
-                self._portal_cm.__exit__(None, None, None)
-
-
-class SyncToolbox:
-    """:class:`Toolbox` for code without an event loop: the same methods, blocking.
-
-    The toolbox lives in an event loop on a background thread (an anyio blocking portal);
-    use it as a context manager, or call :meth:`close`::
-
-        with SyncToolbox("gocode.yaml", model="gpt-5") as tools:
-            print(tools.call("execute_go_code", {"code": 'fmt.Println("hi")'}).text)
-    """
-
-    def __init__(self, config: Config | str | os.PathLike[str], model: str | None = None, **kwargs: Any) -> None:
-        self._blocking = BlockingContext(Toolbox(config, model, **kwargs))
-        self._portal = self._blocking.portal
-        self.toolbox: Toolbox = self._blocking.value
-
-    def __enter__(self) -> SyncToolbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._blocking.close()
-
-    def tools(self) -> list[types.Tool]:
-        return self.toolbox.tools()
-
-    def definitions(self, fmt: str = "mcp") -> list[dict[str, Any]]:
-        return self.toolbox.definitions(fmt)
-
-    def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
-        return self._portal.call(self.toolbox.call, name, arguments)
-
-    def execute(self, code: str, timeout: float | None = None, *, dry_run: bool = False) -> RunResult:
-        return self._portal.call(functools.partial(self.toolbox.execute, code, timeout, dry_run=dry_run))
-
-    def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
-        return self._portal.call(self.toolbox.replay, run_id, timeout, code)
-
-    def step(
-        self,
-        code: str,
-        tools: list[Any],
-        continuation: str | None = None,
-        results: list[Any] | None = None,
-        timeout: float | None = None,
-    ) -> stepping.StepResult:
-        return self._portal.call(self.toolbox.step, code, tools, continuation, results, timeout)
-
-    def wait_warm(self) -> None:
-        self._portal.call(self.toolbox.wait_warm)

@@ -28,7 +28,7 @@ from hypothesis import settings
 from gocode.codemode import CodeMode
 from gocode.compile.workspace import Workspace
 from gocode.config import Config, parse_config
-from gocode.program.modelcode import split_code
+from gocode.program.code import ModelCode
 from gocode.program.render import tools_import_path
 from gocode.schema.ir import Package
 from gocode.view.modelview import render_full
@@ -168,7 +168,7 @@ def assert_go_package_clean(workspace: Workspace, pkg: Package, scratch: Path) -
     """A program referencing every generated function builds; the bindings and the runtime
     are gofmt-clean and pass ``go vet``; the declarations the model sees are gofmt-clean Go."""
     code = "".join(f"_ = {f.name}\n" for f in pkg.funcs)
-    build = asyncio.run(workspace.build(pkg, split_code(code)))
+    build = asyncio.run(workspace.build(pkg, ModelCode(code)))
     assert build.ok, build.output
     rel = tools_import_path(pkg).removeprefix("gocodews/")
     fmt = subprocess.run(

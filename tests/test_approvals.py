@@ -20,9 +20,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode.config import ApprovalConfig, ConfigError
-from gocode.program.plan import Plan
+from gocode.program.plan import PLAN_META_KEY, Plan
 from gocode.run.approvals import ANY_TOOL, needs_approval, tools_needing_approval
-from gocode.toolbox import PLAN_META_KEY, Toolbox
+from gocode.toolbox import Toolbox
 from gocode.toolset import ToolInfo
 from tests.conftest import ROOT, config_from, workspace  # noqa: F401 (fixture)
 

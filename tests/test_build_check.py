@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gocode.compile.workspace import Workspace
-from gocode.program.modelcode import split_code
+from gocode.program.code import ModelCode
 from gocode.program.render import tools_import_path
 from gocode.schema.builder import build_package
 from gocode.toolset import ToolInfo
@@ -30,7 +30,7 @@ def _fresh_package():
 def test_a_compile_error_is_answered_by_the_check_alone(workspace):
     ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
     pkg = build_package(toolset(CPE_WEATHER))
-    r = asyncio.run(ws.build(pkg, split_code(f"// {uuid.uuid4().hex}\nx := 1\n")))
+    r = asyncio.run(ws.build(pkg, ModelCode(f"// {uuid.uuid4().hex}\nx := 1\n")))
     assert (r.ok, r.mode, r.output) == (False, "checked", "model.go:2:1: declared and not used: x")
     assert ws.fallbacks == 0
 
@@ -51,9 +51,9 @@ def test_export_data_gone_falls_back_to_go_build_once_and_counts_it(workspace, t
     )
     ws._direct[path] = dataclasses.replace(real, importcfg=broken)  # as if the build cache was trimmed
     uses_tools = "fmt.Println(getWeather != nil)\n"  # a program that names no tool does not import them
-    r = asyncio.run(ws.build(pkg, split_code(f"// {uuid.uuid4().hex}\n{uses_tools}")))
+    r = asyncio.run(ws.build(pkg, ModelCode(f"// {uuid.uuid4().hex}\n{uses_tools}")))
     assert (r.ok, r.mode, ws.fallbacks) == (True, "go build (fallback)", 1), r.output
-    r = asyncio.run(ws.build(pkg, split_code(f"// {uuid.uuid4().hex}\n{uses_tools}")))
+    r = asyncio.run(ws.build(pkg, ModelCode(f"// {uuid.uuid4().hex}\n{uses_tools}")))
     assert (r.ok, r.mode, ws.fallbacks) == (True, "direct", 1), r.output
 
 
@@ -73,14 +73,14 @@ def test_a_saved_importcfg_of_other_bindings_is_not_reused(workspace, tmp_path):
     del doc["bindings"]
     saved.write_text(json.dumps(doc | {"importcfg": str(old_cfg)}))
     later = Workspace(workspace.toolchain, workspace.cache, direct=True)  # the next process
-    r = asyncio.run(later.build(pkg, split_code(f"// {uuid.uuid4().hex}\nfmt.Println(getWeather != nil)\n")))
+    r = asyncio.run(later.build(pkg, ModelCode(f"// {uuid.uuid4().hex}\nfmt.Println(getWeather != nil)\n")))
     assert (r.ok, r.mode, later.fallbacks) == (True, "direct", 0), r.output
 
 
 def _check(workspace, body: str, tools: list[ToolInfo] = CPE_WEATHER):
     ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
     pkg = build_package(toolset(tools))
-    return asyncio.run(ws.build(pkg, split_code(f"// {uuid.uuid4().hex}\n{body}")))
+    return asyncio.run(ws.build(pkg, ModelCode(f"// {uuid.uuid4().hex}\n{body}")))
 
 
 def test_a_made_up_enum_literal_is_a_compile_error_naming_the_values(workspace):

@@ -3,7 +3,7 @@
 A command imports the MCP SDK, pydantic, the search models and the rest inside its function;
 its module and the group load only click and a few small modules. The fast lane follows the
 module-level imports from the command modules through the package (and every import in
-``gocode/cli/app.py``, which runs for every command); the full lane runs the help of every
+``gocode/cli/app.py`` and ``gocode/cli/common.py``, which run for every command); the full lane runs the help of every
 command in a fresh interpreter and looks at what it loaded. Both fail when an import brings in
 one of the heavy packages below. No timing: ``bench/cli.py`` measures the time.
 """
@@ -23,6 +23,8 @@ import pytest
 from gocode.cli.app import COMMANDS, LazyGroup, command_paths, main
 
 ROOT = Path(__file__).resolve().parent.parent
+# The group and what every command shares: their function-level imports run for every command too.
+RUN_FOR_EVERY_COMMAND = ("gocode.cli.app", "gocode.cli.common")
 
 # Top-level packages that cost tens to hundreds of milliseconds to import, or pull in such.
 HEAVY = {
@@ -143,7 +145,7 @@ def heavy_imports_at_help(roots: list[str]) -> list[str]:
             continue
         parts = module.split(".")  # importing a.b.c runs a/__init__ and a/b/__init__ first
         queue.extend((".".join(parts[:n]), chain) for n in range(1, len(parts)))
-        found = every_import(path) if module == "gocode.cli.app" else module_level_imports(path)
+        found = every_import(path) if module in RUN_FOR_EVERY_COMMAND else module_level_imports(path)
         for target, line in found:
             top = target.split(".")[0]
             if top in HEAVY:
@@ -155,7 +157,7 @@ def heavy_imports_at_help(roots: list[str]) -> list[str]:
 
 @pytest.mark.fast
 def test_command_modules_import_nothing_heavy_at_module_level() -> None:
-    roots = ["gocode.cli", "gocode.cli.app", *sorted({v.split(":")[0] for v in COMMANDS.values()})]
+    roots = ["gocode.cli", *RUN_FOR_EVERY_COMMAND, *sorted({v.split(":")[0] for v in COMMANDS.values()})]
     assert heavy_imports_at_help(roots) == []
 
 
@@ -183,7 +185,7 @@ def test_no_help_imports_a_heavy_package() -> None:
 def test_a_commands_help_loads_only_that_commands_module() -> None:
     loaded = loaded_after_help(["exec"])
     commands = sorted(m for m in loaded if m.startswith("gocode.cli."))
-    assert commands == ["gocode.cli.app", "gocode.cli.execute"]
+    assert commands == ["gocode.cli.app", "gocode.cli.common", "gocode.cli.execute"]
 
 
 @pytest.mark.fast

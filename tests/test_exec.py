@@ -207,7 +207,7 @@ def test_whole_program_with_main(demo_cm):
 def test_direct_and_go_build_give_the_same_answers(workspace, demo_cm, code):
     """The direct compile-and-link path and `go build` agree on output and on every message."""
     from gocode.compile.workspace import Workspace
-    from gocode.program.modelcode import split_code
+    from gocode.program.code import ModelCode
 
     direct = Workspace(workspace.toolchain, workspace.cache, direct=True)
     gobuild = Workspace(workspace.toolchain, workspace.cache, direct=False)
@@ -224,7 +224,7 @@ def test_direct_and_go_build_give_the_same_answers(workspace, demo_cm, code):
     assert b.build_mode == ("checked" if "github.com" in code else "go build")
     # A compile error is answered by the type check, before any compiler runs.
     assert a.build_mode == ("direct" if a.phase != "compile" else "checked")
-    asyncio.run(direct.build(cm.package, split_code("")))  # and the direct path keeps working after a failure
+    asyncio.run(direct.build(cm.package, ModelCode("")))  # and the direct path keeps working after a failure
 
 
 def people_stdio() -> dict:

@@ -83,7 +83,7 @@ def test_vet_tools_keeps_each_tool_it_can_and_says_why_for_the_rest():
     by_name = {t["name"]: t for t in kept}
     assert list(by_name) == ["fine", "empty", "listy", "yes", "old", "text_out", "odd_annotations"]
     assert by_name["fine"] == raw[0]  # a good tool is kept exactly as sent
-    assert by_name["empty"]["inputSchema"] == {}  # "no parameters", as the seed's get_city says it
+    assert by_name["empty"]["inputSchema"] == {}  # "no parameters", as get_city in CPE's weather example says it
     assert by_name["listy"]["inputSchema"] == FALLBACK_INPUT and by_name["yes"]["inputSchema"] == FALLBACK_INPUT
     assert by_name["old"]["inputSchema"] == {"type": "object"}
     assert "outputSchema" not in by_name["text_out"]
@@ -100,7 +100,7 @@ def test_vet_tools_keeps_each_tool_it_can_and_says_why_for_the_rest():
 
 
 def test_a_tool_with_an_empty_schema_does_not_hide_its_server():
-    """The seed's get_city shape (`inputSchema: {}`): the SDK refuses the whole listing."""
+    """The get_city shape of CPE's weather example (`inputSchema: {}`): the SDK refuses the whole listing."""
     result = asyncio.run(discover(config_from({"weather": wild("empty-schema")})))
     assert result.failures == {}
     assert tool_names(result, "weather") == ["get_city", "get_weather"]

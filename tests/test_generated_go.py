@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from gocode.program.modelcode import split_code
+from gocode.program.code import ModelCode
 from gocode.run.runner import run_program
 from gocode.schema.builder import build_package
 from gocode.schema.stdlib import STDLIB
@@ -31,7 +31,7 @@ def test_every_auto_import_guard_compiles(workspace):
         f"_ = {name}.{_member(guard)}" for name, (_, guard) in sorted(STDLIB.items()) if "=" in guard and name != "mcp"
     )
     pkg = build_package(toolset([]))
-    build = asyncio.run(workspace.build(pkg, split_code(code + "\nvar _ iter.Seq[int]\n")))
+    build = asyncio.run(workspace.build(pkg, ModelCode(code + "\nvar _ iter.Seq[int]\n")))
     assert build.ok, build.output
 
 
@@ -46,7 +46,7 @@ def test_nil_required_lists_are_sent_empty(workspace, tmp_path):
         "in := AddNotesInput{Items: []AddNotesInputItemsItem{{}}}\n"
         "b, err := json.Marshal(in)\nif err != nil {\n\treturn err\n}\nfmt.Println(string(b))\n"
     )
-    build = asyncio.run(workspace.build(pkg, split_code(code)))
+    build = asyncio.run(workspace.build(pkg, ModelCode(code)))
     assert build.ok, build.output
     result = asyncio.run(run_program(build.binary, {"GOCODE_SERVERS": "{}"}, tmp_path, timeout=30, max_output=10000))
     assert result.output == '{"items":[{"tags":[],"meta":{}}]}\n', result.stderr
@@ -55,5 +55,5 @@ def test_nil_required_lists_are_sent_empty(workspace, tmp_path):
 
 def test_tool_named_like_a_package_coexists_with_its_auto_import(workspace):
     pkg = build_package(toolset(HOSTILE))
-    build = asyncio.run(workspace.build(pkg, split_code("_ = execTool\n_ = exec.Command\n")))
+    build = asyncio.run(workspace.build(pkg, ModelCode("_ = execTool\n_ = exec.Command\n")))
     assert build.ok, build.output

@@ -192,3 +192,20 @@ def test_the_go_build_cache_is_bounded_but_keeps_what_importcfgs_link(tmp_path):
     assert linked.is_file() and tool.is_file() and newer.is_file() and fresh.is_file() and not old.exists()
     summary = hk.prune(c, c / "ws-current", hk.Policy(max_age_s=DAY), now=NOW, tmp=tmp_path / "none")
     assert names(summary) == {"dd01-a"} and (gb / "trim.txt").is_file() and linked.is_file()
+
+
+@pytest.mark.fast
+def test_one_summary_over_the_cache_and_the_state_dir(cache, tmp, tmp_path):
+    """Beside a shared cache, built programs live in the state dir: both are bounded, in one
+    summary, and the temp directory's leftovers are counted once."""
+    state = tmp_path / "state" / "ws-current"
+    put(state / "go.mod", 100, 10)
+    put(state / "bin" / "stale", MiB, 20 * DAY)
+    policy = hk.Policy(max_bytes=None, max_age_s=4 * DAY)
+    summary = hk.prune_places(cache, cache / "ws-current", state, policy, dry_run=True, now=NOW, tmp=tmp)
+    removed = [Path(e["path"]).name for e in summary["removed"]]
+    assert sorted(removed) == sorted(
+        ["oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy", "cache-entry",
+         "stale"]
+    )  # fmt: skip
+    assert summary["freedBytes"] == sum(e["bytes"] for e in summary["removed"]) and not summary["errors"]

@@ -10,11 +10,14 @@ The stages, lowest first (a module may import its own stage or an earlier one):
 5. ``compile``: the workspace, compiling and linking, the cache's housekeeping
 6. ``run``: the runner and the sandbox
 7. ``tools``: tools that are not MCP servers
-8. the facade: ``codemode``, ``toolbox``, ``tool_formats`` and the package's public names
+8. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), ``tool_formats`` and the package's public names
 9. what is built on the facade: ``serve``, ``agent``, ``integrations``, ``smoke``/``junit``, ``demo``
 10. ``cli``
 
-Every import counts: module level, inside functions, and under ``TYPE_CHECKING``.
+Every import counts: module level, inside functions, under ``TYPE_CHECKING``, and in a module
+that imports by name (``importlib.import_module``: the package's lazy public names, the CLI's
+lazy commands) every string that names one of the package's modules (``gocode.x.y`` or
+``gocode.x.y:attr``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ STAGES: dict[str, int] = {
     "gocode": 8,
     "gocode.codemode": 8,
     "gocode.toolbox": 8,
+    "gocode.results": 8,
+    "gocode.blocking": 8,
     "gocode.tool_formats": 8,
     "gocode.serve": 9,
     "gocode.agent": 9,
@@ -81,9 +86,15 @@ def stage(module: str) -> int | None:
 def imports(module: str, path: Path, known: dict[str, Path]) -> list[tuple[str, int]]:
     """The package's modules ``module`` imports (anywhere in it), with the line of each import."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    by_name = any(isinstance(n, ast.Attribute) and n.attr == "import_module" for n in ast.walk(tree))
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
+    for node in ast.walk(tree):
+        if by_name and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = node.value.split(":")[0]
+            if "." in named and named in known:
+                out.append((named, node.lineno))
+        elif isinstance(node, ast.Import):
             out += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "gocode"]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -184,10 +195,27 @@ def test_the_check_names_a_later_stage_import_and_a_circle(tmp_path):
     (pkg / "program").mkdir()
     for d in (pkg, pkg / "schema", pkg / "program"):
         (d / "__init__.py").write_text("")
-    (pkg / "schema" / "gotypes.py").write_text("def f():\n    from gocode.program.render import x\n")
-    (pkg / "program" / "render.py").write_text("from gocode.schema import gotypes\n")
+    (pkg / "schema" / "builder.py").write_text("def f():\n    from gocode.program.render import x\n")
+    (pkg / "program" / "render.py").write_text("from gocode.schema import builder\n")
+    # By name, as the lazy public names are: the string is the import; a key that merely looks
+    # like a module name in a module that imports nothing by name is not.
+    (pkg / "program" / "plan.py").write_text(
+        'import importlib\nWHERE = {"x": "gocode.run"}\nimportlib.import_module(WHERE["x"])\n'
+    )
+    (pkg / "run").mkdir()
+    (pkg / "run" / "__init__.py").write_text("")
+    (pkg / "schema" / "names.py").write_text('KEY = "gocode.run"\n')
+    (pkg / "schema" / "kept.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import gocode.run\n"
+    )
+    (pkg / "schema" / "lazy.py").write_text(
+        'import importlib\n\nWHERE = {"x": "gocode.program.plan:x"}\nimportlib.import_module(WHERE["x"])\n'
+    )
     found = violations(tmp_path)
     assert found == [
-        "gocode/schema/gotypes.py:2: gocode.schema.gotypes (stage 2) imports gocode.program.render (later stage 4)",
-        "import circle: gocode.program.render -> gocode.schema.gotypes -> gocode.program.render",
+        "gocode/program/plan.py:2: gocode.program.plan (stage 4) imports gocode.run (later stage 6)",
+        "gocode/schema/builder.py:2: gocode.schema.builder (stage 2) imports gocode.program.render (later stage 4)",
+        "gocode/schema/kept.py:3: gocode.schema.kept (stage 2) imports gocode.run (later stage 6)",
+        "gocode/schema/lazy.py:3: gocode.schema.lazy (stage 2) imports gocode.program.plan (later stage 4)",
+        "import circle: gocode.program.render -> gocode.schema.builder -> gocode.program.render",
     ]

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
+from gocode.blocking import SyncToolbox
 from gocode.demo.runner import demo_config
-from gocode.toolbox import SyncToolbox
 from tests.model_programs import Program, programs
 
 pytestmark = pytest.mark.go

@@ -7,8 +7,7 @@ import asyncio
 
 import pytest
 
-from gocode.program.code import Prepared
-from gocode.program.modelcode import split_code
+from gocode.program.code import ModelCode, Prepared
 from gocode.schema.ir import Package
 
 pytestmark = pytest.mark.go
@@ -43,7 +42,7 @@ func() { fmt.Println("iife") }()
 
 
 def prepare(workspace, code: str) -> Prepared:
-    return asyncio.run(workspace.prepare(EMPTY, split_code(code)))
+    return asyncio.run(workspace.prepare(EMPTY, ModelCode(code)))
 
 
 def test_hoists_types_methods_generics_and_keeps_statements(workspace):
@@ -148,7 +147,7 @@ def test_errors_at_the_models_position(workspace, code, where, fragment):
 
 def test_a_second_event_loop_and_threads_share_the_helper(workspace):
     async def many() -> list[Prepared]:
-        return await asyncio.gather(*(workspace.prepare(EMPTY, split_code(f"_ = {i}")) for i in range(8)))
+        return await asyncio.gather(*(workspace.prepare(EMPTY, ModelCode(f"_ = {i}")) for i in range(8)))
 
     assert all(not p.errors for p in asyncio.run(many()))
     assert all(not p.errors for p in asyncio.run(many()))  # a new loop: nothing bound to the first
@@ -159,7 +158,7 @@ def test_a_helper_that_does_not_answer_in_time_is_replaced(workspace, monkeypatc
 
     monkeypatch.setattr(gofix, "CALL_TIMEOUT", 0.0)
     slow = "x := 1\n" + "_ = x\n" * 200_000  # milliseconds of parsing: never answered at once
-    build = asyncio.run(workspace.build(EMPTY, split_code(slow)))
+    build = asyncio.run(workspace.build(EMPTY, ModelCode(slow)))
     assert not build.ok and "took longer than" in build.output
     monkeypatch.undo()
     assert not prepare(workspace, "x := 1\n_ = x\n").errors  # a fresh helper answers

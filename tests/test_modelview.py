@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gocode.codemode import CodeMode, pays_off
+from gocode.codemode import CodeMode
 from gocode.config import Config
 from gocode.program.code import Prepared
 from gocode.program.render import render_bindings, render_main
@@ -18,6 +18,7 @@ from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view import tokens
 from gocode.view.disclosure import choose
 from gocode.view.modelview import render_full, render_funcs, render_index, render_names
+from gocode.view.selection import pays_off
 from tests.corpus_data import CORPUS, all_package, load, load_all
 
 PATH_SCHEMA = {
@@ -301,6 +302,36 @@ def test_the_mcp_server_instructions_carry_the_rules():
     instructions = ToolServer(box).server.instructions or ""
     assert "execute_go_code" in instructions and "golang.org/x/sync/errgroup" in instructions
     assert "must(" in instructions and "output capped at 65536 bytes" in instructions
+
+
+@pytest.mark.fast
+def test_the_run_time_search_helpers_the_description_names_are_those_rt_declares():
+    """What the description says of searchTools/callTool is what rt declares and main aliases."""
+    from gocode.resources import rt_sources
+    from gocode.schema.ir import RUNTIME_ALIASES
+    from gocode.view.rules import search_hint
+
+    rt = rt_sources()["search.go"]
+    said = search_hint("index")
+    real = re.search(r"type ToolMatch struct \{(.*?)\n\}", rt, re.S)
+    shown = re.search(r"ToolMatch\{([^}]*)\}", said)
+    assert shown and real
+    real_fields = set(re.findall(r"^\t([A-Z]\w*)\s", real.group(1), re.M))
+    shown_fields = {f.strip() for f in shown.group(1).split(",")}
+    assert shown_fields == real_fields == {"Name", "Server", "Function", "Description", "Signature"}
+    assert "func SearchTools(ctx context.Context, query string) ([]ToolMatch, error)" in rt
+    assert "func CallTool(ctx context.Context, name string, args map[string]any) (any, error)" in rt
+    assert "searchTools(ctx, query) ([]ToolMatch, error)" in said
+    assert 'callTool(ctx, "server.tool", map[string]any{…}) (any, error)' in said
+    assert set(RUNTIME_ALIASES) == {
+        "type ToolMatch = gocodert.ToolMatch",
+        "var searchTools = gocodert.SearchTools",
+        "var callTool = gocodert.CallTool",
+        # result(v) (named in the rules) and callToolStream (docs/results-and-streaming.md).
+        "var result = gocodert.Result",
+        "type ToolProgress = gocodert.Progress",
+        "var callToolStream = gocodert.CallToolStream",
+    }
 
 
 @pytest.mark.fast

@@ -81,7 +81,7 @@ def test_an_error_that_only_follows_from_an_undefined_name_is_not_shown():
 
 
 def test_a_traceback_keeps_the_model_frames_only():
-    from gocode.run.runner import trim_traceback
+    from gocode.run.gotraceback import trim_traceback
 
     trace = (
         "panic: assignment to entry in nil map\n\ngoroutine 1 [running]:\n"
@@ -102,7 +102,7 @@ def test_a_traceback_keeps_the_model_frames_only():
 def test_a_panic_reads_like_a_compile_error():
     """Frames at model.go only (no runtime, standard library internals or offsets), the entry
     point called Run as the model wrote it, and the goroutine that panicked named."""
-    from gocode.run.runner import trim_traceback
+    from gocode.run.gotraceback import trim_traceback
 
     trace = (
         "panic: runtime error: invalid memory address or nil pointer dereference\n"

@@ -12,9 +12,9 @@ import anyio
 import pytest
 
 from gocode import Toolbox
+from gocode.results import run_to_result
 from gocode.run import records
 from gocode.run.recording import Entry
-from gocode.toolbox import run_to_result
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from tests.conftest import demo_stdio
 from tests.test_cli import gocode

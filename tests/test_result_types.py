@@ -16,7 +16,6 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode import Toolbox
-from gocode.codemode import ToolView, with_inferred_outputs
 from gocode.config import ServerConfig
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.shapes import MIN_TYPED_SAMPLES, ShapeRecorder, ToolShape, schema_of
@@ -25,6 +24,7 @@ from gocode.run import records
 from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.modelview import render_full
+from gocode.view.selection import ToolView, with_inferred_outputs
 from gocode.view.tokens import count
 from tests.conftest import ROOT, assert_go_package_clean, config_from
 

@@ -18,9 +18,9 @@ from pydantic import BaseModel
 from gocode import Toolbox
 from gocode.codemode import TOOL_NAME
 from gocode.config import CodeModeConfig
+from gocode.results import run_to_result
 from gocode.run.runner import RunResult, _Capped
 from gocode.serve import server as server_mod
-from gocode.toolbox import run_to_result
 from gocode.view.rules import rules
 from tests.conftest import EVERYTHING, config_from, demo_stdio, need
 from tests.test_cli import gocode

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from gocode.program.modelcode import split_code
+from gocode.program.code import ModelCode
 from gocode.schema.schemahelp import _valid_tag_name
 from tests.corpus_data import all_package, corpus_files, corpus_id, schemas
 
@@ -200,7 +200,7 @@ def test_instances_round_trip(workspace):
     for ident, go_type, value in RECURSIVE:
         cases.append((ident, go_type, value))
     switch = "\n".join(f'\tcase "{t}":\n\t\treturn roundTrip[{t}]' for t in sorted({g for _, g, _ in cases}))
-    build = asyncio.run(workspace.build(pkg, split_code(HARNESS % switch)))
+    build = asyncio.run(workspace.build(pkg, ModelCode(HARNESS % switch)))
     assert build.ok, build.output
     stdin = "".join(json.dumps({"t": go_type, "v": value}) + "\n" for _, go_type, value in cases)
     proc = subprocess.run([str(build.binary)], input=stdin, capture_output=True, text=True, timeout=120)

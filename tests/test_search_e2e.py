@@ -167,14 +167,28 @@ def test_cli_search_and_describe(tmp_path):
     p = gocode("search", "what", "time", "is", "it", "in", "Tokyo", "--json", "--limit", "2")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
+    assert doc["query"] == "what time is it in Tokyo" and doc["fits"] is True
+    doc = doc["tools"]
     assert [(d["rank"], d["server"]) for d in doc] == [(1, "time"), (2, "time")]
     assert {d["tool"] for d in doc} == {"get_current_time", "convert_time"}
     assert all(d["declaration"].count(f"func {d['function']}(") == 1 for d in doc)
 
     p = gocode("search", "city", "weather")
     assert p.returncode == 0 and p.stdout.splitlines()[0].split()[:3] == ["1.", "weather.get_weather", "getWeather"]
-    p = gocode("search", "zzzqqq")
-    assert p.returncode == 1 and p.stdout == "" and "no tool matches 'zzzqqq'" in p.stderr
+    # Nothing fits: said so, exit 1, and the nearest tools still listed (by meaning, however far).
+    p = gocode("search", "plan", "a", "birthday", "party")
+    assert p.returncode == 1 and "no tool fits 'plan a birthday party'; the nearest:" in p.stderr
+    listed = [line.split()[1] for line in p.stdout.splitlines()]
+    assert len(listed) == 4 and set(listed) == {  # the four tools there are, nearest first
+        "weather.get_city",
+        "weather.get_weather",
+        "time.get_current_time",
+        "time.convert_time",
+    }
+    p = gocode("search", "zzzqqq", "--json", "--limit", "2")
+    assert p.returncode == 1 and "no tool fits 'zzzqqq'" in p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["fits"] is False and [d["rank"] for d in doc["tools"]] == [1, 2]
     p = gocode("search", "   ")
     assert p.returncode == 2 and "QUERY is empty" in p.stderr
 
@@ -184,7 +198,14 @@ def test_cli_search_and_describe(tmp_path):
     assert "func getCity(context.Context) (GetCityOutput, error)" in p.stdout
     p = gocode("describe", "get_wether", "--json")
     assert p.returncode == 1 and json.loads(p.stdout) == []
-    assert "no tool named 'get_wether'; did you mean getWeather" in p.stderr
+    assert "no tool named 'get_wether'; did you mean getWeather?" in p.stderr
+    # A name close to none: no "did you mean" naming far tools, but the few there are.
+    p = gocode("describe", "nosuch")
+    assert p.returncode == 1 and "did you mean" not in p.stderr
+    assert (
+        "no tool named 'nosuch' nor one close to it; the tools are: convertTime, getCurrentTime, getCity, getWeather"
+        in p.stderr
+    )
 
 
 def test_the_loopback_search_server_only_searches_and_only_for_a_live_run():

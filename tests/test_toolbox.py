@@ -13,6 +13,7 @@ import pytest
 
 from gocode import SyncToolbox, Toolbox
 from gocode.demo.runner import DEMO_CODE
+from gocode.results import run_to_result
 from gocode.run.runner import RunResult
 from gocode.tool_formats import (
     anthropic_tool_result,
@@ -21,7 +22,7 @@ from gocode.tool_formats import (
     openai_tool_message,
     result_text,
 )
-from gocode.toolbox import TOOL_NAME, exposed_names, run_to_result
+from gocode.toolbox import TOOL_NAME, exposed_names
 from gocode.toolset import ToolInfo
 from tests.conftest import EVERYTHING, ROOT, config_from, demo_stdio, load_script, need
 
@@ -367,8 +368,8 @@ fmt.Println(total)
 
 @pytest.mark.fast
 def test_unmatched_exclusions_are_warnings_with_suggestions():
-    from gocode.codemode import split_tools
     from gocode.toolset import ServerTools
+    from gocode.view.selection import split_tools
 
     servers = [ServerTools("everything", (ToolInfo("everything", "get-tiny-image"), ToolInfo("everything", "echo")))]
     view = split_tools(servers, {"get_tiny_image", "everything.echo", "nothing-like-it"}, True)

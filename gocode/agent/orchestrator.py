@@ -33,10 +33,11 @@ import anyio.to_thread
 
 from gocode.agent import prompts
 from gocode.agent.llm import ChatClient, Message, ModelError, Reply, Usage, client_for
+from gocode.blocking import BlockingContext
 from gocode.codemode import CodeMode
 from gocode.config import Config, ModelConfig, load_config
 from gocode.run.runner import RunResult
-from gocode.toolbox import BlockingContext, Toolbox
+from gocode.toolbox import Toolbox
 from gocode.view import search as search_mod
 from gocode.view.modelview import render_funcs, render_names
 from gocode.view.search import ToolEntry

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from gocode.cli.app import config_option, handle_errors
+from gocode.cli.common import config_option, handle_errors
 
 
 @click.command()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.app import _err, _progress, handle_errors
+from gocode.cli.common import _err, _human, _progress, handle_errors
 from gocode.errors import GocodeError
 
 if TYPE_CHECKING:
@@ -20,14 +20,6 @@ def cache() -> None:
     """The cache of workspaces and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
 
 
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
 def _current_workspace() -> tuple[Path | None, Path | None]:
     """This gocode's workspace in the cache, and in $GOCODE_STATE_DIR when that is set."""
     from gocode.compile.workspace import Workspace
@@ -36,8 +28,7 @@ def _current_workspace() -> tuple[Path | None, Path | None]:
         ws = Workspace()
     except GocodeError:  # no Go toolchain: every workspace counts as another one's
         return None, None
-    state = getattr(ws, "state", ws.dir)
-    return ws.dir, (state if state != ws.dir else None)
+    return ws.dir, (ws.state if ws.state != ws.dir else None)
 
 
 @cache.command("info")
@@ -104,11 +95,7 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     current, state = _current_workspace()
-    doc = housekeeping.prune(cache_dir(), current, policy, dry_run=dry_run)
-    if state is not None:  # per-run files and built programs kept apart from a shared cache
-        more = housekeeping.prune(state.parent, state, policy, dry_run=dry_run)
-        for key in ("removed", "errors", "freedBytes", "keptBytes"):
-            doc[key] += more[key]
+    doc = housekeeping.prune_places(cache_dir(), current, state, policy, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(doc))
     else:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.app import _err, config_option, handle_errors, model_option
+from gocode.cli.common import _err, config_option, handle_errors, model_option
 
 if TYPE_CHECKING:
     import mcp_types as types

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.app import _progress, handle_errors
+from gocode.cli.common import _progress, handle_errors
 
 
 @click.command("demo-server", context_settings={"ignore_unknown_options": True})
@@ -57,7 +57,11 @@ def demo(as_json: bool, sandbox: str) -> None:
         click.echo(
             f"({result.phase}; discovery {times['discoveryMs']:.0f} ms, build {result.build_ms:.0f} ms, "
             f"run {result.run_ms:.0f} ms, call {times['callMs']:.0f} ms"
-            + (f"; first-run workspace set-up {setup / 1000:.0f} s, once per machine" if setup >= 1000 else "")
+            + (
+                f"; first-run set-up {setup / 1000:.0f} s (Go workspace, sandbox launcher), once per machine"
+                if setup >= 1000
+                else ""
+            )
             + f"{boxed})"
         )
     sys.exit(0 if result.ok else 1)

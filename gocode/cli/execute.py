@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gocode.cli.app import _err, _progress, config_option, handle_errors, model_option
+from gocode.cli.common import _err, _progress, _read_code, config_option, handle_errors, model_option
 
 if TYPE_CHECKING:
     from gocode.config import Config
@@ -20,17 +20,6 @@ APPROVAL_HINT = (
     "codeMode.approval.allow of the config (see docs/approvals.md), or run it through gocode serve "
     "with a client that can be asked."
 )
-
-
-def _read_code(source: str) -> str:
-    from pathlib import Path
-
-    if source == "-":
-        return sys.stdin.read()
-    try:
-        return Path(source).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise click.UsageError(f"cannot read {source}: {exc}") from None
 
 
 @click.command("exec")

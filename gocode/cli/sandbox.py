@@ -6,12 +6,12 @@ import json
 
 import click
 
-from gocode.cli.app import _progress, config_option, handle_errors, model_option
+from gocode.cli.common import _progress, config_option, handle_errors, model_option
 
 
 @click.group()
 def sandbox() -> None:
-    """The opt-in sandbox for model programs (codeMode.sandbox)."""
+    """The sandbox model programs run in (codeMode.sandbox; auto by default)."""
 
 
 @sandbox.command("doctor")

@@ -7,8 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.app import _err, config_option, handle_errors, model_option
-from gocode.cli.execute import _read_code
+from gocode.cli.common import _err, _read_code, config_option, handle_errors, model_option
 
 
 @click.command("save")
@@ -71,7 +70,7 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
     import asyncio
     from pathlib import Path
 
-    from gocode.codemode import CodeMode, server_spec
+    from gocode.codemode import CodeMode
     from gocode.config import KEEP_REFERENCES, load_config
     from gocode.tools.saved import SavedProgramError, SavedStore, build_binary
 
@@ -81,9 +80,7 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
         await cm.refresh()
         # The binary carries the config's servers with their ${VAR}s unexpanded: it reads them
         # from its own environment when it starts, so no secret of this machine is built in.
-        raw = load_config(config_path, KEEP_REFERENCES).mcp_servers
-        view = cm.view
-        specs = {n: server_spec(raw[n], view.protocols[n]) for n in cm.code_servers(view)}
+        specs = cm.server_specs(configured=load_config(config_path, KEEP_REFERENCES).mcp_servers)
         return await build_binary(cm.workspace, cm.package, program, specs, Path(out))
 
     try:

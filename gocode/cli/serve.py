@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 import click
 
-from gocode.cli.app import _err, _progress, _setup_logging, config_option, handle_errors, model_option
+from gocode.cli.common import _err, _progress, _setup_logging, config_option, handle_errors, model_option
 from gocode.serve.guard import DEFAULT_MAX_BODY
-
-if TYPE_CHECKING:
-    from gocode.config import Config
-    from gocode.serve import server as server_mod
 
 
 @click.command()
@@ -98,6 +93,7 @@ def serve(
 
     from gocode.config import load_config
     from gocode.serve import server as server_mod
+    from gocode.serve import start
     from gocode.serve.guard import is_loopback
 
     _setup_logging(log_format)
@@ -129,88 +125,20 @@ def serve(
     options = server_mod.HttpOptions(tuple(allowed_hosts), max_body_bytes, metrics_token)
     server_mod.limit_malloc_arenas()  # a long-running server: resident memory stays flat
     try:
-        asyncio.run(_serve(config, model, sock, host, token, not no_prewarm, options, stateless_step))
+        asyncio.run(
+            start.serve(
+                config,
+                model,
+                sock,
+                host,
+                token,
+                prewarm=not no_prewarm,
+                options=options,
+                stateless_step=stateless_step,
+                progress=_progress,
+                warn=lambda w: _err(f"gocode: warning: {w}"),
+            )
+        )
     finally:
         if sock is not None:
             sock.close()
-
-
-async def _serve(
-    config: Config,
-    model: str | None,
-    sock: Any,
-    host: str,
-    token: str | None,
-    prewarm: bool,
-    options: server_mod.HttpOptions | None = None,
-    stateless_step: bool = False,
-) -> None:
-    import anyio
-
-    from gocode.errors import GocodeError
-    from gocode.serve import server as server_mod
-    from gocode.toolbox import Toolbox
-
-    box = Toolbox(config, model, prewarm=prewarm, progress=_progress, stateless_step=stateless_step)
-    tool_server = server_mod.ToolServer(box, settled=False)
-    ended = anyio.Event()  # the transport is done (a stdio client hung up, a signal): leave
-    try:
-        async with anyio.create_task_group() as tg:
-            # The listener first (probes answer "starting"; lists wait), then discovery and warm-up.
-            tg.start_soon(_transport, tool_server, sock, host, token, options, ended)
-            served = False
-            with anyio.CancelScope() as starting:
-                # Until the toolbox serves, an ended transport cancels its start; after, the
-                # toolbox is left in order (its endpoint stopped, its servers closed).
-                async def watch() -> None:
-                    await ended.wait()
-                    if not served:
-                        starting.cancel()
-
-                tg.start_soon(watch)
-                async with box:
-                    for w in box.warnings:
-                        _err(f"gocode: warning: {w}")
-                    await box.settle()
-                    tool_server.mark_ready()
-                    names = [t.name for t in box.tools()]
-                    who = f"model {model!r}" if model else "the default model"
-                    _progress(
-                        f"{len(names)} tool{'s' if len(names) != 1 else ''} for {who}: {', '.join(names) or '(none)'}"
-                    )
-                    served = True
-                    await ended.wait()
-            tg.cancel_scope.cancel()
-    except* GocodeError as group:  # one message, as for every command
-        raise group.exceptions[0] from None
-
-
-async def _transport(
-    tool_server: server_mod.ToolServer,
-    sock: Any,
-    host: str,
-    token: str | None,
-    options: server_mod.HttpOptions | None,
-    ended: Any,
-) -> None:
-    import anyio
-
-    from gocode.serve import server as server_mod
-
-    try:
-        if sock is None:
-            _progress("serving MCP on stdio")
-            try:
-                await tool_server.run_stdio()
-            except* (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass  # the client went away mid-answer: nothing left to serve
-        else:
-            addr = sock.getsockname()
-            shown = f"[{addr[0]}]" if ":" in addr[0] else addr[0]
-            _progress(
-                f"serving MCP on http://{shown}:{addr[1]}{server_mod.MCP_PATH}"
-                + (" (bearer token required)" if token else "")
-            )
-            await server_mod.serve_http(tool_server, sock, host, token, options)
-    finally:
-        ended.set()

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.app import _err, _progress, config_option, handle_errors, model_option
+from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
 
 
 @click.command()

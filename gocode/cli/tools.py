@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.app import _err, _progress, config_option, handle_errors, model_option
+from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
 from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:
@@ -33,59 +33,20 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
     """List each server's tools, and which are in code mode for a model."""
     import asyncio
 
-    from gocode.codemode import code_mode_on, code_mode_reason, split_tools
     from gocode.config import load_config
     from gocode.mcp.browse import browse
+    from gocode.view.selection import listing
 
     config = load_config(config_path)
-    settings = config.code_mode_for(model)
+    settings = config.code_mode_for(model)  # an unknown model ref fails before a server starts
     result = asyncio.run(browse(config, refresh=refresh, progress=_progress))
-    enabled = code_mode_on(settings, result.servers)  # auto: decided as serve decides it
-    view = split_tools(result.servers, set(settings.excluded_tools), enabled)
-    for w in view.warnings:
+    doc, warnings = listing(settings, result, model)
+    for w in warnings:
         _err(f"gocode: warning: {w}")
-    in_code = {(s.server, t.name) for s in view.code_tools.servers for t in s.tools}
-    doc: dict[str, Any] = {
-        "model": model,
-        "codeMode": enabled,
-        "codeModeSetting": settings.enabled,
-        "codeModeReason": code_mode_reason(settings, result.servers),
-        "servers": [],
-    }
-    for s in result.servers:
-        tools = [
-            {
-                "name": t.name,
-                "description": t.description,
-                "codeMode": (s.server, t.name) in in_code,
-                "hasOutputSchema": t.output_schema is not None,
-            }
-            for t in s.tools
-        ]
-        doc["servers"].append(
-            {
-                "name": s.server,
-                "ok": True,
-                "protocolVersion": s.protocol_version,
-                "tools": tools,
-                "warnings": list(s.warnings),
-            }
-        )
-    for name, exc in sorted(result.failures.items()):
-        doc["servers"].append(
-            {
-                "name": name,
-                "ok": False,
-                "error": str(exc),
-                "summary": exc.summary,
-                "exitStatus": exc.exit_status,
-                "stderr": exc.stderr,
-            }
-        )
     if as_json:
         click.echo(json.dumps(doc))
     else:
-        click.echo(f"code mode: {'on' if enabled else 'off'} ({doc['codeModeReason']})")
+        click.echo(f"code mode: {'on' if doc['codeMode'] else 'off'} ({doc['codeModeReason']})")
         for s in doc["servers"]:
             if not s["ok"]:
                 click.echo(f"{s['name']}: FAILED\n  " + s["error"].replace("\n", "\n  "))
@@ -163,13 +124,20 @@ def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> Cod
     show_default=True,
     help="How many tools to show.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list in rank order (with each declaration).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON object: the query, whether any tool fits it, and the tools in rank order (each "
+    "with its declaration).",
+)
 @click.argument("query", nargs=-1, required=True)
 @handle_errors
 def search(
     config_path: str | None, model: str | None, refresh: bool, limit: int, as_json: bool, query: tuple[str, ...]
 ) -> None:
-    """Find the tools for a task, best first, as search_go_tools ranks them (exit 1: none matched)."""
+    """Find the tools for a task, best first, as search_go_tools ranks them; when none fits, say so
+    and list the nearest (exit 1)."""
     from gocode.view import search as search_mod
     from gocode.view import semantic
 
@@ -180,18 +148,20 @@ def search(
     # (nothing to compute for a query asked before).
     semantic.embed_query_ahead(text[: search_mod.MAX_QUERY_CHARS])
     cm = _code_mode(config_path, model, refresh)
-    found = cm.search_index().search(text, limit)
+    index = cm.search_index()
+    ranking = index.ranking(text, limit)
+    shown = ranking.tools if ranking.fits else index.nearest(text, limit)
+    if not ranking.fits:
+        _err(f"gocode: no tool fits {text!r}" + ("; the nearest:" if shown else " (`gocode list` shows every tool)"))
     if as_json:
-        click.echo(
-            json.dumps([search_mod.entry_json(cm.package, e, i + 1, cm.shape_comments()) for i, e in enumerate(found)])
-        )
+        tools = [search_mod.entry_json(cm.package, e, i + 1, cm.shape_comments()) for i, e in enumerate(shown)]
+        click.echo(json.dumps({"query": text, "fits": ranking.fits, "tools": tools}))
     else:
-        width = max((len(e.qualified) for e in found), default=0)
-        for i, e in enumerate(found, 1):
+        width = max((len(e.qualified) for e in shown), default=0)
+        for i, e in enumerate(shown, 1):
             first = search_mod.first_sentence(e.description)
             click.echo(f"{i:>2}. {e.qualified:<{width}}  {e.function}" + (f" — {first[:100]}" if first else ""))
-    if not found:
-        _err(f"gocode: no tool matches {text!r}")
+    if not ranking.fits:
         sys.exit(1)
 
 
@@ -215,7 +185,7 @@ def describe(config_path: str | None, model: str | None, refresh: bool, as_json:
     for name in names:
         hits = index.lookup(name)
         if not hits:
-            missing.append(search_mod.missing_note(index, name))
+            missing.append(search_mod.missing_note(index, name, "`gocode search WORDS…` finds tools by what they do"))
         found.update((e.qualified, e) for e in hits)
     if as_json:
         click.echo(

@@ -6,8 +6,7 @@ import json
 
 import click
 
-from gocode.cli.app import _err, config_option, handle_errors, model_option
-from gocode.cli.cache import _human
+from gocode.cli.common import _err, _human, config_option, handle_errors, model_option
 
 
 @click.group("workspace")

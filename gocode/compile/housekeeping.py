@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gocode.paths import VECTORS_DIR
+from gocode.paths import VECTORS_DIR, state_dir
 
 Kind = Literal["binary", "workspace", "bindings", "run-dir", "vectors", "go-build"]
 
@@ -181,8 +181,9 @@ def _workspace_last_used(ws: Path) -> float:
     return max(stamps)
 
 
-def scan(cache: Path, current: Path | None, tmp: Path | None = None) -> list[Entry]:
-    """Everything under ``cache`` (and leftover run dirs in ``tmp``) that housekeeping may remove.
+def scan(cache: Path, current: Path | None, tmp: Path | None = None, *, leftovers: bool = True) -> list[Entry]:
+    """Everything under ``cache`` (and, with ``leftovers``, leftover run dirs in ``tmp``) that
+    housekeeping may remove.
 
     ``current`` is the workspace of the running gocode: its binaries, bindings and leftover
     run directories are entries, the workspace itself is not.
@@ -213,7 +214,7 @@ def scan(cache: Path, current: Path | None, tmp: Path | None = None) -> list[Ent
     entries += _go_build_entries(cache)
     tmp = tmp if tmp is not None else Path(tempfile.gettempdir())
     with contextlib.suppress(OSError):
-        for p in tmp.glob(RUN_DIR_PREFIX + "*"):
+        for p in tmp.glob(RUN_DIR_PREFIX + "*") if leftovers else ():
             if p.is_dir():
                 entries.append(Entry(p, "run-dir", tree_size(p), _mtime(p)))
     return entries
@@ -223,8 +224,8 @@ def linked_from_importcfgs(cache: Path) -> set[Path]:
     """The build-cache files the workspaces' importcfgs name (direct builds read them)."""
     keep: set[Path] = set()
     roots = [cache]
-    if state := os.environ.get("GOCODE_STATE_DIR"):  # bindings kept beside a read-only cache
-        roots.append(Path(state).expanduser())
+    if (state := state_dir()) is not None:  # bindings kept beside a read-only cache
+        roots.append(state)
     patterns = ("ws-*/std.importcfg", "ws-*/seed.importcfg", "ws-*/tools/*/importcfg")
     cfgs = [cfg for r in roots for pattern in patterns for cfg in r.glob(pattern)]
     for cfg in cfgs:
@@ -317,10 +318,11 @@ def prune(
     dry_run: bool = False,
     now: float | None = None,
     tmp: Path | None = None,
+    leftovers: bool = True,
 ) -> dict[str, Any]:
     """Scan, plan and (unless ``dry_run``) remove; a JSON-ready summary."""
     now = time.time() if now is None else now
-    entries = scan(cache, current, tmp)
+    entries = scan(cache, current, tmp, leftovers=leftovers)
     doomed = plan(entries, policy, now)
     removed, errors = (doomed, []) if dry_run else remove(doomed)
     kept = [e for e in entries if e not in set(removed)]
@@ -332,6 +334,34 @@ def prune(
         "errors": errors,
         "policy": _policy_json(policy),
     }
+
+
+def prune_places(
+    cache: Path,
+    current: Path | None,
+    state: Path | None,
+    policy: Policy,
+    *,
+    dry_run: bool = False,
+    now: float | None = None,
+    tmp: Path | None = None,
+) -> dict[str, Any]:
+    """:func:`prune` in every place kept bounded (:func:`places`: the cache, and the state
+    directory beside a shared cache), as one summary; the temp directory's leftover run
+    directories are looked for once, not once per place."""
+    summary: dict[str, Any] = {
+        "dryRun": dry_run,
+        "removed": [],
+        "freedBytes": 0,
+        "keptBytes": 0,
+        "errors": [],
+        "policy": _policy_json(policy),
+    }
+    for i, (root, in_use) in enumerate(places(cache, current, state)):
+        one = prune(root, in_use, policy, dry_run=dry_run, now=now, tmp=tmp, leftovers=i == 0)
+        for key in ("removed", "freedBytes", "keptBytes", "errors"):
+            summary[key] += one[key]
+    return summary
 
 
 def _policy_json(policy: Policy) -> dict[str, Any]:

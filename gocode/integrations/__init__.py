@@ -27,8 +27,10 @@ from typing import TypeAlias
 import anyio.to_thread
 import mcp_types as types
 
+from gocode.blocking import SyncToolbox
+from gocode.results import ToolResult
 from gocode.tool_formats import describe_part
-from gocode.toolbox import SyncToolbox, Toolbox, ToolResult
+from gocode.toolbox import Toolbox
 
 AnyToolbox: TypeAlias = Toolbox | SyncToolbox
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from gocode.integrations import AnyToolbox, call, call_blocking, input_schema, missing_framework, offered_tools, parts
-from gocode.toolbox import ToolResult
+from gocode.results import ToolResult
 
 try:
     from langchain_core.tools import BaseTool, BaseToolkit, ToolException

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from gocode.integrations import AnyToolbox, call, input_schema, missing_framework, offered_tools, parts
-from gocode.toolbox import ToolResult
+from gocode.results import ToolResult
 
 try:
     from agents import FunctionTool, RunContextWrapper, ToolOutputImage, ToolOutputText

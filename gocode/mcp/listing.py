@@ -215,8 +215,3 @@ class DiscoveryResult:
     def __repr__(self) -> str:
         tools = sum(len(s.tools) for s in self.servers)
         return f"DiscoveryResult({len(self.servers)} servers, {tools} tools, failed: {sorted(self.failures)})"
-
-    def raise_for_failures(self) -> None:
-        if self.failures:
-            msgs = [str(e) for _, e in sorted(self.failures.items())]
-            raise DiscoveryError("\n\n".join(msgs), server=next(iter(sorted(self.failures))))

@@ -294,10 +294,6 @@ class ToolShape:
                 lines.pop()
             self.text = lines
 
-    def one_structure(self) -> bool:
-        """Every sample was JSON of one structure (a value or null at most): a type can be inferred."""
-        return self.samples > 0 and self.json_samples == self.samples and schema_of(self.json, root=True) is not None
-
     def output_schema(self) -> dict[str, Any] | None:
         """The JSON Schema of the results, when at least MIN_TYPED_SAMPLES were seen and all
         were JSON of one structure; else None (the result stays text)."""

@@ -106,11 +106,6 @@ class Upstream:
         return self._tools or self.cached
 
     @property
-    def available(self) -> bool:
-        """Whether a session is open now."""
-        return self._client is not None
-
-    @property
     def error(self) -> DiscoveryError | None:
         """Why the server is down (None while it is up)."""
         return None if self._client is not None else self._error

@@ -18,6 +18,7 @@ from gocode.resources import templates_dir
 from gocode.schema.ir import (
     MUST_HELPER,
     PTR_HELPER,
+    RUNTIME_ALIASES,
     Decl,
     EnumDecl,
     Package,
@@ -31,16 +32,6 @@ from gocode.schema.names import IDENTIFIER, comment_literal, go_string
 
 RT_IMPORT = "gocodews/rt"
 TOOLS_IMPORT_PREFIX = "gocodews/tools/"
-# Finding and calling tools at run time, progress and the structured result (go_templates/rt/search.go,
-# stream.go); the names are reserved in gocode.schema.ir.
-RUNTIME_ALIASES = (
-    "type ToolMatch = gocodert.ToolMatch",
-    "var searchTools = gocodert.SearchTools",
-    "var callTool = gocodert.CallTool",
-    "type ToolProgress = gocodert.Progress",
-    "var callToolStream = gocodert.CallToolStream",
-    "var result = gocodert.Result",
-)
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """A Go panic's traceback as the model should read it: like a compile error, at ``model.go:L``.
 
-Applied after the generated program's frames are gone (:func:`gocode.run.runner.trim_traceback`):
+Applied after the generated program's frames are gone (:func:`trim_traceback`):
 only frames in ``model.go`` stay (the model's own code and helpers: never the runtime,
 the standard library's internals or gocode's paths), without the program counters and
 offsets; the model's entry point is called ``Run``, as it wrote it; and the goroutine that
@@ -61,3 +61,30 @@ def _name_goroutines(lines: list[str]) -> list[str]:
         out[i] = label
         first = False
     return out
+
+
+# A frame of the generated program or its runtime in a Go traceback: the function line, then the
+# file line under it. The model's own frames (model.go) say where it went wrong; these only cost
+# tokens and name files the model never wrote.
+_WORKSPACE_PATH = re.compile(r"/ws-[0-9a-f]{8,}/")
+
+
+def _internal_frame(func: str, where: str) -> bool:
+    path = where.strip().split(" ", 1)[0]
+    func = func.removeprefix("created by ")
+    return func.startswith("gocodews/") or path.startswith("gocode_") or bool(_WORKSPACE_PATH.search(path))
+
+
+def trim_traceback(text: str) -> str:
+    """A panic's traceback without the frames of gocode's generated code (pure)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        frame = i + 1 < len(lines) and lines[i + 1].startswith("\t") and not lines[i].startswith("\t")
+        if frame and _internal_frame(lines[i], lines[i + 1]):
+            i += 2
+            continue
+        out.append(lines[i])
+        i += 1
+    return tidy("\n".join(out))

@@ -1,6 +1,6 @@
 """Run one built program: timeout, process-tree kill, output caps, and the result it gives.
 
-Every program starts through :func:`launch` (the one place an opt-in sandbox wrapper can
+Every program starts through :func:`launch` (the one place the sandbox wrapper can
 take over). It runs in a new session and process group; the MCP servers it starts stay in
 that group, so on a timeout — and after every normal exit, to sweep up orphans that npx or
 uvx wrappers leave behind — the whole group is killed.
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from gocode.files import dir_size
 from gocode.mcp.toolcall import ToolCall
 from gocode.program.diagnostics import Diagnostic
-from gocode.run import gotraceback
+from gocode.run.gotraceback import trim_traceback
 from gocode.run.workdir import regroup
 
 if TYPE_CHECKING:
@@ -489,33 +489,6 @@ def deleted_open_files(pgid: int) -> int:
                     st = os.stat(link)
                     total += max(st.st_blocks * 512, st.st_size)
     return total
-
-
-# A frame of the generated program or its runtime in a Go traceback: the function line, then the
-# file line under it. The model's own frames (model.go) say where it went wrong; these only cost
-# tokens and name files the model never wrote.
-_WORKSPACE_PATH = re.compile(r"/ws-[0-9a-f]{8,}/")
-
-
-def _internal_frame(func: str, where: str) -> bool:
-    path = where.strip().split(" ", 1)[0]
-    func = func.removeprefix("created by ")
-    return func.startswith("gocodews/") or path.startswith("gocode_") or bool(_WORKSPACE_PATH.search(path))
-
-
-def trim_traceback(text: str) -> str:
-    """A panic's traceback without the frames of gocode's generated code (pure)."""
-    lines = text.split("\n")
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        frame = i + 1 < len(lines) and lines[i + 1].startswith("\t") and not lines[i].startswith("\t")
-        if frame and _internal_frame(lines[i], lines[i + 1]):
-            i += 2
-            continue
-        out.append(lines[i])
-        i += 1
-    return gotraceback.tidy("\n".join(out))
 
 
 _EXHAUSTED = "resources exhausted"

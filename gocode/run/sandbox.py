@@ -1,4 +1,4 @@
-"""The opt-in sandbox: what the host supports, which tier a setting gets, and how a run is confined.
+"""The sandbox: what the host supports, which tier a setting gets, and how a run is confined.
 
 ``codeMode.sandbox`` per model:
 

@@ -45,10 +45,6 @@ GROUPS = range(0x70010000, 0x70010000 + 0x10000)
 SHARED_MODE = 0o2770  # the group's, setgid (new files and directories stay the group's), no one else
 
 
-class WorkspaceFull(Exception):
-    """The workspace is over its cap."""
-
-
 def root(settings: WorkspaceConfig) -> Path:
     """Where workspaces live: the config's ``dir``, else ``$GOCODE_WORKSPACES``, else the user's state dir."""
     if settings.dir:

@@ -25,6 +25,7 @@ from gocode.schema.ir import (
     DESCRIPTION_LIMIT,
     PTR_HELPER,
     RESERVED_FUNC_NAMES,
+    RUNTIME_TYPE_NAMES,
     SCALAR_KINDS,
     EnumDecl,
     EnumValue,
@@ -79,7 +80,7 @@ from gocode.toolset import ToolInfo, ToolSet
 
 class _Builder:
     def __init__(self) -> None:
-        self.types = Registry({"Run", "ToolMatch", "ToolProgress"})
+        self.types = Registry({"Run", *RUNTIME_TYPE_NAMES})
         self.warnings: list[str] = []
         # Identical $defs (same server, same name, same schema) are declared once.
         self.defs: dict[tuple[str, str, str], str] = {}

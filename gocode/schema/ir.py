@@ -11,11 +11,23 @@ from gocode.schema.stdlib import STDLIB
 PTR_HELPER = "ptr"
 # The helper main.go declares for tool calls whose error should end the run.
 MUST_HELPER = "must"
+# Finding and calling tools at run time, progress and the structured result: what main.go
+# declares for them (go_templates/rt/search.go, stream.go; rendered by gocode.program.render).
+# Their names are taken: no tool function or type may have one.
+RUNTIME_ALIASES = (
+    "type ToolMatch = gocodert.ToolMatch",
+    "var searchTools = gocodert.SearchTools",
+    "var callTool = gocodert.CallTool",
+    "type ToolProgress = gocodert.Progress",
+    "var callToolStream = gocodert.CallToolStream",
+    "var result = gocodert.Result",
+)
+RUNTIME_TYPE_NAMES = frozenset(a.split()[1] for a in RUNTIME_ALIASES if a.startswith("type "))
 # Names the generated main package uses itself, plus every package name the model's code may
 # have imported for it automatically; a tool function must not shadow them.
 RESERVED_FUNC_NAMES = frozenset(
     {"ctx", "err", "main", "init", "Run", "gocodert", "gocodetools", "context", PTR_HELPER, MUST_HELPER, *STDLIB}
-    | {"searchTools", "callTool", "callToolStream", "result"}  # run-time helpers (render.RUNTIME_ALIASES)
+    | {a.split()[1] for a in RUNTIME_ALIASES if a.startswith("var ")}
     | {"in", "gocodeInput"}  # a saved program's input (gocode.tools.saved.with_input)
 )
 DESCRIPTION_LIMIT = 4000

@@ -39,15 +39,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from gocode.mcp import sdk_private
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from gocode.results import warming_up_result
 from gocode.run.approvals import InputRequired, elicitation_approver
 from gocode.serve import ops
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
-from gocode.toolbox import Toolbox, UnknownToolError, warming_up_result
+from gocode.toolbox import Toolbox, UnknownToolError
 from gocode.view.rules import SEARCH_TOOL_NAME
 
 log = logging.getLogger("gocode.serve.server")
 
-TOKEN_ENV = "GOCODE_TOKEN"
 MCP_PATH = "/mcp"
 NOTIFY_TIMEOUT_S = 2.0
 LIST_TTL_MS = 60_000

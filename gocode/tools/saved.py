@@ -42,8 +42,9 @@ from typing import TYPE_CHECKING, Any
 from gocode.compile.workspace import Workspace
 from gocode.errors import GocodeError
 from gocode.paths import cache_dir, state_dir
-from gocode.program.modelcode import split_code
+from gocode.program.code import ModelCode
 from gocode.program.plan import Plan
+from gocode.run.env import SERVERS_ENV
 from gocode.run.runner import run_program
 from gocode.schema.ir import Package
 from gocode.schema.names import go_string
@@ -215,14 +216,14 @@ async def derive(
         )
     if not workspace.ready:
         workspace.ensure()
-    build = await workspace.build(package, split_code(with_input(source, "{}")))
+    build = await workspace.build(package, ModelCode(with_input(source, "{}")))
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program does not build:\n{build.output.strip()}")
     plan = build.plan or Plan(any_tool=("the program could not be analysed",))
     loop = reaches(name, plan.names(), saved or {})
     if loop:
         raise SavedProgramError(f"{name!r} would call itself ({' → '.join(loop)}); a saved program cannot call itself")
-    env = {"GOCODE_INPUT_SCHEMA": "1", "GOCODE_SERVERS": "{}", "PATH": os.environ.get("PATH", "")}
+    env = {"GOCODE_INPUT_SCHEMA": "1", SERVERS_ENV: "{}", "PATH": os.environ.get("PATH", "")}
     run = await run_program(build.binary, env, Path.cwd(), timeout=_SCHEMA_TIMEOUT, max_output=1 << 20)
     try:
         schema = json.loads(run.output)
@@ -368,7 +369,7 @@ async def build_binary(
         )
     if not workspace.ready:
         workspace.ensure()
-    build = await workspace.build(package, split_code(standalone(program.source, servers)))
+    build = await workspace.build(package, ModelCode(standalone(program.source, servers)))
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program no longer builds against these tools:\n{build.output.strip()}")
     out.parent.mkdir(parents=True, exist_ok=True)

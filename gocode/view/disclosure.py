@@ -18,11 +18,6 @@ from gocode.view.modelview import render_full, render_index, render_names
 
 Mode = Literal["auto", "full", "index"]
 Tier = Literal["full", "index", "names"]
-DEFAULT_MODE: Mode = "auto"
-# What the execute_go_code description may cost in o200k tokens (rules included). 2,000 leaves
-# room for search_go_tools' own definition under 2,500, and shows in full the tools of a few
-# small servers (time, fetch, git, memory each fit alone; see docs/model-view.md).
-DEFAULT_DESCRIPTION_TOKENS = 2000
 
 
 @dataclass(frozen=True)

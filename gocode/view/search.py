@@ -20,7 +20,8 @@ the query a tool covers; the values a request carries (quoted text, URLs, identi
 name the request says before its siblings. Fields, weights and figures: docs/search.md.
 
 :meth:`SearchIndex.lookup` accepts MCP tool names, Go function names in any case, and
-``server.tool``; :meth:`SearchIndex.suggest` names the closest tools for a name that matches none.
+``server.tool``; :meth:`SearchIndex.suggest` names the tools close to a name that matches none (if
+any is), and :meth:`SearchIndex.nearest` the tools nearest a query that none fits.
 """
 
 from __future__ import annotations
@@ -50,25 +51,6 @@ from gocode.view.rules import SEARCH_TOOL_NAME
 # Bounds on what one request may ask for (a model's request is untrusted input).
 MAX_NAMES = 50
 MAX_QUERY_CHARS = 1000
-
-# The run-time helpers a program may use to find and call tools it did not know when written
-# (go_templates/rt/search.go); shown to the model with the tool declarations.
-RUNTIME_DECLARATIONS = """\
-// ToolMatch is a tool found by searchTools.
-type ToolMatch struct {
-	Name, Server string // callTool(ctx, m.Server+"."+m.Name, args) calls it
-	Function     string // its typed Go function
-	Description  string
-	Signature    string
-}
-
-// searchTools ranks the tools for a free-text query, best first (at most 10).
-func searchTools(ctx context.Context, query string) ([]ToolMatch, error)
-
-// callTool calls a tool by "server.tool" name; the result is the tool's structured
-// content, else its text decoded as JSON, else its text.
-func callTool(ctx context.Context, name string, args map[string]any) (any, error)
-"""
 
 # Field weights, chosen on the tuning half of tests/corpus/search_queries.json (see
 # bench/search.py; a middle of the best region, not its single best point): a word in the name
@@ -157,7 +139,11 @@ _ANSWER_WITHIN = 0.5
 # one line each (server, function, first sentence) up to _ANSWER_TOTAL tools, so the intended
 # tool is in the answer without a second search while the answer stays short.
 _ANSWER_FULL = 3
-_NAME_ALL = 6  # a tool set this small is named whole when a name matches none of it
+# A name written in other words is close to a tool's when this share of their words is common,
+# not counting words in more than this share of the tools' names.
+_SAME_WORDS = 0.5
+_GENERIC_NAME_SHARE = 0.1
+_NAME_ALL = 6  # a tool set this small is named whole when a name is close to none of it
 _ANSWER_TOTAL = 10
 _LINE_CHARS = 110
 _MEANING_DESC_CHARS = 400
@@ -688,18 +674,43 @@ class SearchIndex:
         return []
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
-        """Function names close to ``name`` (by spelling, then by meaning) for a "did you mean"."""
+        """Function names close to ``name`` for a "did you mean": spelled alike, else named in
+        mostly the same words (fetch_weather → getWeather, github_create_issue → createIssue);
+        none when no tool is close, however few there are."""
+        bare = name.rpartition(".")[2]
         by_fold = {fold(e.function): e.function for e in self.entries}
         by_fold.update({fold(e.tool): e.function for e in self.entries})
-        close = difflib.get_close_matches(fold(name.rpartition(".")[2]), list(by_fold), n=n, cutoff=0.7)
-        out = list(dict.fromkeys(by_fold[c] for c in close))
-        if not out:  # nothing spelled alike: the name's words may still say what it is for
-            out = [e.function for e in self.search(name, n)]
-        if not out:  # nor by meaning: the nearest spellings, as a compiler's "did you mean" would
-            out = [by_fold[c] for c in difflib.get_close_matches(fold(name), list(by_fold), n=n, cutoff=0.4)]
-        if not out and len(self.entries) <= _NAME_ALL:  # a handful of tools: name them all
-            return [e.function for e in self.entries]
+        close = difflib.get_close_matches(fold(bare), list(by_fold), n=n, cutoff=0.7)
+        out = [by_fold[c] for c in close]
+        if not out and self.entries:
+            # Names in mostly the same words (Dice), counting only words that tell tools apart:
+            # a tool's name words other than its server's shared ones, and not words in many
+            # names (get, list), which make getMe no closer to get_weather.
+            names = self._lex().name_terms
+            df = Counter(t for terms in names for t in terms)
+            generic = {t for t, k in df.items() if k > max(1, _GENERIC_NAME_SHARE * len(names))}
+            said = set(_analyzer().analyze(prepare(bare))) - generic
+            scored = []
+            for i, terms in enumerate(names):
+                common = len(said & terms)
+                if common:
+                    scored.append((-2 * common / (len(said) + len(terms - generic)), i))
+            out = [self.entries[i].function for score, i in sorted(scored) if -score >= _SAME_WORDS]
         return list(dict.fromkeys(out))[:n]
+
+    def nearest(self, query: str, n: int = DEFAULT_LIMIT) -> list[ToolEntry]:
+        """The tools nearest a query, to show what there is when none fits it: its ranking's,
+        else the most similar by meaning however far below the models' floor, else (without
+        models) all of a handful of tools."""
+        n = max(1, min(n, MAX_LIMIT))
+        got = self.ranking(query, n).tools
+        if got or not self.entries:
+            return got
+        if self._models:
+            meaning, _ = self._meaning(query)
+            order = sorted(range(len(self.entries)), key=lambda i: (-float(meaning[i]), i))
+            return [self.entries[i] for i in order[:n]]
+        return self.entries[:n] if len(self.entries) <= _NAME_ALL else []
 
 
 # --- the search_go_tools tool ---------------------------------------------------------------------
@@ -750,10 +761,19 @@ class SearchAnswer:
     more: tuple[ToolEntry, ...] = ()
 
 
-def missing_note(index: SearchIndex, name: str) -> str:
+def missing_note(index: SearchIndex, name: str, elsewhere: str = "search with a `query` saying what it does") -> str:
+    """What to say of a name no tool has: the close names, else (a handful of tools) every
+    name there is, else ``elsewhere``, how to find a tool by what it does."""
     close = index.suggest(name)
-    hint = f"; did you mean {' or '.join(close)}?" if close else ""
-    return f"no tool named {name!r}{hint}"
+    if close:
+        return f"no tool named {name!r}; did you mean {' or '.join(close)}?"
+    if not index.entries:
+        return f"no tool named {name!r}; there are no tools"
+    if len(index.entries) <= _NAME_ALL:
+        return f"no tool named {name!r} nor one close to it; the tools are: " + ", ".join(
+            dict.fromkeys(e.function for e in index.entries)
+        )
+    return f"no tool named {name!r} nor one close to it; {elsewhere}"
 
 
 def answer(index: SearchIndex, arguments: dict[str, Any] | None, regular: Iterable[ToolInfo] = ()) -> SearchAnswer:

@@ -41,7 +41,7 @@ WEATHER_SCHEMA = {
 }
 
 TOOL_SETS: dict[str, list[dict[str, Any]]] = {
-    # The seed example's shape: get_city takes no parameters and says so with `{}`.
+    # CPE's weather example: get_city takes no parameters and says so with `{}`.
     "empty-schema": [
         _tool("get_city", {}, "Get the current city."),
         # Fields newer than 2024-11-05 (title, outputSchema, annotations), sent whatever the version.
