@@ -402,9 +402,9 @@ def _reopen_lexical(directory: str, state: dict[str, Any]) -> _Lexical:
 
 
 class SearchIndex:
-    """BM25 over one tool set, in memory, fused with a ranking by meaning when the embedding
-    model is installed (:mod:`gocode.view.semantic`). Immutable once built; safe to share
-    between threads."""
+    """BM25 over one tool set, in memory or kept on disk (:mod:`gocode.view.kept_index`), fused
+    with a ranking by meaning when the embedding model is installed (:mod:`gocode.view.semantic`).
+    Immutable once built; safe to share between threads."""
 
     def __init__(self, tools: Iterable[ToolEntry], *, semantic: bool = True, kept: Path | None = None) -> None:
         self.entries = list(tools)
