@@ -14,8 +14,9 @@ housekeeping does with each:
   maximum age (never the current one of a live controller, which marks it used).
 - ``ws-<key>/runs/r<id>/`` and ``$TMPDIR/gocode-run-*/``: per-run directories, removed after
   every run; these are leftovers of killed processes, removed after the grace period.
-- ``search-vectors/*.npy``: a tool set's vectors for search by meaning (gocode.view.semantic);
-  removed when unused for the maximum age (loading one touches it).
+- ``search-vectors/*.npy``: a tool set's vectors for search by meaning, and those of queries
+  asked before (gocode.view.semantic); removed when unused for the maximum age (loading one
+  touches it).
 - ``models/``: the search models, fetched by the warm-up: reported, never pruned.
 - ``go-build/??/*``: Go's build cache (``GOCACHE``). Go trims it only by age (five days, once
   a day) and never by size, and every new tool set adds to it, so it gets its own bounds: files
