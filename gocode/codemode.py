@@ -290,7 +290,7 @@ class CodeMode:
             cached = self._search
             if cached is not None and cached[0] is package:
                 return cached[1]
-            index = SearchIndex.build(view.code_tools, package)
+            index = SearchIndex.build(view.code_tools, package, keep=True)  # BM25's part kept on disk
             self._search = (package, index)
             return index
 

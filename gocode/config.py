@@ -24,8 +24,8 @@ import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gocode.errors import ConfigError
+from gocode.paths import DEFAULT_CONFIG_NAME
 
-DEFAULT_CONFIG_NAME = "gocode.yaml"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
 DEFAULT_CONNECT_TIMEOUT_S = 60.0

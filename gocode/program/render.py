@@ -7,12 +7,14 @@ environment is built once with ``StrictUndefined``. Output is gofmt-clean (check
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 from typing import Any
 
 import jinja2
 
+from gocode.paths import cache_dir, state_dir
 from gocode.program.code import Prepared
 from gocode.resources import templates_dir
 from gocode.schema.ir import (
@@ -34,6 +36,28 @@ RT_IMPORT = "gocodews/rt"
 TOOLS_IMPORT_PREFIX = "gocodews/tools/"
 
 
+TEMPLATES_CACHE_DIR = "templates"  # compiled templates, under the state (or cache) directory
+
+
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Templates compiled once per machine (keyed by their source and the Python version), not
+    once per process: compiling them is most of the first render of a fresh ``gocode exec``.
+    One that cannot be written (a read-only cache) is only not kept."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _compiled_templates() -> jinja2.BytecodeCache | None:
+    directory = (state_dir() or cache_dir()) / TEMPLATES_CACHE_DIR
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return _CompiledTemplates(str(directory))
+
+
 @functools.cache
 def _env() -> jinja2.Environment:
     return jinja2.Environment(
@@ -41,6 +65,7 @@ def _env() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
+        bytecode_cache=_compiled_templates(),
     )
 
 

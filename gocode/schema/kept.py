@@ -41,13 +41,15 @@ def builder_fingerprint() -> str:
     return h.hexdigest()
 
 
-def _key(toolset: ToolSet) -> str:
+def entry_key(toolset: ToolSet) -> str:
+    """The key of a tool set's kept entries (its IR here, its search index in gocode.view)."""
     order = [[s.server, [t.name for t in s.tools]] for s in toolset.servers]
     blob = json.dumps([toolset.digest(), order, builder_fingerprint()], separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-def _root() -> Path:
+def packages_root() -> Path:
+    """The directory of the kept entries."""
     from gocode.paths import cache_dir, state_dir
 
     return (state_dir() or cache_dir()) / PACKAGES_DIR
@@ -55,7 +57,7 @@ def _root() -> Path:
 
 def package_for(toolset: ToolSet, root: Path | None = None) -> Package:
     """``build_package(toolset)``, read from the kept entry when there is one."""
-    path = (root or _root()) / f"{_key(toolset)}.pickle"
+    path = (root or packages_root()) / f"{entry_key(toolset)}.pickle"
     # Whatever a missing, torn or foreign entry raises while read, the answer is to build.
     with contextlib.suppress(Exception):
         kept = pickle.loads(path.read_bytes())  # gocode's own cache: see the module doc

@@ -8,8 +8,9 @@ as many names each as fit: that last tier grows with the number of servers, not 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from gocode.schema.ir import Package
@@ -22,11 +23,20 @@ Tier = Literal["full", "index", "names"]
 
 @dataclass(frozen=True)
 class Disclosure:
-    """The declarations a description shows: ``tier``, the text, and the description's tokens."""
+    """The declarations a description shows: ``tier``, the text, and the description as it
+    travels (a JSON string), whose :attr:`tokens` are counted when asked for."""
 
     tier: Tier
     text: str
-    tokens: int
+    wire: str = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def tokens(self) -> int:
+        """The description's tokens."""
+        return tokens.count(self.wire)
+
+    def fits(self, budget: int) -> bool:
+        return tokens.at_most(self.wire, budget)
 
     @property
     def complete(self) -> bool:
@@ -40,16 +50,16 @@ def choose(pkg: Package, mode: Mode, budget: int, describe: Callable[[str, Tier]
     is returned even when a bare count per server is still too long."""
 
     def attempt(tier: Tier, text: str) -> Disclosure:
-        return Disclosure(tier, text, tokens.count_json(describe(text, tier)))
+        return Disclosure(tier, text, tokens.wire_json(describe(text, tier)))
 
     if mode == "full" or not pkg.funcs:
         return attempt("full", render_full(pkg))
     if mode == "auto":
         full = attempt("full", render_full(pkg))
-        if full.tokens <= budget:
+        if full.fits(budget):
             return full
     index = attempt("index", render_index(pkg))
-    if index.tokens <= budget:
+    if index.fits(budget):
         return index
     most = max(sum(1 for f in pkg.funcs if f.server == s) for s in {f.server for f in pkg.funcs})
     lo, hi = 0, most  # the largest per-server name count that fits
@@ -57,7 +67,7 @@ def choose(pkg: Package, mode: Mode, budget: int, describe: Callable[[str, Tier]
     while lo < hi:
         mid = (lo + hi + 1) // 2
         got = attempt("names", render_names(pkg, mid))
-        if got.tokens <= budget:
+        if got.fits(budget):
             lo, best = mid, got
         else:
             hi = mid - 1

@@ -26,14 +26,16 @@ any is), and :meth:`SearchIndex.nearest` the tools nearest a query that none fit
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import itertools
 import re
 import threading
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import tantivy
@@ -391,13 +393,27 @@ class _Lexical:
     name_terms: list[frozenset[str]]  # per entry: its name's words, its server's words aside
 
 
-class SearchIndex:
-    """BM25 over one tool set, in memory, fused with a ranking by meaning when the embedding
-    model is installed (:mod:`gocode.view.semantic`). Immutable once built; safe to share
-    between threads."""
+def _lexical_state(lex: _Lexical) -> dict[str, Any]:
+    """What a kept index stores beside tantivy's files: every part but the index itself."""
+    return {f.name: getattr(lex, f.name) for f in fields(lex) if f.name not in ("schema", "searcher")}
 
-    def __init__(self, tools: Iterable[ToolEntry], *, semantic: bool = True) -> None:
+
+def _reopen_lexical(directory: str, state: dict[str, Any]) -> _Lexical:
+    """A kept index (:func:`_lexical_state` beside tantivy's files in ``directory``) opened again."""
+    index = tantivy.Index.open(directory)
+    index.register_tokenizer(_TOKENIZER, _analyzer())
+    return _Lexical(schema=index.schema, searcher=index.searcher(), **state)
+
+
+class SearchIndex:
+    """BM25 over one tool set, in memory or kept on disk (:mod:`gocode.view.kept_index`), fused
+    with a ranking by meaning when the embedding model is installed (:mod:`gocode.view.semantic`).
+    Immutable once built; safe to share between threads."""
+
+    def __init__(self, tools: Iterable[ToolEntry], *, semantic: bool = True, kept: Path | None = None) -> None:
         self.entries = list(tools)
+        # Where BM25's index of these tools is kept on disk (gocode.view.kept_index), if anywhere.
+        self._kept = kept
         # The embedding models load on the first query (a second or more): a lookup by name,
         # as `gocode describe` makes, never needs them.
         self._semantic = semantic and bool(self.entries)
@@ -413,23 +429,38 @@ class SearchIndex:
             self._by_name.setdefault(fold(e.server) + "." + fold(e.function), []).append(i)
 
     @classmethod
-    def build(cls, toolset: ToolSet, package: Package, *, semantic: bool = True) -> SearchIndex:
-        return cls(entries(toolset, package), semantic=semantic)
+    def build(cls, toolset: ToolSet, package: Package, *, semantic: bool = True, keep: bool = False) -> SearchIndex:
+        """The index of a tool set; with ``keep``, BM25's part is read from (or kept in) the cache."""
+        kept = None
+        if keep:
+            from gocode.view import kept_index
+
+            kept = kept_index.entry_dir(toolset)
+        return cls(entries(toolset, package), semantic=semantic, kept=kept)
 
     def _lex(self) -> _Lexical:
-        """BM25's index, what each tool mentions and the names of servers, built once."""
+        """BM25's index, what each tool mentions and the names of servers, built once (or
+        read from where it is kept)."""
         with self._lexical_lock:
             if self._lexical is None:
-                self._lexical = self._build_lexical()
+                if self._kept is None:
+                    self._lexical = self._build_lexical()
+                else:
+                    from gocode.view import kept_index
+
+                    self._lexical = kept_index.load_or_build(
+                        self._kept, self._build_lexical, _reopen_lexical, _lexical_state
+                    )
             return self._lexical
 
-    def _build_lexical(self) -> _Lexical:
+    def _build_lexical(self, directory: str | None = None) -> _Lexical:
+        """BM25's index (in ``directory``, else in memory) and what else ranking reads per tool."""
         schema_builder = tantivy.SchemaBuilder()
         schema_builder.add_unsigned_field("id", stored=True, indexed=False)
         for name in _BOOSTS:
             schema_builder.add_text_field(name, tokenizer_name=_TOKENIZER, index_option="freq")
         schema = schema_builder.build()
-        index = tantivy.Index(schema)
+        index = tantivy.Index(schema) if directory is None else tantivy.Index(schema, path=directory)
         index.register_tokenizer(_TOKENIZER, _analyzer())
         writer = index.writer(15_000_000, 1)
         terms: list[frozenset[str]] = []
@@ -492,15 +523,24 @@ class SearchIndex:
         """Build BM25's index, load the embedding models and embed the tools now (a server's
         warm-up), not on a query."""
         self._lex()
-        self._embeddings()
+        for model in self._models:  # loaded even when every vector so far was cached
+            with contextlib.suppress(semantic_mod.Unavailable):
+                model.embedder()
 
     def _embeddings(self) -> tuple[list[Any], list[Any]]:
         """The embedding models in use and each one's tool vectors, loaded once."""
         with self._load_lock:
             if self._loaded is None:
-                models = semantic_mod.embedders() if self._semantic else []
+                # A model is loaded only for vectors not cached: tools not embedded before, a
+                # query not asked before (gocode.view.semantic.Model).
+                models = semantic_mod.models() if self._semantic else []
                 texts = [_meaning_text(e) for e in self.entries] if models else []
-                self._loaded = (models, [semantic_mod.document_vectors(m, texts) for m in models])
+                used, vectors = [], []
+                for model in models:
+                    with contextlib.suppress(semantic_mod.Unavailable):  # left out, as the log says
+                        vectors.append(semantic_mod.document_vectors(model, texts))
+                        used.append(model)
+                self._loaded = (used, vectors)
             return self._loaded
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT, *, within: float = 0.0) -> list[ToolEntry]:

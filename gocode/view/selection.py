@@ -95,9 +95,9 @@ def _classic(servers: list[ServerTools], excluded_names: set[str]) -> list[dict[
 
 def pays_off(servers: list[ServerTools], excluded_names: set[str]) -> bool:
     """Whether code mode pays for these tools: their classic JSON definitions are large."""
-    from gocode.view.tokens import count_json
+    from gocode.view.tokens import at_most, wire_json
 
-    return count_json(_classic(servers, excluded_names)) >= AUTO_MIN_CLASSIC_TOKENS
+    return not at_most(wire_json(_classic(servers, excluded_names)), AUTO_MIN_CLASSIC_TOKENS - 1)
 
 
 def code_mode_reason(settings: CodeModeConfig, servers: list[ServerTools]) -> str:

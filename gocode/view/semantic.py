@@ -13,8 +13,9 @@ machine that installs gocode's dependencies can reach, pinned by version and che
 ``gocode warmup`` (and so ``make setup`` and the Docker image) fetches them into the cache; at
 run time nothing is downloaded. Search uses the models that are installed, and without any (or
 with ``GOCODE_SEMANTIC_SEARCH=0``) it is BM25 alone. Tool vectors are cached on disk per tool set
-and model, so a restart does not embed again. onnxruntime and tokenizers are imported on first
-use only.
+and model, so a restart does not embed again, and so are queries' vectors per model and text, so
+a search asked before loads no model. onnxruntime and tokenizers are imported, and a model
+loaded, only when a vector is not cached.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import os
 import shutil
 import tempfile
 import threading
-import urllib.request
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -116,6 +116,8 @@ def fetch(progress: Callable[[str], None], spec: ModelSpec = MODEL, timeout: flo
     target = model_dir(spec)
     if installed(spec):
         return target
+    import urllib.request  # only here: it costs the commands that search a tenth of a second
+
     progress(f"fetching the search model {spec.name} ({spec.url.rsplit('/', 1)[-1]})")
     with urllib.request.urlopen(spec.url, timeout=timeout) as response:
         data = response.read()
@@ -202,9 +204,89 @@ def embedder(spec: ModelSpec = MODEL) -> Embedder | None:
         return _load(spec)
 
 
-def embedders() -> list[Embedder]:
-    """The shared embedders of the models that are installed and load, in MODELS order."""
-    return [e for e in (embedder(s) for s in MODELS) if e is not None]
+class Unavailable(RuntimeError):
+    """A model that was to be loaded for a query or tools not embedded before failed to load."""
+
+
+class Model:
+    """One installed model as search uses it: its vectors for tools and queries, from the disk
+    cache when they were computed before (see :func:`document_vectors`, :func:`query_vector`),
+    else from the model, loaded only then (most of a second for the two). Thread-safe."""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        import numpy as np
+
+        self.spec = spec
+        self._np = np
+
+    def embedder(self) -> Embedder:
+        """The loaded model (shared; loaded once); Unavailable when it fails to load."""
+        loaded = embedder(self.spec)
+        if loaded is None:
+            raise Unavailable(f"the search model {self.spec.name} did not load")
+        return loaded
+
+    def embed(self, texts: Sequence[str], *, query: bool = False, batch: int = 32) -> Any:
+        if query and len(texts) == 1:
+            try:
+                return query_vector(self, texts[0])[None, :]
+            except Unavailable:
+                # Its tools' vectors were cached, but the model no longer loads (said once, in
+                # the log): it finds nothing similar, and the other signals rank.
+                return self._np.zeros((1, 384), dtype=self._np.float32)
+        return self.embedder().embed(texts, query=query, batch=batch)
+
+
+def _in_use() -> list[ModelSpec]:
+    if os.environ.get(DISABLE_ENV, "1") == "0":
+        return []
+    return [s for s in MODELS if installed(s)]
+
+
+def models() -> list[Model]:
+    """The models search uses (installed, and semantic search not turned off), in MODELS order,
+    not loaded yet: :class:`Model` loads one when a vector it needs is not cached."""
+    return [Model(s) for s in _in_use()]
+
+
+# Child processes computing a query's vectors ahead (embed_query_ahead), to wait for.
+_ahead: list[int] = []
+
+
+def embed_query_ahead(query: str) -> None:
+    """Start computing ``query``'s vectors, for the models that have not embedded it before, in
+    a child process, for a caller with other work to do first (reading the tools, their Go and
+    BM25's index). Loading the two models takes most of a second of CPU, and onnxruntime holds
+    the interpreter while it builds a session, so a thread would not run beside that work; a
+    forked child does, on another core. :func:`query_vector` waits for it before loading a model
+    itself. Nothing is started without ``fork``, or with other threads running (a child would
+    not have them)."""
+    needed = [s for s in _in_use() if not _query_path(s, query).is_file()]
+    if not needed or not hasattr(os, "fork") or threading.active_count() > 1:
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid == 0:  # the child: computes, keeps, and exits without returning to the caller
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            for spec in needed:
+                loaded = embedder(spec)
+                if loaded is not None:
+                    query_vector(loaded, query)
+        finally:
+            os._exit(0)
+    _ahead.append(pid)
+
+
+def _wait_ahead() -> None:
+    while _ahead:
+        pid = _ahead.pop()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
 
 
 def _vectors_path(spec: ModelSpec, texts: Sequence[str]) -> Path:
@@ -214,19 +296,25 @@ def _vectors_path(spec: ModelSpec, texts: Sequence[str]) -> Path:
     return (state_dir() or cache_dir()) / VECTORS_DIR / f"{spec.name}-{h.hexdigest()[:32]}.npy"
 
 
-def document_vectors(model: Embedder, texts: Sequence[str]) -> Any:
-    """The texts' vectors, from the disk cache when this tool set was embedded before."""
-    np = model._np
-    path = _vectors_path(model.spec, texts)
+def _query_path(spec: ModelSpec, query: str) -> Path:
+    h = hashlib.sha256(spec.sha256.encode() + b"\0" + query.encode())
+    return (state_dir() or cache_dir()) / VECTORS_DIR / f"{spec.name}-query-{h.hexdigest()[:32]}.npy"
+
+
+def _cached(np: Any, path: Path, rows: int) -> Any:
+    """The vectors kept at ``path`` if they are there whole (``rows`` of them), else None."""
     try:
         got = np.load(path, allow_pickle=False)
-        if got.shape[0] == len(texts):
-            with contextlib.suppress(OSError):
-                os.utime(path)  # in use: cache housekeeping goes by last use
-            return got
     except (OSError, ValueError):
-        pass
-    vectors = model.embed(texts).astype(np.float32)
+        return None
+    if got.ndim != 2 or got.shape[0] != rows:
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # in use: cache housekeeping goes by last use
+    return got
+
+
+def _keep(np: Any, path: Path, vectors: Any) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
@@ -235,4 +323,32 @@ def document_vectors(model: Embedder, texts: Sequence[str]) -> Any:
         os.replace(tmp, path)
     except OSError:  # a read-only cache: embed again next time
         pass
+
+
+def document_vectors(model: Embedder | Model, texts: Sequence[str]) -> Any:
+    """The texts' vectors, from the disk cache when this tool set was embedded before."""
+    np = model._np
+    path = _vectors_path(model.spec, texts)
+    got = _cached(np, path, len(texts))
+    if got is not None:
+        return got
+    vectors = model.embed(texts).astype(np.float32)
+    _keep(np, path, vectors)
     return vectors
+
+
+def query_vector(model: Embedder | Model, query: str) -> Any:
+    """A query's vector, from the disk cache when the same text was asked before (a query's
+    vector is the one thing a search that repeats needs the model for)."""
+    np = model._np
+    path = _query_path(model.spec, query)
+    got = _cached(np, path, 1)
+    if got is None and _ahead:  # being computed by a child (embed_query_ahead): wait for it
+        _wait_ahead()
+        got = _cached(np, path, 1)
+    if got is not None:
+        return got[0]
+    loaded = model.embedder() if isinstance(model, Model) else model
+    vector = loaded.embed([query], query=True).astype(np.float32)
+    _keep(np, path, vector)
+    return vector[0]

@@ -64,6 +64,17 @@ def count(text: str) -> int:
     return int(_tokenizer().count(text)) if text else 0
 
 
+def wire_json(value: Any) -> str:
+    """``value`` as it travels on the wire: compact JSON, strings escaped."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def count_json(value: Any) -> int:
-    """Tokens in ``value`` as it travels on the wire: compact JSON, strings escaped."""
-    return count(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    """Tokens in ``value`` as it travels on the wire (:func:`wire_json`)."""
+    return count(wire_json(value))
+
+
+def at_most(text: str, budget: int) -> bool:
+    """Whether ``text`` takes at most ``budget`` tokens. A token covers at least one byte, so a
+    text of no more bytes than that is answered without loading the tokenizer."""
+    return len(text.encode()) <= budget or count(text) <= budget
