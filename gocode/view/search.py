@@ -631,11 +631,13 @@ class SearchIndex:
         margin: Any = 0.0
         asked, given = split_values(query)
         asked = " ".join(asked.split()) if given else ""
-        texts = [query[:MAX_QUERY_CHARS], asked[:MAX_QUERY_CHARS]] if asked else [query[:MAX_QUERY_CHARS]]
         for model, vectors in zip(self._models, self._vectors, strict=True):
-            sims = vectors @ model.embed(texts, query=True).T  # one batch: the request, and without values
-            full = sims[:, 0]
-            sim = (1 - _ASKED_SHARE) * full + _ASKED_SHARE * sims[:, 1] if asked else full
+            # One text per call: a query's vector is cached on disk by its text (semantic.Model).
+            full = vectors @ model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
+            sim = full
+            if asked:
+                without = vectors @ model.embed([asked[:MAX_QUERY_CHARS]], query=True)[0]
+                sim = (1 - _ASKED_SHARE) * full + _ASKED_SHARE * without
             band = sim[sim.argsort()[-_RERANK_DEPTH:]]
             low, high = float(band.min()), float(band.max())
             meaning = meaning + ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
