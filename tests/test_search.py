@@ -388,9 +388,9 @@ def test_search_ranks_by_meaning_too_and_that_is_what_holds_the_fresh_sets():
 
 
 def test_the_models_also_read_a_request_without_its_values(monkeypatch):
-    """A branch name and a quoted title pull the whole request's embedding towards tools about
-    their words; mixed with the request embedded without them, the tool for what is asked
-    (opening a pull request) comes first."""
+    """Branch names and a quoted title pull the request's embedding towards merge_pull_request
+    and get_pull_request; mixed with the request embedded without them, the tool for what is
+    asked (opening a pull request) comes first."""
     from gocode.view import search
 
     index, _ = corpus()
