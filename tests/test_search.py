@@ -387,6 +387,19 @@ def test_search_ranks_by_meaning_too_and_that_is_what_holds_the_fresh_sets():
     assert index.search("zzzqqq", 5) == [] and index.search("asdf qwer", 5) == []
 
 
+def test_the_models_also_read_a_request_without_its_values(monkeypatch):
+    """Branch names and a quoted title pull the request's embedding towards merge_pull_request
+    and get_pull_request; mixed with the request embedded without them, the tool for what is
+    asked (opening a pull request) comes first."""
+    from gocode.view import search
+
+    index, _ = corpus()
+    query = "Open a pull request on GitHub from feature/auth into main titled 'Add OAuth login'"
+    assert index.search(query, 3)[0].tool == "create_pull_request", qualified(index.search(query, 3))
+    monkeypatch.setattr(search, "_ASKED_SHARE", 0.0)  # the request as written only
+    assert index.search(query, 3)[0].tool != "create_pull_request"
+
+
 def test_one_model_alone_still_ranks_by_meaning(monkeypatch):
     """A cache holding only one of the models (a fetch that failed half-way) still fuses it."""
     from gocode.view import semantic

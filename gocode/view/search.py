@@ -147,6 +147,10 @@ _NAME_ALL = 6  # a tool set this small is named whole when a name is close to no
 _ANSWER_TOTAL = 10
 _LINE_CHARS = 110
 _MEANING_DESC_CHARS = 400
+# A request carrying values ("move PROJ-142 to Done", "find callers of parse_config") is also
+# embedded without them, and the two similarities are mixed, this share for the request without
+# its values: the values pull the full request towards tools about them.
+_ASKED_SHARE = 0.5
 # A query that names a server, its product or vendor ("… in PagerDuty", "according to Sentry")
 # means that server's tools: they get this much more fused score (on its 0–1 scale), enough to
 # rank them first unless the query is about something else entirely. Chosen on the query sets
@@ -625,12 +629,19 @@ class SearchIndex:
         the most similar tools; and the mean margin of the raw similarity over each model's floor."""
         meaning: Any = 0.0
         margin: Any = 0.0
+        asked, given = split_values(query)
+        asked = " ".join(asked.split()) if given else ""
         for model, vectors in zip(self._models, self._vectors, strict=True):
-            sim = vectors @ model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
+            # One text per call: a query's vector is cached on disk by its text (semantic.Model).
+            full = vectors @ model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
+            sim = full
+            if asked:
+                without = vectors @ model.embed([asked[:MAX_QUERY_CHARS]], query=True)[0]
+                sim = (1 - _ASKED_SHARE) * full + _ASKED_SHARE * without
             band = sim[sim.argsort()[-_RERANK_DEPTH:]]
             low, high = float(band.min()), float(band.max())
             meaning = meaning + ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
-            margin = margin + (sim - model.spec.floor)
+            margin = margin + (full - model.spec.floor)
         n = len(self._models)
         return meaning / n, margin / n
 
