@@ -107,6 +107,14 @@ def test_a_tool_with_an_empty_schema_does_not_hide_its_server():
     assert result.servers[0].warnings == ()
 
 
+def test_a_server_that_quits_before_reading_its_first_request_is_reported_with_its_exit_status():
+    """The client's write finds the pipe closed before the server's output ends: the session
+    ends first, and how the process ended must still reach the report (a race under load)."""
+    result = asyncio.run(discover(config_from({"quits": wild("plain", "--quit-after-initialize")})))
+    assert result.failures["quits"].brief == "MCP server 'quits' failed: the server exited with status 5"
+    assert result.failures["quits"].exit_status == 5
+
+
 def test_bad_tools_get_a_fallback_or_are_left_out_with_a_warning():
     result = asyncio.run(discover(config_from({"mixed": wild("mixed")})))
     assert result.failures == {}
