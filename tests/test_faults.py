@@ -241,24 +241,31 @@ def test_a_dead_and_a_hanging_server_leave_the_others_working(workspace):
 
 
 def test_a_server_still_connecting_does_not_hold_up_the_start(tmp_path):
-    slow = {**HANGS, "timeout": 4}
+    """The start comes with the servers that answered within ``start_wait``; one still
+    connecting is named as such, and its outcome is announced when it comes.
+
+    The slow server answers nothing until the test opens its gate (then it exits), so "still
+    starting" does not depend on how fast a loaded machine builds the tool list, and
+    ``start_wait`` leaves the fast one seconds to connect."""
+    gate = tmp_path / "gate"
+    slow = {"command": "sh", "args": ["-c", f"while [ ! -e '{gate}' ]; do sleep 0.05; done; exit 3"]}
     cfg = config_from({"fast": wild("plain"), "slow": slow})
-    changed = anyio.Event()
 
     async def go() -> None:
-        start = time.monotonic()
-        async with Toolbox(cfg, prewarm=False, retry=(60, 60), start_wait=1) as box:
-            assert time.monotonic() - start < 3
+        async with Toolbox(cfg, prewarm=False, retry=(60, 60), start_wait=5) as box:
             assert "still starting" in box.code_mode.unavailable["slow"]
             assert "func ping(context.Context) (string, error)" in (box.tools()[0].description or "")
+            changed = anyio.Event()
 
             async def on_change() -> None:
                 changed.set()
 
             box.on_tools_changed(on_change)
-            with anyio.fail_after(10):
+            gate.touch()
+            with anyio.fail_after(30):
                 await changed.wait()
-            assert "no answer within 4 s" in box.code_mode.unavailable["slow"]
+            assert box.code_mode.unavailable["slow"] == "MCP server 'slow' failed: the server exited with status 3"
+            assert "func ping(context.Context) (string, error)" in (box.tools()[0].description or "")
 
     anyio.run(go)
 
