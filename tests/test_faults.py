@@ -26,6 +26,7 @@ from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import discover
 from gocode.mcp.listing import FALLBACK_INPUT, Listing, vet_tools
+from gocode.mcp.upstream import Upstream, UpstreamError
 from tests.conftest import ROOT, config_from, demo_stdio
 
 GOCODE = str(Path(sys.executable).parent / "gocode")
@@ -316,7 +317,11 @@ def test_a_server_killed_mid_session_fails_at_once_and_comes_back(workspace, tmp
             flag.unlink()  # restarts now fail (exit 4)
             r = await box.execute("_, err := die(ctx)\nreturn err")
             assert not r.ok
-            await anyio.sleep(0.3)
+            # The supervisor restarts the server at once (a call meanwhile waits for that
+            # restart, however long a busy machine takes); once it has failed, calls fail at once.
+            with anyio.fail_after(60):
+                while "the server exited with status 4" not in (r := await box.execute(PING)).stderr:
+                    assert not r.ok and "tool ping (server victim) failed: unavailable" in r.stderr, r.stderr
             for _ in range(3):
                 r = await box.execute(PING)
                 assert not r.ok and r.phase == "runtime"
@@ -331,6 +336,40 @@ def test_a_server_killed_mid_session_fails_at_once_and_comes_back(workspace, tmp
                 while not (r := await box.execute(PING)).ok:
                     await anyio.sleep(0.2)
             assert r.output == "ping {}\n"
+
+    anyio.run(go)
+
+
+def test_a_call_during_a_restart_waits_for_that_restart_and_starts_no_other(tmp_path):
+    """The server dies; its supervisor restarts it at once (a slow start that fails). A call
+    arriving meanwhile gets that restart's answer; it must not start the server a third time
+    (which doubled the call's wait on a loaded machine)."""
+    flag, starts = tmp_path / "may-start", tmp_path / "starts.log"
+    flag.touch()
+    victim = wild("plain", "--fail-unless", str(flag), "--start-delay", "2", "--start-log", str(starts))
+    server = config_from({"victim": victim}).mcp_servers["victim"]
+
+    async def changed(_: str) -> None:
+        pass
+
+    async def go() -> None:
+        async with anyio.create_task_group() as tg:
+            up = Upstream("victim", server, tg, changed)
+            tg.start_soon(up.supervise, 60, 60)  # no retry within the test after the restart
+            with anyio.fail_after(60):
+                await up.attempted.wait()
+            assert up.connected
+            flag.unlink()
+            with pytest.raises(UpstreamError):
+                await up.call("die", {}, 30)
+            with anyio.fail_after(60):
+                while len(starts.read_text().splitlines()) < 2:  # the restart is under way
+                    await anyio.sleep(0.01)
+            with pytest.raises(UpstreamError, match="failed: the server exited with status 4"):
+                await up.call("ping", {}, 30)
+            assert starts.read_text().splitlines() == ["start", "start"]
+            up.shutdown()
+            tg.cancel_scope.cancel()
 
     anyio.run(go)
 

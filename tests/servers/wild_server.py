@@ -11,6 +11,7 @@ the client as a real server would send them. Options:
     --list-log PATH    append one line to PATH per ``tools/list`` served
     --fail-unless PATH exit 4 with a message on stderr unless PATH exists (a server that comes back)
     --start-delay S    sleep S seconds before reading stdin (a start-up spent waiting, not computing)
+    --start-log PATH   append one line to PATH as the process starts (before the start delay)
     --quit-after-initialize
                        close stdin before answering ``initialize``, then exit 5 a moment later (a
                        server that quits early: the client's next write finds the pipe closed
@@ -157,7 +158,11 @@ def main() -> None:
     p.add_argument("--fail-unless")
     p.add_argument("--start-delay", type=float, default=0.0)
     p.add_argument("--quit-after-initialize", action="store_true")
+    p.add_argument("--start-log")
     args = p.parse_args()
+    if args.start_log:
+        with open(args.start_log, "a") as f:
+            f.write("start\n")
     time.sleep(args.start_delay)
     if args.fail_unless and not Path(args.fail_unless).exists():
         print(f"wild: {args.fail_unless} is missing; cannot start", file=sys.stderr, flush=True)
