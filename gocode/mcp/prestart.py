@@ -151,15 +151,17 @@ def claim(name: str, argv: list[str], env: Mapping[str, str], cwd: str | None, e
     return got.process
 
 
-async def stop(process: Process, grace: float = GRACE_S) -> None:
-    """Close stdin, give the server ``grace`` seconds, then end its process group (the MCP SDK's way)."""
+async def stop(process: Process, grace: float = GRACE_S) -> bool:
+    """Close stdin, give the server ``grace`` seconds, then end its process group (the MCP SDK's
+    way); whether it ended by itself, before any signal."""
     if process.stdin is not None:
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
     with anyio.move_on_after(grace):
         while process.returncode is None:
             await anyio.sleep(0.01)
-    if process.returncode is None:
+    by_itself = process.returncode is not None
+    if not by_itself:
         from mcp.os.posix.utilities import terminate_posix_process_tree  # the SDK is loaded by then
 
         await terminate_posix_process_tree(process, KILL_S)
@@ -169,3 +171,4 @@ async def stop(process: Process, grace: float = GRACE_S) -> None:
     if process.stdout is not None:
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdout.aclose()
+    return by_itself

@@ -10,7 +10,8 @@ yielding the read and write streams a :class:`mcp.Client` takes):
 - drops lines that are not JSON-RPC, with a short warning naming the server (the first
   :data:`NOISE_WARNINGS` of them; later ones are only skipped);
 - writes how the process ended as the last line of its stderr log, where a failure report
-  looks for it (:func:`exit_status`);
+  looks for it (:func:`exit_status`), whichever end the session saw first (stdout closing, or
+  stdin refusing a write because the process is gone);
 - stops the server as the SDK does: stdin closed, a grace period, then SIGTERM and SIGKILL
   to its whole process group (it runs in a session of its own).
 """
@@ -74,8 +75,21 @@ async def tolerant_stdio_client(
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     stopping = False
+    # The server ended the session itself: its stdout closed, or it stopped reading stdin. How
+    # it ended is then the news, and is written to the log once, by whichever side is first:
+    # a server that exits before it reads its first message breaks the pipe, the session ends
+    # and is torn down while the stdout reader may not have seen the end yet.
+    gone = False
+    recorded = False
+
+    def record_end() -> None:
+        nonlocal recorded
+        if not recorded and process.returncode is not None:
+            recorded = True
+            _record_end(process.returncode, errlog)
 
     async def read_stdout() -> None:
+        nonlocal gone
         assert process.stdout is not None
         skipped = 0
         buffer = ""
@@ -92,7 +106,9 @@ async def tolerant_stdio_client(
                             await to_session.send(SessionMessage(message))
                 finally:
                     if not stopping:  # before the session sees the end, so its error can say how
-                        await _record_end(process, errlog)
+                        gone = True
+                        await _wait_end(process)
+                        record_end()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
             pass  # the session is gone, or our own shutdown closed the pipe
         finally:
@@ -100,6 +116,7 @@ async def tolerant_stdio_client(
                 on_end()
 
     async def write_stdin() -> None:
+        nonlocal gone
         assert process.stdin is not None
         try:
             async with from_session:
@@ -107,6 +124,8 @@ async def tolerant_stdio_client(
                     data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
                     await process.stdin.send(data.encode())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            if not stopping:
+                gone = True
             await to_session.aclose()  # a server that stopped reading: end the session, not hang a request
 
     async with anyio.create_task_group() as tg:
@@ -117,7 +136,9 @@ async def tolerant_stdio_client(
         finally:
             stopping = True
             with anyio.CancelScope(shield=True):
-                await prestart.stop(process)
+                by_itself = await prestart.stop(process)
+                if gone and by_itself:
+                    record_end()
                 for stream in (read_stream, write_stream, to_session, from_session):
                     await stream.aclose()
             tg.cancel_scope.cancel()
@@ -138,13 +159,16 @@ def _parse(name: str, line: str, skipped: int) -> types.JSONRPCMessage | None:
         return None
 
 
-async def _record_end(process: Process, errlog: IO[str] | None) -> None:
-    """Note how the process ended at the end of its stderr log (it closed stdout: it is ending)."""
+async def _wait_end(process: Process) -> None:
+    """Wait a moment for a process that closed its stdout to end (it is ending)."""
     with anyio.move_on_after(1):
         while process.returncode is None:
             await anyio.sleep(0.01)
-    code = process.returncode
-    if errlog is None or code is None:
+
+
+def _record_end(code: int, errlog: IO[str] | None) -> None:
+    """Note how the process ended at the end of its stderr log."""
+    if errlog is None:
         return
     how = f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
     with contextlib.suppress(OSError, ValueError):

@@ -82,6 +82,7 @@ class Upstream:
         self._lock = anyio.Lock()
         self._ended = anyio.Event()  # set when the current session (or attempt) is over
         self._closing = False
+        self._attempts = 0  # connection attempts over (each ends connected or with _error)
         self.attempted = anyio.Event()  # the first connection attempt of supervise() is over
         # Tools known without a session (a cached listing): a server that is down still has
         # its functions, and calls to them fail with the reason instead of not compiling.
@@ -120,10 +121,17 @@ class Upstream:
 
         ``retrying``: the server keeps failing, so its last error stands (calls fail at once)
         until this attempt succeeds; otherwise calls wait for the attempt.
+
+        An attempt that ended while this one waited its turn (a call arriving during the
+        supervisor's reconnect) answers for it: its session, or its error. Starting another
+        at once would double the caller's wait and the server's restarts.
         """
+        seen = self._attempts
         async with self._lock:
             if self._client is not None:
                 return
+            if self._attempts != seen and self._error is not None:
+                raise self._error
             if not retrying:
                 self._error = None
             self._stop = anyio.Event()
@@ -131,6 +139,7 @@ class Upstream:
             ready = anyio.Event()
             self._tg.start_soon(self._run, ready, self._stop, ended)
             await ready.wait()
+            self._attempts += 1
             if self._client is None:
                 raise self._error or DiscoveryError(f"{server_label(self.name)} closed at once")
 

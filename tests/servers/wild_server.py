@@ -11,6 +11,11 @@ the client as a real server would send them. Options:
     --list-log PATH    append one line to PATH per ``tools/list`` served
     --fail-unless PATH exit 4 with a message on stderr unless PATH exists (a server that comes back)
     --start-delay S    sleep S seconds before reading stdin (a start-up spent waiting, not computing)
+    --start-log PATH   append one line to PATH as the process starts (before the start delay)
+    --quit-after-initialize
+                       close stdin before answering ``initialize``, then exit 5 a moment later (a
+                       server that quits early: the client's next write finds the pipe closed
+                       while stdout is still open)
 
 Every listed tool answers ``tools/call`` with the text ``NAME <arguments as JSON>``; the tool
 ``die`` exits the process with status 9 (a server that dies mid-session).
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -109,7 +115,12 @@ class Wild:
                 "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": {"name": "wild", "version": "1.0"},
             }
+            if self.args.quit_after_initialize:
+                os.close(0)
             self.send({"jsonrpc": "2.0", "id": mid, "result": result})
+            if self.args.quit_after_initialize:
+                time.sleep(0.3)
+                sys.exit(5)
         elif method == "tools/list":
             if self.args.list_log:
                 with open(self.args.list_log, "a") as f:
@@ -146,7 +157,12 @@ def main() -> None:
     p.add_argument("--list-log")
     p.add_argument("--fail-unless")
     p.add_argument("--start-delay", type=float, default=0.0)
+    p.add_argument("--quit-after-initialize", action="store_true")
+    p.add_argument("--start-log")
     args = p.parse_args()
+    if args.start_log:
+        with open(args.start_log, "a") as f:
+            f.write("start\n")
     time.sleep(args.start_delay)
     if args.fail_unless and not Path(args.fail_unless).exists():
         print(f"wild: {args.fail_unless} is missing; cannot start", file=sys.stderr, flush=True)
