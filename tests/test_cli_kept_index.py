@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -125,7 +126,9 @@ def test_a_query_asked_before_loads_no_model(setup) -> None:
     assert len(list(vectors.glob("*-query-*.npy"))) == 2 * len(semantic.MODELS)
 
 
-def test_a_query_embedded_ahead_is_waited_for_not_embedded_again(tmp_path, monkeypatch) -> None:
+def _fake_model(tmp_path, monkeypatch):
+    """One search model, installed as far as search can tell, whose loading gives a stand-in
+    that counts what it is asked to embed: the child's copy embeds, the parent's must not."""
     import numpy as np
 
     monkeypatch.setenv("GOCODE_CACHE_DIR", str(tmp_path / "cache"))
@@ -133,13 +136,11 @@ def test_a_query_embedded_ahead_is_waited_for_not_embedded_again(tmp_path, monke
     spec = semantic.MODELS[0]
     model_dir = semantic.model_dir(spec)
     model_dir.mkdir(parents=True)
-    (model_dir / "model.onnx").write_bytes(b"")  # installed as far as search can tell
+    (model_dir / "model.onnx").write_bytes(b"")
     (model_dir / "tokenizer.json").write_bytes(b"")
     monkeypatch.setattr(semantic, "MODELS", (spec,))
 
     class Fake:
-        """Stands in for the loaded model: the child's copy embeds, the parent's must not."""
-
         def __init__(self) -> None:
             self.spec, self._np, self.asked = spec, np, 0
 
@@ -149,9 +150,32 @@ def test_a_query_embedded_ahead_is_waited_for_not_embedded_again(tmp_path, monke
 
     fake = Fake()
     monkeypatch.setattr(semantic, "_load", lambda s: fake)
+    return spec, fake
+
+
+def test_a_query_embedded_ahead_is_waited_for_not_embedded_again(tmp_path, monkeypatch) -> None:
+    spec, fake = _fake_model(tmp_path, monkeypatch)
     semantic.embed_query_ahead("weather in oslo")  # forks: the child embeds and keeps it
     got = semantic.query_vector(semantic.Model(spec), "weather in oslo")
     assert fake.asked == 0 and float(got[0]) == 0.5 and not semantic._ahead
+
+
+def test_a_child_that_already_kept_the_query_is_still_reaped(tmp_path, monkeypatch) -> None:
+    # The child may write its file before the parent looks: the parent must still wait for it,
+    # or it is left a zombie and a later search waits on a stale pid.
+    spec, fake = _fake_model(tmp_path, monkeypatch)
+    semantic.embed_query_ahead("weather in oslo")
+    (pid,) = semantic._ahead
+    path = semantic._query_path(spec, "weather in oslo")
+    for _ in range(600):  # bounded: the child writes within a second or so
+        if path.is_file():
+            break
+        time.sleep(0.05)
+    assert path.is_file()
+    got = semantic.query_vector(semantic.Model(spec), "weather in oslo")
+    assert fake.asked == 0 and float(got[0]) == 0.5 and not semantic._ahead
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # already reaped
 
 
 @pytest.mark.skipif(

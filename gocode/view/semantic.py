@@ -342,10 +342,11 @@ def query_vector(model: Embedder | Model, query: str) -> Any:
     vector is the one thing a search that repeats needs the model for)."""
     np = model._np
     path = _query_path(model.spec, query)
+    # A child computing it (embed_query_ahead) is waited for even when its file is already
+    # there: it may be writing the next model's, which a search needs next anyway, and an
+    # unwaited child would be left behind as a zombie.
+    _wait_ahead()
     got = _cached(np, path, 1)
-    if got is None and _ahead:  # being computed by a child (embed_query_ahead): wait for it
-        _wait_ahead()
-        got = _cached(np, path, 1)
     if got is not None:
         return got[0]
     loaded = model.embedder() if isinstance(model, Model) else model
