@@ -1,0 +1,151 @@
+"""`gocode serve` on a machine where gocode never ran, driven by the MCP Python SDK over stdio.
+
+The one-off set-up (the Go workspace, the sandbox launcher) takes minutes on a busy machine,
+longer than MCP clients give `initialize`. These tests hold it: gocode's cache is empty and its
+`go` (``GOCODE_GO``) is the real toolchain behind a script that waits on a file the test
+creates before it downloads modules. The Go caches are linked to the warm ones, so once
+released the set-up only links; the failing case uses a module proxy nothing listens on.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+import yaml
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from gocode.demo.runner import DEMO_CODE
+from tests.conftest import ROOT, demo_stdio, free_port
+
+pytestmark = pytest.mark.go
+
+GOCODE = str(Path(sys.executable).parent / "gocode")
+WEATHER_OUT = "City: Paris\nWeather: 65.3°F, sunny\n"
+
+
+def _cold_env(tmp: Path, *, link: tuple[str, ...], go: str | None = None, **extra: str) -> dict[str, str]:
+    """An environment with an empty gocode cache (``link``: Go caches shared with the warm one)."""
+    from gocode.paths import cache_dir
+
+    cache = tmp / "cache"
+    cache.mkdir()
+    for shared in link:
+        (cache / shared).symlink_to(cache_dir() / shared)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GOCODE_") or k == "GOCODE_WORKSPACES"}
+    env |= {"GOCODE_CACHE_DIR": str(cache), "GOCODE_STATE_DIR": str(tmp / "state"), "GOCODE_STD_BACKGROUND": "0"}
+    if go is not None:
+        env["GOCODE_GO"] = go
+    return env | extra
+
+
+def _held_go(tmp: Path) -> tuple[str, Path, Path]:
+    """A `go` that waits for the gate file before `go mod download` (the set-up's first step)
+    and logs each such download: (the script, the gate, the log)."""
+    real = shutil.which("go")
+    assert real, "the Go toolchain is not on PATH"
+    gate, log = tmp / "release", tmp / "downloads"
+    script = tmp / "go"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = mod ] && [ "$2" = download ]; then\n'
+        f"  echo started >> '{log}'\n"
+        f"  while [ ! -e '{gate}' ]; do sleep 0.05; done\n"
+        "fi\n"
+        f"exec '{real}' \"$@\"\n"
+    )
+    script.chmod(0o755)
+    return str(script), gate, log
+
+
+def _config(tmp: Path) -> Path:
+    path = tmp / "gocode.yaml"
+    path.write_text(yaml.safe_dump({"mcpServers": {"weather": demo_stdio()}}))
+    return path
+
+
+def _text(r: types.CallToolResult) -> str:
+    return "".join(p.text for p in r.content if isinstance(p, types.TextContent))
+
+
+def test_initialize_and_tools_list_answer_while_the_set_up_is_held_and_calls_share_it(tmp_path):
+    """The client's initialize and tools/list are answered while the set-up is held (before
+    any module is downloaded); two calls made meanwhile hear its progress and wait for that
+    one set-up (one download), then both run; the definitions never change."""
+    go, gate, downloads = _held_go(tmp_path)
+    env = _cold_env(tmp_path, link=("gomod", "go-build"), go=go)
+    params = StdioServerParameters(command=GOCODE, args=["serve", "-c", str(_config(tmp_path))], env=env, cwd=str(ROOT))
+    heard: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(message or "")
+
+    async def go_() -> tuple[bool, list[types.Tool], list[types.CallToolResult], list[types.Tool]]:
+        async with Client(stdio_client(params), mode="legacy") as c:
+            listed = await c.list_tools(cache_mode="bypass")
+            held = not gate.exists()  # answered with the set-up still waiting on the gate
+            results: list[types.CallToolResult] = []
+
+            async def call() -> None:
+                results.append(await c.call_tool("execute_go_code", {"code": DEMO_CODE}, progress_callback=on_progress))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                tg.start_soon(call)
+                with anyio.fail_after(120):
+                    while not any("downloading" in m for m in heard) or not downloads.exists():
+                        await anyio.sleep(0.05)
+                gate.touch()
+            again = await c.list_tools(cache_mode="bypass")
+            return held, listed.tools, results, again.tools
+
+    try:
+        held, listed, results, again = anyio.run(go_)
+    finally:
+        gate.touch()
+    assert held
+    assert [t.name for t in listed] == ["execute_go_code"]
+    assert "sandboxed (netns tier)" in (listed[0].description or "")
+    assert [(r.is_error, _text(r)) for r in results] == [(False, WEATHER_OUT)] * 2
+    assert downloads.read_text().splitlines() == ["started"]  # one set-up, however many waited
+    assert any(m.startswith("[1/2] downloading the MCP Go SDK") for m in heard), heard
+    assert [t.model_dump(mode="json") for t in again] == [t.model_dump(mode="json") for t in listed]
+
+
+def test_a_failed_set_up_is_a_clear_error_for_every_call(tmp_path):
+    """An empty Go module cache and a module proxy that refuses connections: initialize and
+    tools/list are answered, and each call gets the cause and what to do, not a hang."""
+    proxy = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    env = _cold_env(tmp_path, link=("go-build",), GOPROXY=proxy)
+    params = StdioServerParameters(command=GOCODE, args=["serve", "-c", str(_config(tmp_path))], env=env, cwd=str(ROOT))
+
+    async def go_() -> tuple[list[str], list[types.CallToolResult]]:
+        async with Client(stdio_client(params), mode="legacy") as c:
+            listed = await c.list_tools(cache_mode="bypass")
+            with anyio.fail_after(300):
+                first = await c.call_tool("execute_go_code", {"code": DEMO_CODE}, progress_callback=_ignore)
+                second = await c.call_tool("execute_go_code", {"code": DEMO_CODE}, progress_callback=_ignore)
+            return [t.name for t in listed.tools], [first, second]
+
+    start = time.monotonic()
+    names, results = anyio.run(go_)
+    assert names == ["execute_go_code"]
+    for r in results:
+        text = _text(r)
+        assert r.is_error
+        assert text.startswith("not run:\ngocode could not set up Go on this machine"), text
+        assert proxy.removeprefix("http://") in text and "connection refused" in text, text
+        assert "the Go module proxy must be reachable" in text and "call again" in text, text
+        assert (r.meta or {})["io.gocode/run"]["phase"] == "setup"
+    assert time.monotonic() - start < 300
+
+
+async def _ignore(progress: float, total: float | None, message: str | None) -> None:
+    pass
