@@ -77,18 +77,23 @@ def _text(r: types.CallToolResult) -> str:
 
 def test_initialize_and_tools_list_answer_while_the_set_up_is_held_and_calls_share_it(tmp_path):
     """The client's initialize and tools/list are answered while the set-up is held (before
-    any module is downloaded); two calls made meanwhile hear its progress and wait for that
-    one set-up (one download), then both run; the definitions never change."""
+    any module is downloaded); two calls made meanwhile hear its progress (notifications, and
+    log messages on this handshake-era session) and wait for that one set-up (one download),
+    then both run; the definitions never change."""
     go, gate, downloads = _held_go(tmp_path)
     env = _cold_env(tmp_path, link=("gomod", "go-build"), go=go)
     params = StdioServerParameters(command=GOCODE, args=["serve", "-c", str(_config(tmp_path))], env=env, cwd=str(ROOT))
     heard: list[str] = []
+    logged: list[str] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(str(params.data))
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         heard.append(message or "")
 
     async def go_() -> tuple[bool, list[types.Tool], list[types.CallToolResult], list[types.Tool]]:
-        async with Client(stdio_client(params), mode="legacy") as c:
+        async with Client(stdio_client(params), mode="legacy", logging_callback=on_log) as c:
             listed = await c.list_tools(cache_mode="bypass")
             held = not gate.exists()  # answered with the set-up still waiting on the gate
             results: list[types.CallToolResult] = []
@@ -116,6 +121,7 @@ def test_initialize_and_tools_list_answer_while_the_set_up_is_held_and_calls_sha
     assert [(r.is_error, _text(r)) for r in results] == [(False, WEATHER_OUT)] * 2
     assert downloads.read_text().splitlines() == ["started"]  # one set-up, however many waited
     assert any(m.startswith("[1/2] downloading the MCP Go SDK") for m in heard), heard
+    assert any(m.startswith("[1/2] downloading the MCP Go SDK") for m in logged), logged
     assert [t.model_dump(mode="json") for t in again] == [t.model_dump(mode="json") for t in listed]
 
 
@@ -149,3 +155,22 @@ def test_a_failed_set_up_is_a_clear_error_for_every_call(tmp_path):
 
 async def _ignore(progress: float, total: float | None, message: str | None) -> None:
     pass
+
+
+def test_the_kernel_asked_from_python_answers_as_the_launcher_does(workspace, monkeypatch):
+    """The tier a cold server states before the launcher exists comes from the same questions
+    asked of the same kernel: both answers match, a faked old Landlock ABI included."""
+    from gocode.run import hostprobe
+    from gocode.run.sandbox import FAKE_ABI_ENV, launcher_for
+
+    launcher = launcher_for(workspace)
+    for fake in (None, "2"):
+        if fake is None:
+            monkeypatch.delenv(FAKE_ABI_ENV, raising=False)
+        else:
+            monkeypatch.setenv(FAKE_ABI_ENV, fake)
+        by_launcher = anyio.run(launcher.probe)
+        doc = hostprobe.probe(int(fake) if fake else None)
+        assert doc is not None
+        assert doc == by_launcher.as_json() | {"userNamespacesError": doc["userNamespacesError"]}
+        assert bool(doc["userNamespacesError"]) == bool(by_launcher.user_namespaces_error)

@@ -52,15 +52,18 @@ class SetUp:
         self._finished: anyio.Event | None = None  # the current attempt's end (None: none started)
         self._changed = anyio.Event()  # set (and replaced) on each new line and at the end
         self._started_at = 0.0
+        self._done = False  # seen set up once: it stays so (nothing here takes it back)
 
     @property
     def done(self) -> bool:
         """Whether the machine is set up (checked on disk: another process may have done it)."""
-        try:
-            ws = self._workspace()
-            return ws.ready and (not self._launcher or launcher_for(ws).built)
-        except GocodeError:
-            return False
+        if not self._done:
+            try:
+                ws = self._workspace()
+                self._done = ws.ready and (not self._launcher or launcher_for(ws).built)
+            except GocodeError:
+                return False
+        return self._done
 
     @property
     def running(self) -> bool:
@@ -110,8 +113,9 @@ class SetUp:
 
     def status(self) -> str:
         """What the set-up is doing and for how long, in one line."""
-        now = self.lines[-1].rstrip(" …") if self.lines else "setting up"
-        return f"still setting up Go on this machine (once): {now} ({time.monotonic() - self._started_at:.0f} s so far)"
+        # The stage's line without its trailing note: "[2/2] compiling the Go SDK, …".
+        now = self.lines[-1].split(" (")[0].rstrip(" …") if self.lines else "starting"
+        return f"still setting up Go on this machine (once), {time.monotonic() - self._started_at:.0f} s so far: {now}"
 
     async def _run(self, finished: anyio.Event) -> None:
         try:
