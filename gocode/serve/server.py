@@ -267,8 +267,8 @@ class ToolServer:
 
     async def run_stdio(self) -> None:
         async with stdio_server() as (read, write):
-            # The client's initialize waits in the pipe until the definitions are settled: its
-            # answer carries the instructions, which state the sandbox tier found by the warm-up.
+            # The client's initialize waits in the pipe until the definitions are settled (the
+            # servers discovered, the sandbox tier its instructions state found: not the set-up).
             await self.ready.wait()
             await self.server.run(read, write, self.initialization_options())
 
@@ -313,8 +313,8 @@ class HttpGuard:
     (421/403). ``/metrics`` needs the metrics token or the MCP token when either is set.
     Everything else needs ``Authorization: Bearer <token>`` when a token is set. Until
     ``settled`` is set, a request that opens a session (``initialize``, or the stateless era's
-    ``server/discover``) waits for it: its answer carries the instructions, which state what the
-    warm-up finds. Every HTTP request also gets an event in its scope that is set when the
+    ``server/discover``) waits for it: its answer carries the instructions, which state the
+    sandbox tier (found once the servers are discovered, without the machine's set-up). Every HTTP request also gets an event in its scope that is set when the
     client disconnects; a call whose client hung up is cancelled (see :meth:`ToolServer._call_tool`).
     """
 
