@@ -119,7 +119,7 @@ class SetUp:
 
     async def _run(self, finished: anyio.Event) -> None:
         try:
-            self._say("setting up Go on this machine for gocode (once; later calls start at once)")
+            self._say("setting up Go on this machine for gocode (once: later runs start at once)")
             ws = self._workspace()
             if not ws.ready:
                 # Abandoned on cancel (the owner closing): a thread cannot be stopped, and the
@@ -132,8 +132,7 @@ class SetUp:
                     await launcher.path()
             self._say(f"set up in {time.monotonic() - self._started_at:.1f} s")
         except (GocodeError, OSError) as exc:
-            self.error = SetUpError(failure_text(exc))
-            self._say(f"set-up failed: {exc}")
+            self.error = SetUpError(failure_text(exc))  # each waiter is told, with the cause
         finally:
             finished.set()
             self._wake()
