@@ -125,6 +125,37 @@ def test_initialize_and_tools_list_answer_while_the_set_up_is_held_and_calls_sha
     assert [t.model_dump(mode="json") for t in again] == [t.model_dump(mode="json") for t in listed]
 
 
+def test_a_call_without_a_progress_token_is_told_what_is_being_set_up_after_its_timeout(tmp_path):
+    """A client that asked for no progress hears nothing while it waits: past the call's timeout
+    (2 s here) it gets a retryable answer naming the set-up instead of its own timeout; the
+    set-up goes on, and once it is released the next call runs."""
+    go, gate, _ = _held_go(tmp_path)
+    env = _cold_env(tmp_path, link=("gomod", "go-build"), go=go)
+    config = tmp_path / "gocode.yaml"
+    config.write_text(
+        yaml.safe_dump({"mcpServers": {"weather": demo_stdio()}, "defaults": {"codeMode": {"timeout": 2}}})
+    )
+    params = StdioServerParameters(command=GOCODE, args=["serve", "-c", str(config)], env=env, cwd=str(ROOT))
+
+    async def go_() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with Client(stdio_client(params), mode="legacy") as c:
+            waited = await c.call_tool("execute_go_code", {"code": DEMO_CODE})
+            gate.touch()
+            with anyio.fail_after(120):
+                return waited, await c.call_tool("execute_go_code", {"code": DEMO_CODE})
+
+    try:
+        waited, later = anyio.run(go_)
+    finally:
+        gate.touch()
+    run = (waited.meta or {})["io.gocode/run"]
+    assert waited.is_error and run["phase"] == "warming" and run["retryable"]
+    text = _text(waited)
+    assert "still setting up Go on this machine (once)" in text and "downloading the MCP Go SDK" in text, text
+    assert "call again in a minute" in text, text
+    assert (later.is_error, _text(later)) == (False, WEATHER_OUT)
+
+
 def test_a_failed_set_up_is_a_clear_error_for_every_call(tmp_path):
     """An empty Go module cache and a module proxy that refuses connections: initialize and
     tools/list are answered, and each call gets the cause and what to do, not a hang."""
@@ -174,3 +205,37 @@ def test_the_kernel_asked_from_python_answers_as_the_launcher_does(workspace, mo
         assert doc is not None
         assert doc == by_launcher.as_json() | {"userNamespacesError": doc["userNamespacesError"]}
         assert bool(doc["userNamespacesError"]) == bool(by_launcher.user_namespaces_error)
+
+
+def test_a_toolbox_on_a_cold_machine_offers_its_tools_at_once_and_its_first_call_waits(tmp_path, monkeypatch):
+    """The Python API as serve: entering a Toolbox returns with its definitions while the set-up
+    is held; a call made then waits for it and is answered once it is released."""
+    from gocode.toolbox import Toolbox
+
+    go, gate, downloads = _held_go(tmp_path)
+    for key, value in _cold_env(tmp_path, link=("gomod", "go-build"), go=go).items():
+        monkeypatch.setenv(key, value)
+
+    async def go_() -> tuple[list[str], bool, object]:
+        async with Toolbox(_config(tmp_path)) as tools:
+            names = [d["name"] for d in tools.definitions("openai-responses")]
+            held = not gate.exists()
+            async with anyio.create_task_group() as tg:
+                results: list[object] = []
+
+                async def call() -> None:
+                    results.append(await tools.call("execute_go_code", {"code": DEMO_CODE}))
+
+                tg.start_soon(call)
+                with anyio.fail_after(120):
+                    while not downloads.exists():
+                        await anyio.sleep(0.05)
+                gate.touch()
+            return names, held, results[0]
+
+    try:
+        names, held, result = anyio.run(go_)
+    finally:
+        gate.touch()
+    assert names == ["execute_go_code"] and held
+    assert (result.is_error, result.text) == (False, WEATHER_OUT)
