@@ -128,7 +128,7 @@ def test_initialize_and_tools_list_answer_while_the_set_up_is_held_and_calls_sha
 def test_a_call_without_a_progress_token_is_told_what_is_being_set_up_after_its_timeout(tmp_path):
     """A client that asked for no progress hears nothing while it waits: past the call's timeout
     (2 s here) it gets a retryable answer naming the set-up instead of its own timeout; the
-    set-up goes on, and once it is released the next call runs."""
+    set-up goes on, and once it is released the next call (asking for progress) runs."""
     go, gate, _ = _held_go(tmp_path)
     env = _cold_env(tmp_path, link=("gomod", "go-build"), go=go)
     config = tmp_path / "gocode.yaml"
@@ -142,7 +142,8 @@ def test_a_call_without_a_progress_token_is_told_what_is_being_set_up_after_its_
             waited = await c.call_tool("execute_go_code", {"code": DEMO_CODE})
             gate.touch()
             with anyio.fail_after(120):
-                return waited, await c.call_tool("execute_go_code", {"code": DEMO_CODE})
+                # Asking for progress, it waits for the rest of the set-up however long it takes.
+                return waited, await c.call_tool("execute_go_code", {"code": DEMO_CODE}, progress_callback=_ignore)
 
     try:
         waited, later = anyio.run(go_)
