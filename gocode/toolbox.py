@@ -363,6 +363,11 @@ class Toolbox:
         if not await self._setup.wait(self._tg, notice, within):
             return False
         await self._confirm_sandbox()
+        if self._warm_error is not None and self._prewarm and (self._warm is None or self._warm.is_set()):
+            # The warm-up failed on the set-up a call has now done: warm up again, so the process
+            # becomes ready (/readyz) instead of staying "not ready" for good.
+            self._warm = anyio.Event()
+            self._tg.start_soon(self._prewarm_now, self._warm)
         return True
 
     async def _confirm_sandbox(self) -> None:

@@ -110,15 +110,17 @@ class ToolServer:
         self._sessions: dict[object, ServerSession] = {}
         self._stdio_session = f"stdio-{os.getpid()}-{int(time.time())}"
         self._log_levels: dict[object, str] = {}  # connection -> the least level its client wants
-        self.server: Server[Any] = _Server(
-            "gocode",
-            version=_version(),
-            instructions=self._instructions(),
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_subscriptions_listen=ListenHandler(self.bus),
-            on_set_logging_level=self._set_log_level,
-        )
+        with warnings.catch_warnings():  # the logging capability's deprecation: see the filter above
+            warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+            self.server: Server[Any] = _Server(
+                "gocode",
+                version=_version(),
+                instructions=self._instructions(),
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_subscriptions_listen=ListenHandler(self.bus),
+                on_set_logging_level=self._set_log_level,
+            )
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         self.unsubscribe = toolbox.on_tools_changed(self._tools_changed)
 
