@@ -240,3 +240,32 @@ def test_a_toolbox_on_a_cold_machine_offers_its_tools_at_once_and_its_first_call
         gate.touch()
     assert names == ["execute_go_code"] and held
     assert (result.is_error, result.text) == (False, WEATHER_OUT)
+
+
+def test_gocode_exec_on_a_machine_it_cannot_set_up_says_so_on_stderr_and_exits_2(tmp_path):
+    """The one-off command shows the set-up's progress on stderr, then why it failed (Go's own
+    message and the fix), exit 2: gocode could not run, not the code failing."""
+    import subprocess
+
+    proxy = f"http://127.0.0.1:{free_port()}"
+    env = _cold_env(tmp_path, link=(), GOPROXY=proxy)
+    code = tmp_path / "demo.go"
+    code.write_text(DEMO_CODE)
+    r = subprocess.run(
+        [GOCODE, "exec", "-c", str(_config(tmp_path)), str(code)],
+        capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path),
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[:2] == [
+        "gocode: setting up Go on this machine for gocode (once: later runs start at once)",
+        f"gocode: [1/2] downloading the MCP Go SDK and its modules ({_go_version()}) …",
+    ], r.stderr
+    assert "gocode could not set up Go on this machine" in r.stderr and "connection refused" in r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def _go_version() -> str:
+    from gocode.compile.workspace import find_toolchain
+
+    return find_toolchain().version
