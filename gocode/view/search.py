@@ -405,6 +405,47 @@ def _reopen_lexical(directory: str, state: dict[str, Any]) -> _Lexical:
     return _Lexical(schema=index.schema, searcher=index.searcher(), **state)
 
 
+@dataclass(frozen=True)
+class Similarity:
+    """One model's cosine similarity of every tool to a request as written and without its values."""
+
+    spec: Any
+    full: Any
+    without: Any  # the same as ``full`` for a request carrying no values
+
+    @property
+    def mixed(self) -> Any:
+        return self.full if self.without is self.full else (1 - _ASKED_SHARE) * self.full + _ASKED_SHARE * self.without
+
+    @property
+    def scaled(self) -> Any:
+        """The mixed similarity scaled to [0, 1] over the band of the most similar tools (0 below)."""
+        sim = self.mixed
+        band = sim[sim.argsort()[-_RERANK_DEPTH:]]
+        low, high = float(band.min()), float(band.max())
+        return ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
+
+
+@dataclass(frozen=True)
+class _QueryWords:
+    base: set[str]  # the query's words (without its values), for the coverage factor
+    own: set[str]  # its terms, words run together included
+    related: set[str]  # the related terms it implies
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What ranking knows of a query's candidate tools (entry indices): the fused score, whether
+    any tool fits, and what the score is made of (similarities empty without models)."""
+
+    fused: dict[int, float]
+    fits: bool
+    lexical: dict[int, float]  # BM25 with the coverage factor, as a share of the best hit
+    named: frozenset[int]  # the entries of servers the query names
+    similarities: tuple[Similarity, ...]
+    words: _QueryWords | None
+
+
 class SearchIndex:
     """BM25 over one tool set, in memory or kept on disk (:mod:`gocode.view.kept_index`), fused
     with a ranking by meaning when the embedding model is installed (:mod:`gocode.view.semantic`).
@@ -555,10 +596,20 @@ class SearchIndex:
         """The tools best matching a query with their scores, and whether any of them fits it:
         a tool that shares at least half of the query's words, or that the embedding models find
         similar enough (ModelSpec.floor). A query nothing fits still gets the nearest tools."""
-        own, related = query_terms(query)
-        if not own or not self.entries:
+        sig = self.signals(query)
+        if sig is None:
             return Ranking((), False)
         limit = max(1, min(limit, MAX_LIMIT))
+        fused = sig.fused
+        ranked = sorted(fused, key=lambda i: (-fused[i], i))[:limit]
+        return Ranking(tuple((self.entries[i], fused[i]) for i in ranked), sig.fits)
+
+    def signals(self, query: str) -> Signals | None:
+        """What ranking a query knows of its candidate tools (None for a query without words):
+        the fused score and the signals it is made of."""
+        own, related = query_terms(query)
+        if not own or not self.entries:
+            return None
         analysed = set(_analyzer().analyze(prepare(query)))  # the query's words, stop words dropped
         asked, given = split_values(query)
         weights: dict[str, float] = {}
@@ -570,7 +621,7 @@ class SearchIndex:
             analysed_asked = set(_analyzer().analyze(prepare(asked)))
             analysed = analysed_asked or analysed
         base = analysed or set(own)
-        lexical = self._bm25(base, own, related, limit, weights)
+        lexical = self._bm25(base, own, related, _RERANK_DEPTH, weights)
         named = self.named(query)
         own_set, related_set = set(own), set(related)
         bonus = {i: _NAMED_BONUS + _NAME_SHARE * self._name_cover(i, own_set, related_set) for i in named}
@@ -578,22 +629,20 @@ class SearchIndex:
         covered = max((len(base & terms[i]) / len(base) for i, _ in lexical), default=0.0)
         # A query naming a server fits it: it asks for that server's tools, in words or not.
         fits = covered >= 0.5 or bool(named)
+        best = (lexical[0][1] if lexical else 0.0) or 1.0
+        share = {i: s / best for i, s in lexical}
         if not self._models or not analysed:
             # Without a model, or for a query of stop words only (nothing to mean).
-            best = (lexical[0][1] if lexical else 0.0) or 1.0
-            scores = {i: s / best + bonus.get(i, 0.0) for i, s in lexical}
-            top = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
-            return Ranking(tuple((self.entries[i], scores[i]) for i in top), fits)
+            scores = {i: s + bonus.get(i, 0.0) for i, s in share.items()}
+            return Signals(scores, fits, share, named, (), None)
         # A convex combination of the two scores, each scaled to its own query: BM25 by its best
         # hit, similarity over the band of the 50 most similar tools (0 below it). Unlike fusing
         # ranks, it keeps how far ahead a hit is: a tool naming the request's rare words outranks
         # a merely similar one, and a clear paraphrase outranks weak lexical hits.
-        meaning, margin = self._meaning(query)
-        fused: dict[int, float] = {}
+        sims = self._similarities(query)
+        meaning, margin = self._meaning(sims)
+        fused = {i: _LEXICAL_SHARE * s for i, s in share.items()}
         if lexical:
-            best = lexical[0][1] or 1.0
-            for i, score in lexical:
-                fused[i] = _LEXICAL_SHARE * score / best
             candidates = set(fused) | {int(i) for i in (meaning > 0).nonzero()[0]}
         else:
             # No tool shares a word with the query: a paraphrase, or nonsense ("zzzqqq",
@@ -603,9 +652,9 @@ class SearchIndex:
             fused[i] = fused.get(i, 0.0) + (1 - _LEXICAL_SHARE) * float(meaning[i])
         for i, extra in bonus.items():
             fused[i] += extra
-        ranked = sorted(fused, key=lambda i: (-fused[i], i))[:limit]
         fits = fits or bool((margin >= 0).any())
-        return Ranking(tuple((self.entries[i], fused[i]) for i in ranked), fits)
+        words = _QueryWords(base, own_set, related_set)
+        return Signals(fused, fits, share, named, sims, words)
 
     def _name_cover(self, i: int, own: set[str], related: set[str]) -> float:
         """How much of a tool's name the query says: the share of its name's words (server
@@ -624,25 +673,27 @@ class SearchIndex:
             out |= named.get(w, frozenset())
         return frozenset(out)
 
-    def _meaning(self, query: str) -> tuple[Any, Any]:
-        """Per tool: the models' mean similarity to the query, scaled to [0, 1] over the band of
-        the most similar tools; and the mean margin of the raw similarity over each model's floor."""
-        meaning: Any = 0.0
-        margin: Any = 0.0
+    def _similarities(self, query: str) -> tuple[Similarity, ...]:
+        """Each model's similarities of every tool to the query, as written and without its values."""
+        out = []
         asked, given = split_values(query)
         asked = " ".join(asked.split()) if given else ""
         for model, vectors in zip(self._models, self._vectors, strict=True):
             # One text per call: a query's vector is cached on disk by its text (semantic.Model).
             full = vectors @ model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
-            sim = full
-            if asked:
-                without = vectors @ model.embed([asked[:MAX_QUERY_CHARS]], query=True)[0]
-                sim = (1 - _ASKED_SHARE) * full + _ASKED_SHARE * without
-            band = sim[sim.argsort()[-_RERANK_DEPTH:]]
-            low, high = float(band.min()), float(band.max())
-            meaning = meaning + ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
-            margin = margin + (full - model.spec.floor)
-        n = len(self._models)
+            without = vectors @ model.embed([asked[:MAX_QUERY_CHARS]], query=True)[0] if asked else full
+            out.append(Similarity(model.spec, full, without))
+        return tuple(out)
+
+    def _meaning(self, sims: tuple[Similarity, ...]) -> tuple[Any, Any]:
+        """Per tool: the models' mean similarity to the query, scaled to [0, 1] over the band of
+        the most similar tools; and the mean margin of the raw similarity over each model's floor."""
+        meaning: Any = 0.0
+        margin: Any = 0.0
+        for sim in sims:
+            meaning = meaning + sim.scaled
+            margin = margin + (sim.full - sim.spec.floor)
+        n = len(sims)
         return meaning / n, margin / n
 
     def _bm25(
@@ -718,7 +769,7 @@ class SearchIndex:
         if got or not self.entries:
             return got
         if self._models:
-            meaning, _ = self._meaning(query)
+            meaning, _ = self._meaning(self._similarities(query))
             order = sorted(range(len(self.entries)), key=lambda i: (-float(meaning[i]), i))
             return [self.entries[i] for i in order[:n]]
         return self.entries[:n] if len(self.entries) <= _NAME_ALL else []
