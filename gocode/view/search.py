@@ -27,8 +27,11 @@ any is), and :meth:`SearchIndex.nearest` the tools nearest a query that none fit
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
+import functools
 import itertools
+import math
 import re
 import threading
 from collections import Counter
@@ -43,6 +46,7 @@ import tantivy
 from gocode.schema.ir import Package, ToolFunc
 from gocode.schema.names import words
 from gocode.toolset import ToolInfo, ToolSet
+from gocode.view import learned
 from gocode.view import semantic as semantic_mod
 from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
 from gocode.view.modelview import Shapes, render_funcs, signature
@@ -405,6 +409,27 @@ def _reopen_lexical(directory: str, state: dict[str, Any]) -> _Lexical:
     return _Lexical(schema=index.schema, searcher=index.searcher(), **state)
 
 
+# What a learned weighing of the signals reads per candidate tool (SearchIndex.features), then per
+# model: its scaled similarity, and its raw similarity as written and without values, each less
+# the best tool's.
+_BASE_FEATURES = (
+    "fused",
+    "fused_gap",
+    "lexical",
+    "coverage",
+    "named",
+    "name_cover",
+    "named_name_cover",
+    "verb",
+    "lexical_rank",
+    "meaning_rank",
+    "description_length",
+)
+_MODEL_FEATURES = ("scaled", "full_gap", "without_gap")
+_FEATURE_MODELS = tuple(spec.name for spec in semantic_mod.MODELS)
+FEATURES = _BASE_FEATURES + tuple(f"{spec.name}:{f}" for spec in semantic_mod.MODELS for f in _MODEL_FEATURES)
+
+
 @dataclass(frozen=True)
 class Similarity:
     """One model's cosine similarity of every tool to a request as written and without its values."""
@@ -413,11 +438,11 @@ class Similarity:
     full: Any
     without: Any  # the same as ``full`` for a request carrying no values
 
-    @property
+    @functools.cached_property
     def mixed(self) -> Any:
         return self.full if self.without is self.full else (1 - _ASKED_SHARE) * self.full + _ASKED_SHARE * self.without
 
-    @property
+    @functools.cached_property
     def scaled(self) -> Any:
         """The mixed similarity scaled to [0, 1] over the band of the most similar tools (0 below)."""
         sim = self.mixed
@@ -444,6 +469,12 @@ class Signals:
     named: frozenset[int]  # the entries of servers the query names
     similarities: tuple[Similarity, ...]
     words: _QueryWords | None
+    learned: dict[int, float] | None = None  # the learned weighing's scores, when it is used
+
+    @property
+    def scores(self) -> dict[int, float]:
+        """What the ranking orders by: the learned weighing's scores, else the fused ones."""
+        return self.fused if self.learned is None else self.learned
 
 
 class SearchIndex:
@@ -463,6 +494,7 @@ class SearchIndex:
         # BM25's index is built on the first query too: a lookup by name needs only the table below.
         self._lexical: _Lexical | None = None
         self._lexical_lock = threading.Lock()
+        self._verb_cache: list[str] | None = None
         self._by_name: dict[str, list[int]] = {}
         for i, e in enumerate(self.entries):
             for key in {fold(e.tool), fold(e.function), fold(e.server) + "." + fold(e.tool)}:
@@ -600,9 +632,9 @@ class SearchIndex:
         if sig is None:
             return Ranking((), False)
         limit = max(1, min(limit, MAX_LIMIT))
-        fused = sig.fused
-        ranked = sorted(fused, key=lambda i: (-fused[i], i))[:limit]
-        return Ranking(tuple((self.entries[i], fused[i]) for i in ranked), sig.fits)
+        scores = sig.scores
+        ranked = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
+        return Ranking(tuple((self.entries[i], scores[i]) for i in ranked), sig.fits)
 
     def signals(self, query: str) -> Signals | None:
         """What ranking a query knows of its candidate tools (None for a query without words):
@@ -653,8 +685,65 @@ class SearchIndex:
         for i, extra in bonus.items():
             fused[i] += extra
         fits = fits or bool((margin >= 0).any())
-        words = _QueryWords(base, own_set, related_set)
-        return Signals(fused, fits, share, named, sims, words)
+        sig = Signals(fused, fits, share, named, sims, _QueryWords(base, own_set, related_set))
+        trees = learned.trees(FEATURES) if learned.enabled() else None
+        if trees is None or tuple(s.spec.name for s in sims) != _FEATURE_MODELS:
+            return sig  # the trees read both models' similarities: with one, the hand-set fusion
+        # The learned weighing of the same signals (gocode/view/learned.py): a tool's score is
+        # the probability the trees give it of being the one asked for.
+        ids, x = self.features(sig)
+        odds = trees.score(x)
+        scores = {i: float(1 / (1 + math.exp(-o))) for i, o in zip(ids, odds, strict=True)}
+        return dataclasses.replace(sig, learned=scores)
+
+    def features(self, sig: Signals) -> tuple[list[int], Any]:
+        """The candidates of a query's signals (entry indices) and a row of FEATURES for each,
+        for a learned weighing of the signals (bench/learn_rank.py trains one)."""
+        import numpy as np
+
+        ids = sorted(sig.fused)
+        if not ids or not sig.similarities or sig.words is None:
+            return ids, np.zeros((len(ids), len(FEATURES)))
+        lex = self._lex()
+        w = sig.words
+        rows = []
+        lex_rank = {i: r for r, i in enumerate(sorted(sig.lexical, key=lambda i: (-sig.lexical[i], i)))}
+        meaning = sum(s.scaled for s in sig.similarities) / len(sig.similarities)
+        by_meaning = np.argsort(-meaning, kind="stable")
+        meaning_rank = {int(i): r for r, i in enumerate(by_meaning[: 4 * _RERANK_DEPTH])}
+        best_full = [float(s.full.max()) for s in sig.similarities]
+        best_without = [float(s.without.max()) for s in sig.similarities]
+        top = max(sig.fused.values())
+        for i in ids:
+            verb = self._verbs()[i]
+            row = [
+                sig.fused[i],
+                sig.fused[i] - top,
+                sig.lexical.get(i, 0.0),
+                len(w.base & lex.terms[i]) / len(w.base) if w.base else 0.0,
+                float(i in sig.named),
+                self._name_cover(i, w.own, w.related),
+                float(i in sig.named) * self._name_cover(i, w.own, w.related),
+                1.0 if verb in w.own else _RELATED_BOOST if verb in w.related else 0.0,
+                1.0 / (1 + lex_rank[i]) if i in lex_rank else 0.0,
+                1.0 / (1 + meaning_rank.get(i, 4 * _RERANK_DEPTH)),
+                min(len(self.entries[i].description), 2000) / 2000,
+            ]
+            for s, bf, bw in zip(sig.similarities, best_full, best_without, strict=True):
+                row += [float(s.scaled[i]), float(s.full[i]) - bf, float(s.without[i]) - bw]
+            rows.append(row)
+        return ids, np.asarray(rows)
+
+    def _verbs(self) -> list[str]:
+        """Per entry: the first word of its name that says what it does (its verb, mostly)."""
+        names = self._lex().name_terms
+        with self._lexical_lock:
+            if self._verb_cache is None:
+                self._verb_cache = [
+                    next((t for t in _analyzer().analyze(prepare(e.tool)) if t in names[i]), "")
+                    for i, e in enumerate(self.entries)
+                ]
+            return self._verb_cache
 
     def _name_cover(self, i: int, own: set[str], related: set[str]) -> float:
         """How much of a tool's name the query says: the share of its name's words (server
