@@ -197,6 +197,11 @@ def main() -> int:
         f"\ntargets (fresh sets, {fresh['queries']} queries): top-1 ≥ {TOP1_TARGET:.0%}, "
         f"top-3 ≥ {TOP3_TARGET:.0%}, visible ≥ {VISIBLE_TARGET:.0%}: " + ("met" if ok else "NOT met")
     )
+    if not (args.hand or args.bm25):
+        print(
+            "the learned weighing was trained on these sets, so these are training figures; "
+            "bench/learn_rank.py gives them on sets left out (docs/search.md)"
+        )
     if args.misses:
         print("\nnot ranked first:")
         for o in outcomes:

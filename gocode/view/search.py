@@ -751,7 +751,10 @@ class SearchIndex:
         terms = self._lex().name_terms[i]
         if not terms:
             return 0.0
-        return sum(1.0 if t in own else _RELATED_BOOST if t in related else 0.0 for t in terms) / len(terms)
+        # Counted, not summed as floats, so the share does not depend on the set's order.
+        said = sum(1 for t in terms if t in own)
+        implied = sum(1 for t in terms if t not in own and t in related)
+        return (said + _RELATED_BOOST * implied) / len(terms)
 
     def named(self, query: str) -> frozenset[int]:
         """The entries of the servers a query names (by server, product or vendor name)."""
