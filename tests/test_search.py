@@ -478,14 +478,15 @@ def test_the_shipped_learned_weighing_loads_and_prefers_the_tool_every_signal_po
 
 
 def test_the_learned_weighing_ranks_the_corpus_and_leaves_no_fit_alone():
-    """With both models the ranking orders by the learned weighing (scores are probabilities),
-    a clear request still finds its tool first, and a request naming nothing no tool fits is
-    still said to fit nothing."""
+    """With both models the ranking orders by the learned weighing (its scores stay the fused
+    ones), a clear request still finds its tool first, and a request naming nothing no tool
+    fits is still said to fit nothing."""
     index, _ = corpus()
-    ranking = index.ranking("list the open pull requests of a GitHub repository", 5)
-    sig = index.signals("list the open pull requests of a GitHub repository")
-    assert sig is not None and sig.learned is not None and sig.scores is sig.learned
+    query = "list the open pull requests of a GitHub repository"
+    ranking, sig = index.ranking(query, 5), index.signals(query)
+    assert sig is not None and sig.learned is not None and sig.order is sig.learned
     assert ranking.fits and ranking.scored[0][0].tool == "list_pull_requests", ranking.tools
-    assert all(0.0 < score < 1.0 for _, score in ranking.scored)
+    best = sorted(sig.learned, key=lambda i: (-sig.learned[i], i))[:5]
+    assert ranking.scored == tuple((index.entries[i], sig.fused[i]) for i in best)
     assert not index.ranking("order me a large pepperoni pizza for delivery", 5).fits
     assert index.search("zzzqqq", 5) == []

@@ -472,7 +472,7 @@ class Signals:
     learned: dict[int, float] | None = None  # the learned weighing's scores, when it is used
 
     @property
-    def scores(self) -> dict[int, float]:
+    def order(self) -> dict[int, float]:
         """What the ranking orders by: the learned weighing's scores, else the fused ones."""
         return self.fused if self.learned is None else self.learned
 
@@ -632,9 +632,11 @@ class SearchIndex:
         if sig is None:
             return Ranking((), False)
         limit = max(1, min(limit, MAX_LIMIT))
-        scores = sig.scores
-        ranked = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
-        return Ranking(tuple((self.entries[i], scores[i]) for i in ranked), sig.fits)
+        # Ordered by the learned weighing when it is used; the fused score stays the score, as
+        # it says how far behind the first a tool is (an answer shows the close ones in full).
+        order = sig.order
+        ranked = sorted(order, key=lambda i: (-order[i], i))[:limit]
+        return Ranking(tuple((self.entries[i], sig.fused[i]) for i in ranked), sig.fits)
 
     def signals(self, query: str) -> Signals | None:
         """What ranking a query knows of its candidate tools (None for a query without words):
