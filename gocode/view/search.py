@@ -691,8 +691,8 @@ class SearchIndex:
         trees = learned.trees(FEATURES) if learned.enabled() else None
         if trees is None or tuple(s.spec.name for s in sims) != _FEATURE_MODELS:
             return sig  # the trees read both models' similarities: with one, the hand-set fusion
-        # The learned weighing of the same signals (gocode/view/learned.py): a tool's score is
-        # the probability the trees give it of being the one asked for.
+        # The learned weighing of the same signals (gocode/view/learned.py): the tools are
+        # ordered by the probability the trees give each of being the one asked for.
         ids, x = self.features(sig)
         odds = trees.score(x)
         scores = {i: float(1 / (1 + math.exp(-o))) for i, o in zip(ids, odds, strict=True)}
