@@ -1,6 +1,6 @@
 """How well search_go_tools finds the tool a task needs, over every real corpus server at once.
 
-    .venv/bin/python bench/search.py [--json] [--misses] [--bm25] [--sets fresh5,fresh6]
+    .venv/bin/python bench/search.py [--json] [--misses] [--bm25] [--hand] [--sets fresh5,fresh6]
 
 The queries (tests/corpus/search_queries.json) are task phrasings written as a user would,
 without reading the tools' descriptions, each naming its intended tool (several only where
@@ -15,13 +15,16 @@ query without a ``limit``, so the report also says how often the intended tool i
 answer ("visible": in full or on a line of its own) and what the answer costs in o200k tokens.
 A query no tool fits (``"tools": []``) counts as right, in every column, when the answer says
 nothing fits; "no-fit" reports those, and "false" the fitting queries said to fit nothing.
-``--bm25`` ranks without the embedding models (gocode/view/semantic.py), for comparison.
+``--bm25`` ranks without the embedding models (gocode/view/semantic.py), ``--hand`` by the
+hand-set fusion of the signals instead of the learned weighing (gocode/view/learned.py), for
+comparison.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -34,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from gocode.schema.builder import build_package  # noqa: E402
 from gocode.schema.ir import Package  # noqa: E402
 from gocode.toolset import ToolSet  # noqa: E402
-from gocode.view import tokens  # noqa: E402
+from gocode.view import learned, tokens  # noqa: E402
 from gocode.view.search import SearchIndex, answer, answer_text  # noqa: E402
 from tests.corpus_data import CORPUS, load  # noqa: E402
 
@@ -133,8 +136,11 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--misses", action="store_true", help="list queries whose tool is not first")
     parser.add_argument("--bm25", action="store_true", help="rank by BM25 alone (without the embedding model)")
+    parser.add_argument("--hand", action="store_true", help="rank by the hand-set fusion, not the learned weighing")
     parser.add_argument("--sets", help="only these sets, comma-separated (e.g. fresh5,fresh6)")
     args = parser.parse_args()
+    if args.hand:
+        os.environ[learned.DISABLE_ENV] = "0"
 
     built: dict[str, float] = {}
     index, package = corpus(built, semantic=not args.bm25)
@@ -170,7 +176,7 @@ def main() -> int:
         return 0
     print(
         f"search over {doc['tools']} tools of {doc['servers']} servers (tests/corpus/real, all at once), "
-        f"ranked by {doc['ranker']}"
+        f"ranked by {doc['ranker']}" + (", hand-set fusion" if args.hand or args.bm25 else ", learned weighing")
     )
     print(
         f"index build {doc['indexBuildMs']:.0f} ms (after {doc['goIRMs']:.0f} ms for the Go IR), "
@@ -191,6 +197,11 @@ def main() -> int:
         f"\ntargets (fresh sets, {fresh['queries']} queries): top-1 ≥ {TOP1_TARGET:.0%}, "
         f"top-3 ≥ {TOP3_TARGET:.0%}, visible ≥ {VISIBLE_TARGET:.0%}: " + ("met" if ok else "NOT met")
     )
+    if not (args.hand or args.bm25):
+        print(
+            "the learned weighing was trained on these sets, so these are training figures; "
+            "bench/learn_rank.py gives them on sets left out (docs/search.md)"
+        )
     if args.misses:
         print("\nnot ranked first:")
         for o in outcomes:

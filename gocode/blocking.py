@@ -93,5 +93,9 @@ class SyncToolbox:
     ) -> stepping.StepResult:
         return self._portal.call(self.toolbox.step, code, tools, continuation, results, timeout)
 
+    def set_up(self, within: float | None = None) -> bool:
+        """Wait for the machine's one-off set-up (see :meth:`Toolbox.set_up`)."""
+        return self._portal.call(self.toolbox.set_up, None, within)
+
     def wait_warm(self) -> None:
         self._portal.call(self.toolbox.wait_warm)

@@ -308,22 +308,40 @@ class CodeMode:
 
     async def resolve_sandbox(self) -> dict[str, Any]:
         """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for
-        :meth:`sandbox_state`; never raises (a host that cannot tell gets ``off``, with why)."""
-        setting = self.settings.sandbox
+        :meth:`sandbox_state`; never raises (a host that cannot tell gets ``off``, with why).
+
+        Nothing is built for it: before the first set-up has built the launcher, the kernel is
+        asked from Python (:meth:`~gocode.run.sandbox.Launcher.quick_probe`), and
+        :meth:`confirm_sandbox` checks that answer against the launcher's once it exists."""
         if self._sandbox is None:
-            state: dict[str, Any] = {"setting": setting, "tier": None}
-            if setting != "off":
-                try:
-                    if not self.workspace.ready:
-                        await asyncio.to_thread(self.workspace.ensure)
-                    decision = decide(setting, await launcher_for(self.workspace).probe())
-                    state.update(tier=decision.tier)
-                    if decision.note or decision.error or decision.warning:
-                        state["note"] = decision.note or decision.error or decision.warning
-                except (GocodeError, OSError) as exc:
-                    state["note"] = f"the sandbox could not be set up here: {exc}"
-            self._sandbox = state
+            self._sandbox = await self._sandbox_for(quick=True)
         return self.sandbox_state()
+
+    async def confirm_sandbox(self) -> bool:
+        """Ask the launcher itself (built by the set-up) what the host supports; True when that
+        changes the tier :meth:`resolve_sandbox` found (the description must then change)."""
+        if self._sandbox is None or self.settings.sandbox == "off":
+            return False
+        got = await self._sandbox_for(quick=False)
+        changed = got.get("tier") != self._sandbox.get("tier")
+        self._sandbox = got
+        return changed
+
+    async def _sandbox_for(self, *, quick: bool) -> dict[str, Any]:
+        setting = self.settings.sandbox
+        state: dict[str, Any] = {"setting": setting, "tier": None}
+        if setting != "off":
+            try:
+                launcher = launcher_for(self.workspace)
+                if not quick and not launcher.built and not self.workspace.ready:
+                    await asyncio.to_thread(self.workspace.ensure)
+                decision = decide(setting, await (launcher.quick_probe() if quick else launcher.probe()))
+                state.update(tier=decision.tier)
+                if decision.note or decision.error or decision.warning:
+                    state["note"] = decision.note or decision.error or decision.warning
+            except (GocodeError, OSError) as exc:
+                state["note"] = f"the sandbox could not be set up here: {exc}"
+        return state
 
     @property
     def sandbox_resolved(self) -> bool:

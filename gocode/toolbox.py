@@ -64,6 +64,7 @@ from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver
 from gocode.run.limiter import Busy, RunLimiter, default_limit
 from gocode.run.recording import Interceptor
 from gocode.run.runner import LineFn, RunResult
+from gocode.run.setup import Notice, SetUp, SetUpError
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
 from gocode.tools import saved
@@ -211,6 +212,14 @@ class Toolbox:
         self._started = False
         self._warmed = False  # the first warm-up finished (later re-warms keep the process ready)
         self._warm_error: str | None = None
+        # The machine's one-off set-up (Go workspace, sandbox launcher), shared by the warm-up
+        # and every call that comes before it is done; the launcher only for sandboxed runs.
+        self._setup = SetUp(
+            lambda: self.code_mode.workspace,
+            launcher=pooled and self.settings.sandbox != "off",
+            progress=progress,
+        )
+        self._sandbox_confirmed = False
         self._runs_since_housekeeping = 0
         self._last_housekeeping = time.monotonic()
         limit = self.settings.max_concurrent_runs or default_limit()
@@ -259,8 +268,9 @@ class Toolbox:
                 for u in self._upstreams.values():
                     await u.attempted.wait()
             self._started = True
-            if self.settings.enabled and self.pooled and _workspace_ready(self.code_mode):
-                # The tier goes into the description; on a cold cache the warm-up finds it later.
+            if self.settings.enabled and self.pooled:
+                # The tier goes into the description; nothing is built for it (on a cold machine
+                # the kernel is asked from Python, and the launcher confirms it after the set-up).
                 await self.code_mode.resolve_sandbox()
             self._rebuild()
             if self._prewarm and self.settings.enabled:
@@ -303,6 +313,9 @@ class Toolbox:
 
     async def _prewarm_now(self, done: anyio.Event) -> None:
         try:
+            assert self._tg is not None
+            await self._setup.wait(self._tg)  # the same set-up a call coming meanwhile waits for
+            await self._confirm_sandbox()
             await self.code_mode.prewarm(self._progress)
             if SEARCH_TOOL_NAME in self._routes or self.pooled:
                 # Embedding a large tool set's descriptions takes seconds the first time: not on a call.
@@ -332,11 +345,43 @@ class Toolbox:
             return True, "ready"
         if self._warm_error and not self._warmed:
             return False, self._warm_error
+        if self._setup.running:
+            return False, "warming up: setting up Go on this machine (once)"
         if self._warm is not None and not self._warmed:
             return False, "warming up: compiling the Go bindings"
         if self._warm is None and not _workspace_ready(self.code_mode):
             return False, "the Go workspace is not warmed up (run `gocode warmup`)"
         return True, "ready"
+
+    async def set_up(self, notice: Notice | None = None, within: float | None = None) -> bool:
+        """Wait for the machine's one-off set-up (the Go workspace, the sandbox launcher),
+        starting it if nothing has: every caller meanwhile waits for the same one. ``notice``
+        is awaited with its progress lines; False if it still runs after ``within`` seconds.
+        Raises :class:`~gocode.run.setup.SetUpError` (the cause and the fix) when it fails."""
+        if self._tg is None:
+            raise RuntimeError("enter the toolbox first: async with Toolbox(...) as tools")
+        if not await self._setup.wait(self._tg, notice, within):
+            return False
+        await self._confirm_sandbox()
+        if self._warm_error is not None and self._prewarm and (self._warm is None or self._warm.is_set()):
+            # The warm-up failed on the set-up a call has now done: warm up again, so the process
+            # becomes ready (/readyz) instead of staying "not ready" for good.
+            self._warm = anyio.Event()
+            self._tg.start_soon(self._prewarm_now, self._warm)
+        return True
+
+    async def _confirm_sandbox(self) -> None:
+        """Once the launcher exists, check the tier found without it; a different one changes
+        the description, and subscribers are told."""
+        if self._sandbox_confirmed or not (self.settings.enabled and self.pooled):
+            return
+        self._sandbox_confirmed = True
+        if await self.code_mode.confirm_sandbox():
+            log.warning(
+                "the sandbox launcher found another tier than the first probe: %s", self.code_mode.sandbox_state()
+            )
+            self._rebuild()
+            await self._tell_listeners()
 
     async def wait_warm(self) -> None:
         """Wait for the background warm-up started on entering (if any) to finish."""
@@ -344,10 +389,10 @@ class Toolbox:
             await self._warm.wait()
 
     async def settle(self) -> None:
-        """Finish everything that changes what the model is sent (the warm-up, the sandbox tier
-        its description states), so the definitions stay as they are from here on; a later
-        change (a server's tools) is announced to :meth:`on_tools_changed` listeners."""
-        await self.wait_warm()
+        """Finish everything that changes what the model is sent (the sandbox tier its
+        description states), so the definitions stay as they are from here on; a later change
+        (a server's tools) is announced to :meth:`on_tools_changed` listeners. Quick: the tier
+        is found without the machine's set-up, which a first call waits for (:meth:`set_up`)."""
         if self.settings.enabled and self.pooled and not self.code_mode.sandbox_resolved:
             await self.code_mode.resolve_sandbox()
             self._rebuild()
@@ -484,6 +529,8 @@ class Toolbox:
         *,
         dry_run: bool = False,
         on_line: LineFn | None = None,
+        on_setup: Notice | None = None,
+        setup_wait: float | None = None,
         _pass: _Pass | None = None,
     ) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
@@ -499,8 +546,19 @@ class Toolbox:
         At most :attr:`limiter` ``.limit`` programs build and run at once; the time a call
         waits for its turn counts against its timeout, and a call that finds the queue full
         gets a ``busy`` result at once (retryable).
+
+        On a machine where gocode never ran, the first call waits for the one-off set-up
+        (:meth:`set_up`; not counted against the timeout), ``on_setup`` awaited with its progress
+        lines; with ``setup_wait``, at most that many seconds, then it answers with a retryable
+        ``warming`` result saying what the set-up is doing. A failed set-up is a ``setup`` result
+        naming the cause and the fix.
         """
         start = time.monotonic()
+        if self._tg is not None and not self._setup.done:
+            waited_for = await self._wait_setup(on_setup, setup_wait)
+            if waited_for is not None:
+                waited_for.duration_ms = (time.monotonic() - start) * 1000
+                return waited_for
         budget = self.settings.clamp_timeout(timeout)
         try:
             async with self.limiter.slot(budget) as waited:
@@ -525,6 +583,22 @@ class Toolbox:
             self._last_housekeeping = time.monotonic()
             self._tg.start_soon(self.housekeep)
         return result
+
+    async def _wait_setup(self, notice: Notice | None, within: float | None) -> RunResult | None:
+        """None once the machine is set up, else the result to answer with (failed, or still running)."""
+        sandbox = self.code_mode.sandbox_state()
+        try:
+            if await self.set_up(notice, within):
+                return None
+        except SetUpError as exc:
+            return RunResult(False, "setup", stderr=str(exc), sandbox=sandbox)
+        return RunResult(
+            False,
+            "warming",
+            stderr=f"{self._setup.status()}. This call waited {within:g} s for it; call again in a minute "
+            "(the set-up goes on meanwhile, and later calls start at once)",
+            sandbox=sandbox,
+        )
 
     async def housekeep(self) -> dict[str, Any] | None:
         """Mark this toolbox's workspace and bindings used, and bound the cache (see
@@ -695,9 +769,15 @@ class Toolbox:
         progress: ProgressFnT | None = None,
         approve: Approver | None = None,
         session: str | None = None,
+        *,
+        notice: Notice | None = None,
+        setup_wait: float | None = None,
     ) -> tuple[types.CallToolResult, RunResult | None]:
         """Dispatch one call: the MCP result (and the run, for Go code).
 
+        A call that runs Go code on a machine not set up yet waits for the set-up (see
+        :meth:`execute`): its lines go to ``progress`` (as progress notifications, numbered on
+        with the program's printed lines) and to ``notice``; ``setup_wait`` bounds the wait.
         Raises :class:`UnknownToolError` for a name not offered and :class:`MCPError` when a
         passed-through server answers with a protocol error (unknown tool, invalid params).
         """
@@ -706,7 +786,8 @@ class Toolbox:
         token = logs.REQUEST_ID.set(rid)
         start = time.monotonic()
         try:
-            result, run = await self._dispatch(route, arguments, progress, approve, session)
+            result, run = await self._dispatch(route, arguments, _CallProgress(progress, notice), approve, session,
+                                               setup_wait)  # fmt: skip
         finally:
             logs.REQUEST_ID.reset(token)
         meta = dict(result.meta or {})
@@ -729,10 +810,19 @@ class Toolbox:
         self,
         route: Route,
         arguments: dict[str, Any] | None,
-        progress: ProgressFnT | None,
+        reporter: _CallProgress,
         approve: Approver | None,
         session: str | None,
+        setup_wait: float | None,
     ) -> tuple[types.CallToolResult, RunResult | None]:
+        progress = reporter.progress
+        runs_code = route.saved is not None or (route.tool is None and route.name != SEARCH_TOOL_NAME)
+        if runs_code and self._tg is not None and not self._setup.done:
+            start = time.monotonic()
+            waited = await self._wait_setup(reporter.note, setup_wait)
+            if waited is not None:
+                waited.duration_ms = (time.monotonic() - start) * 1000
+                return run_to_result(waited), waited
         if route.tool is None and route.name == stepping.STEP_TOOL_NAME:
             return await self._step_call(arguments or {}), None
         if route.tool is None and route.name == SEARCH_TOOL_NAME:
@@ -760,7 +850,9 @@ class Toolbox:
             code = (arguments or {}).get("code")
             if not isinstance(code, str):
                 return error_result(f"{TOOL_NAME} needs a string argument `code` (the Go statements to run)"), None
-            run = await self.execute(code, approve=approve, session=session, on_line=_lines_as_progress(progress))
+            run = await self.execute(
+                code, approve=approve, session=session, on_line=reporter.line if progress else None
+            )
             return run_to_result(run), run
         try:
             return await self._providers[route.tool.server].call(
@@ -867,19 +959,25 @@ def _changed_text(name: str, changed: list[str]) -> str:
     )
 
 
-def _lines_as_progress(progress: ProgressFnT | None) -> LineFn | None:
-    """A program's printed lines as progress notifications (numbered from 1, the line as the
-    message), for a client that asked for progress; None without one."""
-    if progress is None:
-        return None
-    count = 0
+class _CallProgress:
+    """One call's progress notifications, numbered from 1 (the text as the message): the
+    set-up's lines while the call waits for it, then the lines its program prints. The set-up's
+    lines also go to ``notice`` (serve logs them to the client)."""
 
-    async def line(text: str) -> None:
-        nonlocal count
-        count += 1
-        await progress(count, None, text)
+    def __init__(self, progress: ProgressFnT | None, notice: Notice | None) -> None:
+        self.progress = progress
+        self._notice = notice
+        self._count = 0
 
-    return line
+    async def line(self, text: str) -> None:
+        if self.progress is not None:
+            self._count += 1
+            await self.progress(self._count, None, text)
+
+    async def note(self, text: str) -> None:
+        await self.line(text)
+        if self._notice is not None:
+            await self._notice(text)
 
 
 async def replay_offline(

@@ -85,7 +85,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_port(port: int, proc: subprocess.Popen, timeout: float = 20) -> None:
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -157,7 +157,7 @@ def processes_with_env(marker: str) -> list[str]:
     return found
 
 
-def wait_gone(marker: str, timeout: float = 5.0) -> list[str]:
+def wait_gone(marker: str, timeout: float = 60.0) -> list[str]:
     deadline = time.monotonic() + timeout
     while (left := processes_with_env(marker)) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -131,6 +132,8 @@ def _fake_model(tmp_path, monkeypatch):
     that counts what it is asked to embed: the child's copy embeds, the parent's must not."""
     import numpy as np
 
+    _no_other_threads()
+
     monkeypatch.setenv("GOCODE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv(semantic.DISABLE_ENV, "1")
     spec = semantic.MODELS[0]
@@ -151,6 +154,17 @@ def _fake_model(tmp_path, monkeypatch):
     fake = Fake()
     monkeypatch.setattr(semantic, "_load", lambda s: fake)
     return spec, fake
+
+
+def _no_other_threads() -> None:
+    """embed_query_ahead forks only while no other thread runs (a child would not have them).
+    An earlier test's event loop may have left a thread that is still ending (anyio stops its
+    worker threads after the loop returns): wait for it, so the result does not depend on which
+    test ran before this one, or on how busy the machine is."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread():
+            thread.join(60)
+    assert threading.active_count() == 1, f"threads left running by an earlier test: {threading.enumerate()}"
 
 
 def test_a_query_embedded_ahead_is_waited_for_not_embedded_again(tmp_path, monkeypatch) -> None:

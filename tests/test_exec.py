@@ -160,7 +160,7 @@ def test_normal_exit_leaves_no_server_behind(workspace):
     cm = code_mode(config_from({"weather": {**demo_stdio(), "env": {marker: "1"}}}), workspace)
     r = run(cm, WEATHER)
     assert r.ok, r.error_text()
-    assert wait_gone(marker, 2) == []
+    assert wait_gone(marker) == []
 
 
 def test_two_runs_at_the_same_time(demo_cm: CodeMode):

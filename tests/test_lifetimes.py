@@ -129,7 +129,7 @@ def test_the_http_server_forgets_client_sessions_that_ended():
                 for _ in range(25):
                     async with Client(streamable_http_client(url), mode="legacy") as client:
                         assert [t.name for t in (await client.list_tools()).tools] == ["execute_go_code"]
-                    with anyio.move_on_after(3):
+                    with anyio.move_on_after(60):
                         while tool_server._sessions:  # the session's teardown runs after the client left
                             await anyio.sleep(0.02)
                     kept.append(len(tool_server._sessions))
@@ -162,11 +162,11 @@ def test_a_refused_listen_subscription_is_logged_and_reopened(tmp_path, caplog):
             up = Upstream("s", server, tg, on_change)
             await up.start()
             assert [t.name for t in up.tools.tools] == ["add"]
-            with anyio.fail_after(10):
+            with anyio.fail_after(60):
                 while not (listens.exists() and len(listens.read_text().splitlines()) >= 2):
                     await anyio.sleep(0.05)
             await up.call("add", {"name": "wave"}, 10)
-            with anyio.fail_after(10):
+            with anyio.fail_after(60):
                 await changed.wait()
             names = [t.name for t in up.tools.tools]
             up.stop()

@@ -39,7 +39,7 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
     config.write_text(yaml.safe_dump({"mcpServers": {"weather": demo_stdio()}}))
     with Cluster(config, replicas=3, token=TOKEN, env={MARKER: "1"}) as c:
         yield c
-    assert wait_gone(MARKER, timeout=10) == [], "processes left behind by the cluster"
+    assert wait_gone(MARKER) == [], "processes left behind by the cluster"
 
 
 def client(url: str) -> Client:
@@ -165,7 +165,7 @@ def test_killing_a_replica_fails_only_its_calls_and_retries_succeed(cluster):
 
     assert anyio.run(retry) == [f"call {i}\n" for i in failed]
     # HAProxy's health check took the dead replica out; new calls go to the live ones only.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while "gocode2 is DOWN" not in cluster.haproxy_log.read_text() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert "gocode2 is DOWN" in cluster.haproxy_log.read_text()

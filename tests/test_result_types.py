@@ -311,7 +311,7 @@ def test_gocode_serve_announces_the_inferred_type_once(tmp_path):
                 r = await c.call_tool("execute_go_code", {"code": CALL + "_ = r\nfmt.Println(1)"})
                 assert not r.is_error, r.content
                 calls += 1
-            with anyio.fail_after(20):
+            with anyio.fail_after(60):
                 while not heard:
                     await anyio.sleep(0.05)
             after = (await c.list_tools()).tools[0].description or ""

@@ -390,11 +390,14 @@ def test_search_ranks_by_meaning_too_and_that_is_what_holds_the_fresh_sets():
 def test_the_models_also_read_a_request_without_its_values(monkeypatch):
     """Branch names and a quoted title pull the request's embedding towards merge_pull_request
     and get_pull_request; mixed with the request embedded without them, the tool for what is
-    asked (opening a pull request) comes first."""
-    from gocode.view import search
+    asked (opening a pull request) comes first. The learned weighing reads both similarities
+    apart, so the mix is checked on the hand-set fusion, whose share of them it sets."""
+    from gocode.view import learned, search
 
     index, _ = corpus()
     query = "Open a pull request on GitHub from feature/auth into main titled 'Add OAuth login'"
+    assert index.search(query, 3)[0].tool == "create_pull_request", qualified(index.search(query, 3))
+    monkeypatch.setenv(learned.DISABLE_ENV, "0")
     assert index.search(query, 3)[0].tool == "create_pull_request", qualified(index.search(query, 3))
     monkeypatch.setattr(search, "_ASKED_SHARE", 0.0)  # the request as written only
     assert index.search(query, 3)[0].tool != "create_pull_request"
@@ -441,3 +444,49 @@ def test_an_answer_without_a_limit_leaves_out_tools_far_behind_the_best():
     # A limit the model gives is taken as asked, and one too large is said to be.
     assert qualified(answer(index, {"query": query, "limit": 5}).found) == ranked
     assert "at most 25 tools per answer" in answer(index, {"query": query, "limit": 30}).notes
+
+
+@pytest.mark.fast
+def test_the_shipped_learned_weighing_loads_and_prefers_the_tool_every_signal_points_to():
+    """The trees bench/learn_rank.py trained (gocode/view/rank_model.json) read the features
+    search computes, and score a candidate that BM25, both models and the named server point to
+    above one they all pass over."""
+    import numpy as np
+
+    from gocode.view import learned
+    from gocode.view.search import FEATURES
+
+    trees = learned.trees(FEATURES)
+    assert trees is not None
+    strong = dict.fromkeys(FEATURES, 0.0) | {
+        "fused": 1.2,
+        "lexical": 1.0,
+        "coverage": 1.0,
+        "named": 1.0,
+        "name_cover": 1.0,
+        "named_name_cover": 1.0,
+        "verb": 1.0,
+        "lexical_rank": 1.0,
+        "meaning_rank": 1.0,
+        "description_length": 0.2,
+    }
+    strong |= {f: 1.0 for f in FEATURES if f.endswith(":scaled")}
+    weak = dict.fromkeys(FEATURES, 0.0) | {"fused": 0.1, "fused_gap": -1.1, "lexical_rank": 0.05, "meaning_rank": 0.02}
+    weak |= {f: -0.3 for f in FEATURES if f.endswith("_gap") and ":" in f}
+    scores = trees.score(np.array([[row[f] for f in FEATURES] for row in (weak, strong)]))
+    assert scores[1] > scores[0] + 1, scores
+
+
+def test_the_learned_weighing_ranks_the_corpus_and_leaves_no_fit_alone():
+    """With both models the ranking orders by the learned weighing (its scores stay the fused
+    ones), a clear request still finds its tool first, and a request naming nothing no tool
+    fits is still said to fit nothing."""
+    index, _ = corpus()
+    query = "list the open pull requests of a GitHub repository"
+    ranking, sig = index.ranking(query, 5), index.signals(query)
+    assert sig is not None and sig.learned is not None and sig.order is sig.learned
+    assert ranking.fits and ranking.scored[0][0].tool == "list_pull_requests", ranking.tools
+    best = sorted(sig.learned, key=lambda i: (-sig.learned[i], i))[:5]
+    assert ranking.scored == tuple((index.entries[i], sig.fused[i]) for i in best)
+    assert not index.ranking("order me a large pepperoni pizza for delivery", 5).fits
+    assert index.search("zzzqqq", 5) == []

@@ -195,7 +195,7 @@ def test_stdio_client_gone_stops_the_program(config_file, tmp_path):
 
     pid = anyio.run(go)
     assert gone(pid), f"program {pid} still running"
-    assert wait_gone(marker, 10) == []
+    assert wait_gone(marker) == []
 
 
 # --- streamable HTTP ----------------------------------------------------------------------------
@@ -377,7 +377,7 @@ def test_upstream_tool_list_change_reaches_the_client(tmp_path):
             assert "var wave " not in (before[0].description or "")
             r = await c.call_tool("add_tool", {"name": "wave"})
             assert text_of(r) == "added wave"
-            with anyio.fail_after(20):
+            with anyio.fail_after(60):
                 await changed.wait()
             after = (await c.list_tools()).tools
             assert "func wave(context.Context) (WaveOutput, error)" in (after[0].description or "")
@@ -398,7 +398,7 @@ def test_tool_list_change_reaches_a_2026_client(tmp_path):
         async with Client(stdio_client(stdio_params(config)), mode="2026-07-28") as c:
             async with c.listen(tools_list_changed=True) as sub:
                 await c.call_tool("add_tool", {"name": "beam"})
-                with anyio.fail_after(20):
+                with anyio.fail_after(60):
                     async for _event in sub:
                         break
             desc = (await c.list_tools(cache_mode="refresh")).tools[0].description or ""
@@ -471,7 +471,7 @@ async def wait_for_pid(path: Path) -> int:
             await anyio.sleep(0.05)
 
 
-def gone(pid: int, timeout: float = 10) -> bool:
+def gone(pid: int, timeout: float = 60) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -62,6 +62,13 @@ class StepPrinter:
             more = [f"… ({len(lines) - _ERROR_LINES} more lines)"] if len(lines) > _ERROR_LINES else []
             self._block("\n".join(lines[:_ERROR_LINES] + more))
 
+    def note(self, text: str) -> None:
+        """A line from gocode itself between steps (the first run's set-up saying what it does)."""
+        if self.live:
+            self._console.print(escape(text), style="dim")
+        else:
+            self._line(f"gocode: {text}")
+
     def _block(self, text: str) -> None:
         body = "\n".join("    " + line for line in text.rstrip().splitlines())
         if self.live:
@@ -78,7 +85,7 @@ def exit_code(t: Transcript) -> int:
     """0 answered; 2 the model's endpoint could not be used; 1 otherwise (no tool, no working code)."""
     if t.ok:
         return EXIT_OK
-    return EXIT_CANNOT_RUN if t.phase == "model" else EXIT_FAILED
+    return EXIT_CANNOT_RUN if t.phase in ("model", "setup") else EXIT_FAILED
 
 
 def ask(
@@ -100,7 +107,11 @@ def ask(
     async def main() -> Transcript:
         # The program reaches the servers through the toolbox; warming up in the background
         # overlaps the bindings' build with the first model requests.
-        async with Orchestrator(loaded, model, max_repairs=max_repairs, observer=printer) as orchestrator:
+        # The machine's one-off set-up (a first run) says what it does, as `gocode exec` does.
+        options = {"progress": lambda line: printer.note(line)}
+        async with Orchestrator(
+            loaded, model, max_repairs=max_repairs, observer=printer, toolbox_options=options
+        ) as orchestrator:
             return await orchestrator.ask(prompt)
 
     transcript = anyio.run(main)

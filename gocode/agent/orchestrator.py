@@ -50,7 +50,7 @@ TOOLS_PER_TASK = 3  # the deciding request names at most this many tools of a se
 
 StepKind = Literal["decide", "search", "write", "run", "answer"]
 # Where an unanswered prompt stopped: the model's endpoint, the tool search, the code, the model declining.
-FailPhase = Literal["model", "tools", "code", "cannot"]
+FailPhase = Literal["model", "tools", "code", "cannot", "setup"]
 
 
 @dataclass
@@ -334,6 +334,8 @@ class Orchestrator:
                 run = await self._run(t, start, written.code)
                 if run.ok:
                     break
+                if run.phase == "setup":  # Go could not be set up here: no repair of the code helps
+                    raise _Failed("setup", run.stderr.strip())
                 failure = f"the program failed ({run.phase}): {_first_line(run.stderr) or run.phase}"
                 feedback = prompts.repair_request(run.error_text())
             if t.repairs >= self.max_repairs:

@@ -104,7 +104,8 @@ def _report(result: Any, as_json: bool) -> NoReturn:
                 _err(APPROVAL_HINT)
         elif result.stderr.strip():
             _err(result.stderr.rstrip())
-    sys.exit(0 if result.ok else 1)
+    # A machine gocode could not set up (no Go, no module proxy) is gocode not running, not the code failing.
+    sys.exit(0 if result.ok else 2 if result.phase == "setup" else 1)
 
 
 async def _exec_direct(config: Config, model: str | None, code: str, timeout: float | None) -> Any:

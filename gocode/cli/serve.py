@@ -61,7 +61,11 @@ from gocode.serve.guard import DEFAULT_MAX_BODY
     show_envvar=True,
     help="stderr logs: text, or one JSON object per line with a request id per call.",
 )
-@click.option("--no-prewarm", is_flag=True, help="Do not build the Go bindings in the background at start.")
+@click.option(
+    "--no-prewarm",
+    is_flag=True,
+    help="Do not set up Go or build the bindings in the background at start (the first call does).",
+)
 @click.option(
     "--stateless-step",
     is_flag=True,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import time
@@ -44,10 +43,9 @@ async def run_demo(
     start = time.monotonic()
     async with Toolbox(config, prewarm=False, progress=progress) as box:
         discovered = time.monotonic()
-        # The workspace is set up once per machine: timed apart from the call it would delay.
-        await asyncio.to_thread(box.code_mode.warmup, progress)
-        # So is the sandbox launcher (built by `go build` when first used: seconds on a busy machine).
-        await box.settle()
+        # The workspace and the sandbox launcher are set up once per machine: timed apart from
+        # the call they would delay.
+        await box.set_up()
         ready = time.monotonic()
         result = await box.execute(DEMO_CODE)
         times = {

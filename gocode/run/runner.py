@@ -94,6 +94,7 @@ class RunResult:
             "busy": "not run (retry later)",
             "approval": "held for approval",
             "warming": "not run yet (retry shortly)",
+            "setup": "not run",
             "resources": "the host ran out of a resource (retry later)",
         }
         parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]

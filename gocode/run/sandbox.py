@@ -41,6 +41,7 @@ from gocode.config import DEFAULT_UID_RANGE, CodeModeConfig, SandboxLimits, uid_
 from gocode.errors import GocodeError
 from gocode.files import write_file
 from gocode.resources import templates_dir
+from gocode.run import hostprobe
 from gocode.run import workdir as workdirs
 from gocode.run.cgroups import run_cgroups
 from gocode.run.env import sandboxed_env
@@ -176,12 +177,21 @@ class Launcher:
                 self._path = await self._build()
         return self._path
 
-    async def _build(self) -> Path:
+    def _sources(self) -> tuple[dict[str, str], Path]:
+        """The launcher's shipped source files, and the binary built from them."""
         sources = {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "launcher").glob("*.go"))}
         digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()[:16]
-        ws = self.workspace
         # Not in bin/: that directory keeps only the newest programs.
-        binary = ws.dir / "launcher" / f"launcher-{digest}"
+        return sources, self.workspace.dir / "launcher" / f"launcher-{digest}"
+
+    @property
+    def built(self) -> bool:
+        """Whether the launcher of the shipped source is built (a first run builds it)."""
+        return (self._path is not None and self._path.is_file()) or self._sources()[1].is_file()
+
+    async def _build(self) -> Path:
+        sources, binary = self._sources()
+        ws = self.workspace
         if binary.is_file():
             return binary
         if not ws.ready:
@@ -192,7 +202,7 @@ class Launcher:
             old.unlink()
         for name, text in sources.items():
             write_file(src / name, text)
-        tmp = src / f".launcher-{digest}-{os.getpid()}-{threading.get_ident()}"  # loops on threads may build at once
+        tmp = src / f".{binary.name}-{os.getpid()}-{threading.get_ident()}"  # loops on threads may build at once
         code, out = await golink.run(
             [ws.toolchain.go, "build", "-trimpath", "-buildvcs=false", "-o", str(tmp), "./launcher"],
             cwd=ws.dir,
@@ -216,16 +226,38 @@ class Launcher:
                 doc = json.loads(out.strip().splitlines()[-1])
             except (ValueError, IndexError):
                 raise SandboxError(f"the sandbox probe failed (exit {code}): {out.strip()}") from None
-            self._host = HostSupport(
-                landlock_abi=int(doc["landlockAbi"]),
-                seccomp=bool(doc["seccomp"]),
-                user_namespaces=bool(doc["userNamespaces"]) and not fake[1],
-                user_namespaces_error="(faked for a test)" if fake[1] else str(doc.get("userNamespacesError", "")),
-                uid=int(doc["uid"]),
-                kernel=str(doc["kernel"]),
-                arch=str(doc["arch"]),
-            )
+            self._host = _host_support(doc, fake[1])
         return self._host
+
+    async def quick_probe(self) -> HostSupport:
+        """What the host supports, without building anything: the launcher's answer when it is
+        built (or was asked), else the kernel's, asked from Python (:mod:`gocode.run.hostprobe`),
+        so a cold machine's first definitions need not wait for the set-up. Where Python cannot
+        ask, the launcher is built and asked."""
+        fake = (os.environ.get(FAKE_ABI_ENV), os.environ.get(FAKE_NO_USERNS_ENV))
+        if (self._host is not None and self._host_fake == fake) or self.built:
+            return await self.probe()
+        try:
+            fake_abi = int(fake[0]) if fake[0] is not None else None
+        except ValueError:
+            fake_abi = None
+        doc = await asyncio.to_thread(hostprobe.probe, fake_abi)
+        if doc is None:
+            return await self.probe()
+        return _host_support(doc, fake[1])
+
+
+def _host_support(doc: dict[str, Any], fake_no_userns: str | None) -> HostSupport:
+    """A probe's JSON document (the launcher's, or :func:`gocode.run.hostprobe.probe`'s)."""
+    return HostSupport(
+        landlock_abi=int(doc["landlockAbi"]),
+        seccomp=bool(doc["seccomp"]),
+        user_namespaces=bool(doc["userNamespaces"]) and not fake_no_userns,
+        user_namespaces_error="(faked for a test)" if fake_no_userns else str(doc.get("userNamespacesError", "")),
+        uid=int(doc["uid"]),
+        kernel=str(doc["kernel"]),
+        arch=str(doc["arch"]),
+    )
 
 
 class UidPool:

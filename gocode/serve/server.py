@@ -14,6 +14,7 @@ answers ``/healthz``, ``/readyz`` and ``/metrics`` (:mod:`gocode.serve.ops`).
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
@@ -21,6 +22,7 @@ import os
 import socket
 import sys
 import time
+import warnings
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +35,7 @@ from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gocode.mcp import sdk_private
@@ -66,6 +68,11 @@ class _ClosedSessionFilter(logging.Filter):
 
 
 logging.getLogger("mcp.server.streamable_http").addFilter(_ClosedSessionFilter())
+# Log messages (what a first call is waiting for) are what handshake-era clients show; the SDK
+# warns that the 2026-07-28 revision deprecates them, which is no news to print on stderr.
+warnings.filterwarnings("ignore", message="The logging capability is deprecated", category=MCPDeprecationWarning)
+
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class _Server(Server[Any]):
@@ -102,14 +109,18 @@ class ToolServer:
         # each is dropped when its connection ends (an HTTP client that left, a stream closed).
         self._sessions: dict[object, ServerSession] = {}
         self._stdio_session = f"stdio-{os.getpid()}-{int(time.time())}"
-        self.server: Server[Any] = _Server(
-            "gocode",
-            version=_version(),
-            instructions=self._instructions(),
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_subscriptions_listen=ListenHandler(self.bus),
-        )
+        self._log_levels: dict[object, str] = {}  # connection -> the least level its client wants
+        with warnings.catch_warnings():  # the logging capability's deprecation: see the filter above
+            warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+            self.server: Server[Any] = _Server(
+                "gocode",
+                version=_version(),
+                instructions=self._instructions(),
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_subscriptions_listen=ListenHandler(self.bus),
+                on_set_logging_level=self._set_log_level,
+            )
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         self.unsubscribe = toolbox.on_tools_changed(self._tools_changed)
 
@@ -157,6 +168,18 @@ class ToolServer:
         self._sessions[connection] = ctx.session
         connection.exit_stack.callback(self._sessions.pop, connection, None)
 
+    async def _set_log_level(self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams) -> Any:
+        connection = sdk_private.connection_of(ctx.session)
+        if connection is not None:
+            if connection not in self._log_levels:
+                connection.exit_stack.callback(self._log_levels.pop, connection, None)
+            self._log_levels[connection] = params.level
+        return types.EmptyResult()
+
+    def _wants_log(self, ctx: ServerRequestContext[Any], level: str) -> bool:
+        wanted = self._log_levels.get(sdk_private.connection_of(ctx.session), "debug")
+        return _LOG_LEVELS.index(level) >= _LOG_LEVELS.index(wanted) if wanted in _LOG_LEVELS else True
+
     async def _initialized(self, ctx: ServerRequestContext[Any], params: types.NotificationParams) -> None:
         self._remember(ctx)
 
@@ -184,6 +207,18 @@ class ToolServer:
             # A passed-through tool's progress goes on to our client (a no-op unless it asked).
             await ctx.session.report_progress(value, total, message)
 
+        async def notice(text: str) -> None:
+            # The machine's one-off set-up, which a first call waits for: said in the client's log too.
+            if not self._wants_log(ctx, "info"):
+                return
+            with contextlib.suppress(Exception):  # a client that left, a transport that closed
+                await ctx.session.send_log_message("info", text, logger="gocode", related_request_id=ctx.request_id)
+
+        # A client that asked for progress hears from the set-up as it goes, so the call waits
+        # for it; one that did not is answered after the call's timeout with a retryable error
+        # saying what is being set up (rather than its own timeout, which explains nothing).
+        setup_wait = None if _asked_for_progress(ctx, params) else self.toolbox.settings.clamp_timeout(None)
+
         result: types.CallToolResult | None = None
         input_required: types.InputRequiredResult | None = None
         try:
@@ -195,8 +230,9 @@ class ToolServer:
                     approve = elicitation_approver(ctx, params, modern)
                     try:
                         result, _ = await self.toolbox.call_mcp(
-                            params.name, params.arguments, progress, approve, self._session_key(ctx)
-                        )
+                            params.name, params.arguments, progress, approve, self._session_key(ctx),
+                            notice=notice, setup_wait=setup_wait,
+                        )  # fmt: skip
                     except InputRequired as ask:
                         input_required = ask.result()
                     tg.cancel_scope.cancel()
@@ -233,8 +269,8 @@ class ToolServer:
 
     async def run_stdio(self) -> None:
         async with stdio_server() as (read, write):
-            # The client's initialize waits in the pipe until the definitions are settled: its
-            # answer carries the instructions, which state the sandbox tier found by the warm-up.
+            # The client's initialize waits in the pipe until the definitions are settled (the
+            # servers discovered, the sandbox tier its instructions state found: not the set-up).
             await self.ready.wait()
             await self.server.run(read, write, self.initialization_options())
 
@@ -279,8 +315,8 @@ class HttpGuard:
     (421/403). ``/metrics`` needs the metrics token or the MCP token when either is set.
     Everything else needs ``Authorization: Bearer <token>`` when a token is set. Until
     ``settled`` is set, a request that opens a session (``initialize``, or the stateless era's
-    ``server/discover``) waits for it: its answer carries the instructions, which state what the
-    warm-up finds. Every HTTP request also gets an event in its scope that is set when the
+    ``server/discover``) waits for it: its answer carries the instructions, which state the
+    sandbox tier (found once the servers are discovered, without the machine's set-up). Every HTTP request also gets an event in its scope that is set when the
     client disconnects; a call whose client hung up is cancelled (see :meth:`ToolServer._call_tool`).
     """
 
@@ -402,6 +438,18 @@ def _token_ok(given: str | None, accepted: list[str]) -> bool:
     for expected in accepted:
         ok |= given is not None and hmac.compare_digest(given.encode(), expected.encode())
     return ok
+
+
+def _asked_for_progress(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> bool:
+    """Whether the request carried a progress token (``_meta.progressToken``)."""
+    for meta in (ctx.meta, getattr(params, "meta", None)):
+        if isinstance(meta, dict):
+            token = meta.get("progress_token", meta.get("progressToken"))
+        else:
+            token = getattr(meta, "progress_token", None)
+        if token is not None:
+            return True
+    return False
 
 
 def _disconnect_event(ctx: ServerRequestContext[Any]) -> anyio.Event | None:

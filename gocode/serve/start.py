@@ -1,7 +1,8 @@
 """Serving until the transport ends: the listener first, then the toolbox behind it.
 
-Probes answer "starting" and tool lists wait while the toolbox discovers its servers and warms
-up; a client that hangs up (stdio) or a signal ends the transport, which leaves the toolbox in
+Probes answer "starting" and tool lists wait while the toolbox discovers its servers (not
+while it sets up Go or warms up, which go on in the background: a first call waits for them);
+a client that hangs up (stdio) or a signal ends the transport, which leaves the toolbox in
 order (its endpoint stopped, its servers closed).
 """
 
@@ -45,7 +46,7 @@ async def serve(
     ended = anyio.Event()  # the transport is done (a stdio client hung up, a signal): leave
     try:
         async with anyio.create_task_group() as tg:
-            # The listener first (probes answer "starting"; lists wait), then discovery and warm-up.
+            # The listener first (probes answer "starting"; lists wait), then discovery.
             tg.start_soon(_transport, tool_server, sock, host, token, options, ended, progress)
             served = False
             with anyio.CancelScope() as starting:

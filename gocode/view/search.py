@@ -27,8 +27,11 @@ any is), and :meth:`SearchIndex.nearest` the tools nearest a query that none fit
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
+import functools
 import itertools
+import math
 import re
 import threading
 from collections import Counter
@@ -43,6 +46,7 @@ import tantivy
 from gocode.schema.ir import Package, ToolFunc
 from gocode.schema.names import words
 from gocode.toolset import ToolInfo, ToolSet
+from gocode.view import learned
 from gocode.view import semantic as semantic_mod
 from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
 from gocode.view.modelview import Shapes, render_funcs, signature
@@ -405,6 +409,74 @@ def _reopen_lexical(directory: str, state: dict[str, Any]) -> _Lexical:
     return _Lexical(schema=index.schema, searcher=index.searcher(), **state)
 
 
+# What a learned weighing of the signals reads per candidate tool (SearchIndex.features), then per
+# model: its scaled similarity, and its raw similarity as written and without values, each less
+# the best tool's.
+_BASE_FEATURES = (
+    "fused",
+    "fused_gap",
+    "lexical",
+    "coverage",
+    "named",
+    "name_cover",
+    "named_name_cover",
+    "verb",
+    "lexical_rank",
+    "meaning_rank",
+    "description_length",
+)
+_MODEL_FEATURES = ("scaled", "full_gap", "without_gap")
+_FEATURE_MODELS = tuple(spec.name for spec in semantic_mod.MODELS)
+FEATURES = _BASE_FEATURES + tuple(f"{spec.name}:{f}" for spec in semantic_mod.MODELS for f in _MODEL_FEATURES)
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """One model's cosine similarity of every tool to a request as written and without its values."""
+
+    spec: Any
+    full: Any
+    without: Any  # the same as ``full`` for a request carrying no values
+
+    @functools.cached_property
+    def mixed(self) -> Any:
+        return self.full if self.without is self.full else (1 - _ASKED_SHARE) * self.full + _ASKED_SHARE * self.without
+
+    @functools.cached_property
+    def scaled(self) -> Any:
+        """The mixed similarity scaled to [0, 1] over the band of the most similar tools (0 below)."""
+        sim = self.mixed
+        band = sim[sim.argsort()[-_RERANK_DEPTH:]]
+        low, high = float(band.min()), float(band.max())
+        return ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
+
+
+@dataclass(frozen=True)
+class _QueryWords:
+    base: set[str]  # the query's words (without its values), for the coverage factor
+    own: set[str]  # its terms, words run together included
+    related: set[str]  # the related terms it implies
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What ranking knows of a query's candidate tools (entry indices): the fused score, whether
+    any tool fits, and what the score is made of (similarities empty without models)."""
+
+    fused: dict[int, float]
+    fits: bool
+    lexical: dict[int, float]  # BM25 with the coverage factor, as a share of the best hit
+    named: frozenset[int]  # the entries of servers the query names
+    similarities: tuple[Similarity, ...]
+    words: _QueryWords | None
+    learned: dict[int, float] | None = None  # the learned weighing's scores, when it is used
+
+    @property
+    def order(self) -> dict[int, float]:
+        """What the ranking orders by: the learned weighing's scores, else the fused ones."""
+        return self.fused if self.learned is None else self.learned
+
+
 class SearchIndex:
     """BM25 over one tool set, in memory or kept on disk (:mod:`gocode.view.kept_index`), fused
     with a ranking by meaning when the embedding model is installed (:mod:`gocode.view.semantic`).
@@ -422,6 +494,7 @@ class SearchIndex:
         # BM25's index is built on the first query too: a lookup by name needs only the table below.
         self._lexical: _Lexical | None = None
         self._lexical_lock = threading.Lock()
+        self._verb_cache: list[str] | None = None
         self._by_name: dict[str, list[int]] = {}
         for i, e in enumerate(self.entries):
             for key in {fold(e.tool), fold(e.function), fold(e.server) + "." + fold(e.tool)}:
@@ -555,10 +628,22 @@ class SearchIndex:
         """The tools best matching a query with their scores, and whether any of them fits it:
         a tool that shares at least half of the query's words, or that the embedding models find
         similar enough (ModelSpec.floor). A query nothing fits still gets the nearest tools."""
-        own, related = query_terms(query)
-        if not own or not self.entries:
+        sig = self.signals(query)
+        if sig is None:
             return Ranking((), False)
         limit = max(1, min(limit, MAX_LIMIT))
+        # Ordered by the learned weighing when it is used; the fused score stays the score, as
+        # it says how far behind the first a tool is (an answer shows the close ones in full).
+        order = sig.order
+        ranked = sorted(order, key=lambda i: (-order[i], i))[:limit]
+        return Ranking(tuple((self.entries[i], sig.fused[i]) for i in ranked), sig.fits)
+
+    def signals(self, query: str) -> Signals | None:
+        """What ranking a query knows of its candidate tools (None for a query without words):
+        the fused score and the signals it is made of."""
+        own, related = query_terms(query)
+        if not own or not self.entries:
+            return None
         analysed = set(_analyzer().analyze(prepare(query)))  # the query's words, stop words dropped
         asked, given = split_values(query)
         weights: dict[str, float] = {}
@@ -570,7 +655,7 @@ class SearchIndex:
             analysed_asked = set(_analyzer().analyze(prepare(asked)))
             analysed = analysed_asked or analysed
         base = analysed or set(own)
-        lexical = self._bm25(base, own, related, limit, weights)
+        lexical = self._bm25(base, own, related, _RERANK_DEPTH, weights)
         named = self.named(query)
         own_set, related_set = set(own), set(related)
         bonus = {i: _NAMED_BONUS + _NAME_SHARE * self._name_cover(i, own_set, related_set) for i in named}
@@ -578,22 +663,20 @@ class SearchIndex:
         covered = max((len(base & terms[i]) / len(base) for i, _ in lexical), default=0.0)
         # A query naming a server fits it: it asks for that server's tools, in words or not.
         fits = covered >= 0.5 or bool(named)
+        best = (lexical[0][1] if lexical else 0.0) or 1.0
+        share = {i: s / best for i, s in lexical}
         if not self._models or not analysed:
             # Without a model, or for a query of stop words only (nothing to mean).
-            best = (lexical[0][1] if lexical else 0.0) or 1.0
-            scores = {i: s / best + bonus.get(i, 0.0) for i, s in lexical}
-            top = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
-            return Ranking(tuple((self.entries[i], scores[i]) for i in top), fits)
+            scores = {i: s + bonus.get(i, 0.0) for i, s in share.items()}
+            return Signals(scores, fits, share, named, (), None)
         # A convex combination of the two scores, each scaled to its own query: BM25 by its best
         # hit, similarity over the band of the 50 most similar tools (0 below it). Unlike fusing
         # ranks, it keeps how far ahead a hit is: a tool naming the request's rare words outranks
         # a merely similar one, and a clear paraphrase outranks weak lexical hits.
-        meaning, margin = self._meaning(query)
-        fused: dict[int, float] = {}
+        sims = self._similarities(query)
+        meaning, margin = self._meaning(sims)
+        fused = {i: _LEXICAL_SHARE * s for i, s in share.items()}
         if lexical:
-            best = lexical[0][1] or 1.0
-            for i, score in lexical:
-                fused[i] = _LEXICAL_SHARE * score / best
             candidates = set(fused) | {int(i) for i in (meaning > 0).nonzero()[0]}
         else:
             # No tool shares a word with the query: a paraphrase, or nonsense ("zzzqqq",
@@ -603,9 +686,66 @@ class SearchIndex:
             fused[i] = fused.get(i, 0.0) + (1 - _LEXICAL_SHARE) * float(meaning[i])
         for i, extra in bonus.items():
             fused[i] += extra
-        ranked = sorted(fused, key=lambda i: (-fused[i], i))[:limit]
         fits = fits or bool((margin >= 0).any())
-        return Ranking(tuple((self.entries[i], fused[i]) for i in ranked), fits)
+        sig = Signals(fused, fits, share, named, sims, _QueryWords(base, own_set, related_set))
+        trees = learned.trees(FEATURES) if learned.enabled() else None
+        if trees is None or tuple(s.spec.name for s in sims) != _FEATURE_MODELS:
+            return sig  # the trees read both models' similarities: with one, the hand-set fusion
+        # The learned weighing of the same signals (gocode/view/learned.py): the tools are
+        # ordered by the probability the trees give each of being the one asked for.
+        ids, x = self.features(sig)
+        odds = trees.score(x)
+        scores = {i: float(1 / (1 + math.exp(-o))) for i, o in zip(ids, odds, strict=True)}
+        return dataclasses.replace(sig, learned=scores)
+
+    def features(self, sig: Signals) -> tuple[list[int], Any]:
+        """The candidates of a query's signals (entry indices) and a row of FEATURES for each,
+        for a learned weighing of the signals (bench/learn_rank.py trains one)."""
+        import numpy as np
+
+        ids = sorted(sig.fused)
+        if not ids or not sig.similarities or sig.words is None:
+            return ids, np.zeros((len(ids), len(FEATURES)))
+        lex = self._lex()
+        w = sig.words
+        rows = []
+        lex_rank = {i: r for r, i in enumerate(sorted(sig.lexical, key=lambda i: (-sig.lexical[i], i)))}
+        meaning = sum(s.scaled for s in sig.similarities) / len(sig.similarities)
+        by_meaning = np.argsort(-meaning, kind="stable")
+        meaning_rank = {int(i): r for r, i in enumerate(by_meaning[: 4 * _RERANK_DEPTH])}
+        best_full = [float(s.full.max()) for s in sig.similarities]
+        best_without = [float(s.without.max()) for s in sig.similarities]
+        top = max(sig.fused.values())
+        for i in ids:
+            verb = self._verbs()[i]
+            row = [
+                sig.fused[i],
+                sig.fused[i] - top,
+                sig.lexical.get(i, 0.0),
+                len(w.base & lex.terms[i]) / len(w.base) if w.base else 0.0,
+                float(i in sig.named),
+                self._name_cover(i, w.own, w.related),
+                float(i in sig.named) * self._name_cover(i, w.own, w.related),
+                1.0 if verb in w.own else _RELATED_BOOST if verb in w.related else 0.0,
+                1.0 / (1 + lex_rank[i]) if i in lex_rank else 0.0,
+                1.0 / (1 + meaning_rank.get(i, 4 * _RERANK_DEPTH)),
+                min(len(self.entries[i].description), 2000) / 2000,
+            ]
+            for s, bf, bw in zip(sig.similarities, best_full, best_without, strict=True):
+                row += [float(s.scaled[i]), float(s.full[i]) - bf, float(s.without[i]) - bw]
+            rows.append(row)
+        return ids, np.asarray(rows)
+
+    def _verbs(self) -> list[str]:
+        """Per entry: the first word of its name that says what it does (its verb, mostly)."""
+        names = self._lex().name_terms
+        with self._lexical_lock:
+            if self._verb_cache is None:
+                self._verb_cache = [
+                    next((t for t in _analyzer().analyze(prepare(e.tool)) if t in names[i]), "")
+                    for i, e in enumerate(self.entries)
+                ]
+            return self._verb_cache
 
     def _name_cover(self, i: int, own: set[str], related: set[str]) -> float:
         """How much of a tool's name the query says: the share of its name's words (server
@@ -613,7 +753,10 @@ class SearchIndex:
         terms = self._lex().name_terms[i]
         if not terms:
             return 0.0
-        return sum(1.0 if t in own else _RELATED_BOOST if t in related else 0.0 for t in terms) / len(terms)
+        # Counted, not summed as floats, so the share does not depend on the set's order.
+        said = sum(1 for t in terms if t in own)
+        implied = sum(1 for t in terms if t not in own and t in related)
+        return (said + _RELATED_BOOST * implied) / len(terms)
 
     def named(self, query: str) -> frozenset[int]:
         """The entries of the servers a query names (by server, product or vendor name)."""
@@ -624,25 +767,27 @@ class SearchIndex:
             out |= named.get(w, frozenset())
         return frozenset(out)
 
-    def _meaning(self, query: str) -> tuple[Any, Any]:
-        """Per tool: the models' mean similarity to the query, scaled to [0, 1] over the band of
-        the most similar tools; and the mean margin of the raw similarity over each model's floor."""
-        meaning: Any = 0.0
-        margin: Any = 0.0
+    def _similarities(self, query: str) -> tuple[Similarity, ...]:
+        """Each model's similarities of every tool to the query, as written and without its values."""
+        out = []
         asked, given = split_values(query)
         asked = " ".join(asked.split()) if given else ""
         for model, vectors in zip(self._models, self._vectors, strict=True):
             # One text per call: a query's vector is cached on disk by its text (semantic.Model).
             full = vectors @ model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
-            sim = full
-            if asked:
-                without = vectors @ model.embed([asked[:MAX_QUERY_CHARS]], query=True)[0]
-                sim = (1 - _ASKED_SHARE) * full + _ASKED_SHARE * without
-            band = sim[sim.argsort()[-_RERANK_DEPTH:]]
-            low, high = float(band.min()), float(band.max())
-            meaning = meaning + ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
-            margin = margin + (full - model.spec.floor)
-        n = len(self._models)
+            without = vectors @ model.embed([asked[:MAX_QUERY_CHARS]], query=True)[0] if asked else full
+            out.append(Similarity(model.spec, full, without))
+        return tuple(out)
+
+    def _meaning(self, sims: tuple[Similarity, ...]) -> tuple[Any, Any]:
+        """Per tool: the models' mean similarity to the query, scaled to [0, 1] over the band of
+        the most similar tools; and the mean margin of the raw similarity over each model's floor."""
+        meaning: Any = 0.0
+        margin: Any = 0.0
+        for sim in sims:
+            meaning = meaning + sim.scaled
+            margin = margin + (sim.full - sim.spec.floor)
+        n = len(sims)
         return meaning / n, margin / n
 
     def _bm25(
@@ -718,7 +863,7 @@ class SearchIndex:
         if got or not self.entries:
             return got
         if self._models:
-            meaning, _ = self._meaning(query)
+            meaning, _ = self._meaning(self._similarities(query))
             order = sorted(range(len(self.entries)), key=lambda i: (-float(meaning[i]), i))
             return [self.entries[i] for i in order[:n]]
         return self.entries[:n] if len(self.entries) <= _NAME_ALL else []
