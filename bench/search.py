@@ -9,7 +9,7 @@ and "dev2" were held out when first measured and then used to change the method,
 was written next; "fresh1" to "fresh8" were written last by helpers that saw only tool names,
 and each was first measured before any change it could influence ("fresh4" only once the
 current method was chosen; the figures are in the file's "about"). Reports top-1 and top-3 per
-set and overall, against the targets (top-3 ≥ 90%, top-1 ≥ 70%, judged on the fresh sets),
+set and overall, against the targets (top-1 ≥ 80%, top-3 ≥ 90%, visible ≥ 90%, on the fresh sets),
 plus the index build and query times. Each query is answered as ``search_go_tools`` answers a
 query without a ``limit``, so the report also says how often the intended tool is in that
 answer ("visible": in full or on a line of its own) and what the answer costs in o200k tokens.
@@ -42,7 +42,7 @@ from gocode.view.search import SearchIndex, answer, answer_text  # noqa: E402
 from tests.corpus_data import CORPUS, load  # noqa: E402
 
 QUERIES = CORPUS / "search_queries.json"
-TOP1_TARGET, TOP3_TARGET = 0.70, 0.90
+TOP1_TARGET, TOP3_TARGET = 0.80, 0.90
 VISIBLE_TARGET = 0.90
 FRESH = ("fresh1", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8")
 SETS = ("tune", "dev", "dev2", "heldout", *FRESH)
@@ -198,10 +198,16 @@ def main() -> int:
         f"top-3 ≥ {TOP3_TARGET:.0%}, visible ≥ {VISIBLE_TARGET:.0%}: " + ("met" if ok else "NOT met")
     )
     if not (args.hand or args.bm25):
-        print(
-            "the learned weighing was trained on these sets, so these are training figures; "
-            "bench/learn_rank.py gives them on sets left out (docs/search.md)"
-        )
+        trained = set(json.loads(learned.MODEL_PATH.read_text())["sets"])
+        seen = [s for s in doc["sets"] if s in trained]
+        unseen = [s for s in doc["sets"] if s in SETS and s not in trained]
+        if seen:
+            print(
+                f"the learned weighing was trained on {', '.join(seen)}, so their figures are training "
+                "figures; bench/learn_rank.py gives them on sets left out (docs/search.md)"
+            )
+        if unseen:
+            print(f"never trained on: {', '.join(unseen)}")
     if args.misses:
         print("\nnot ranked first:")
         for o in outcomes:
