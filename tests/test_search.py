@@ -354,7 +354,7 @@ def test_the_query_set_names_real_tools():
     known = {e.qualified for e in index.entries}
     items = bench.queries()
     assert len(items) >= 150
-    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", *(f"fresh{n}" for n in range(1, 8))}
+    assert {q["set"] for q in items} == {"tune", "dev", "dev2", "heldout", *(f"fresh{n}" for n in range(1, 9))}
     for q in items:
         # Only the latest sets have queries no tool fits (the answer should say so).
         assert (q["tools"] or q["set"] in ("fresh6", "fresh7", "fresh8")) and set(q["tools"]) <= known, q
