@@ -260,12 +260,20 @@ class ToolServer:
 
     async def _tools_changed(self) -> None:
         await self.bus.publish(ToolsListChanged())
-        for key, session in list(self._sessions.items()):
-            try:
-                with anyio.fail_after(NOTIFY_TIMEOUT_S):
-                    await session.send_tool_list_changed()
-            except Exception:  # the connection is gone: forget it
-                self._sessions.pop(key, None)
+        # Each session on its own: a client slow to read holds up no other, and one that was slow
+        # this time is still told next time; only a connection that is gone is forgotten.
+        async with anyio.create_task_group() as tg:
+            for key, session in list(self._sessions.items()):
+                tg.start_soon(self._tell_tools_changed, key, session)
+
+    async def _tell_tools_changed(self, key: Any, session: ServerSession) -> None:
+        try:
+            with anyio.fail_after(NOTIFY_TIMEOUT_S):
+                await session.send_tool_list_changed()
+        except TimeoutError:
+            log.info("a client did not take the tools/list_changed notification within %.0f s", NOTIFY_TIMEOUT_S)
+        except Exception:  # the connection is gone: forget it
+            self._sessions.pop(key, None)
 
     async def run_stdio(self) -> None:
         async with stdio_server() as (read, write):
