@@ -149,7 +149,7 @@ def test_timeout_kills_the_program_and_its_servers(workspace):
     start = time.monotonic()
     r = run(cm, code)
     assert r.phase == "timeout" and not r.ok
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < 60  # the hour-long sleep is what it must not wait for
     assert r.output == "Paris\n"  # what was printed before the timeout comes back
     assert "did not finish within 10 s" in r.stderr
     assert wait_gone(marker) == []

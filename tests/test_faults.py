@@ -218,7 +218,7 @@ def test_a_dead_and_a_hanging_server_leave_the_others_working(workspace):
     async def go() -> None:
         start = time.monotonic()
         async with Toolbox(cfg, workspace=workspace, prewarm=False, retry=(60, 60)) as box:
-            assert time.monotonic() - start < 15
+            assert time.monotonic() - start < 60  # not the hanging server's 120 s
             down = box.code_mode.unavailable
             assert sorted(down) == ["dead", "hangs"]
             assert down["dead"].endswith("failed: the server exited with status 7")
@@ -328,7 +328,7 @@ def test_a_server_killed_mid_session_fails_at_once_and_comes_back(workspace, tmp
                 assert "tool ping (server victim) failed: unavailable: MCP server 'victim'" in r.stderr, r.stderr
                 assert "the server exited with status" in r.stderr
                 (c,) = r.tool_calls
-                assert c.duration_ms < 1000, c
+                assert c.duration_ms < 10_000, c  # at once, not after the 60 s retry wait
                 r = await box.execute(WEATHER_CODE)
                 assert r.ok and r.output == "4\n", r.error_text()
             flag.touch()
@@ -472,7 +472,7 @@ def test_a_server_dead_at_start_keeps_its_cached_functions_and_fails_at_once(wor
             assert "tool ping (server cached) failed: unavailable: MCP server 'cached'" in r.stderr
             assert "failed: the server exited with status 4" in r.stderr
             (call,) = r.tool_calls
-            assert call.duration_ms < 1000, call
+            assert call.duration_ms < 10_000, call  # at once, not after the 60 s retry wait
             r = await box.execute(WEATHER_CODE)
             assert r.ok and r.output == "4\n", r.error_text()
 

@@ -245,7 +245,7 @@ def test_a_hanging_function_ends_with_the_run_and_the_controller_carries_on(work
         async with toolbox(workspace) as box:
             start = time.monotonic()
             r = await box.execute(f"s, err := {fn}(ctx)\nfmt.Println(s, err)", timeout=3)
-            assert r.phase == "timeout" and time.monotonic() - start < 20, r.error_text()
+            assert r.phase == "timeout" and time.monotonic() - start < 60, r.error_text()  # not the 120 s hang
             assert [(c.tool, c.error) for c in r.tool_calls] == [
                 (fn.replace("hangA", "hang_a").replace("hangS", "hang_s"), "cancelled: the program's run ended")
             ]
