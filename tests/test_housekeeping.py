@@ -77,6 +77,8 @@ def cache(tmp_path: Path) -> Path:
     put(c / "search-vectors" / "model-stale.npy", 100, 30 * DAY)  # a tool set long gone
     put(c / "search-vectors" / "model-live.npy", 100, 10)  # loaded a moment ago
     put(c / "models" / "model" / "model.onnx", 100, 30 * DAY)  # the search model: fetched once, kept
+    put(c / "search-models" / "model-old-ort.onnx", 100, 30 * DAY)  # optimised by an older onnxruntime
+    put(c / "search-models" / "model-live.onnx", 100, 10)  # loaded a moment ago
     return c
 
 
@@ -111,11 +113,13 @@ def test_size_bound_removes_least_recently_used_first_never_in_use(cache, tmp, m
 def test_age_bound_and_the_grace_period(cache, tmp):
     summary = hk.prune(cache, cache / "ws-current", hk.Policy(max_bytes=None, max_age_s=4 * DAY), now=NOW, tmp=tmp)
     # Unused for 4 days or more: the oldest binary, the other workspace, the stale bindings, the
-    # unlocked warming workspace, the stale search vectors; not the bindings a live controller
-    # marked used, not the vectors just loaded, never the search model.
+    # unlocked warming workspace, the stale search vectors and optimised graph; not the bindings
+    # a live controller marked used, not the vectors or graph just loaded, never the search model.
     assert names(summary) == {
-        "oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy", "cache-entry"
+        "oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy", "cache-entry",
+        "model-old-ort.onnx",
     }  # fmt: skip
+    assert (cache / "search-models" / "model-live.onnx").is_file()
     assert (cache / "ws-current" / "tools" / "t-live").is_dir()
     assert (cache / "search-vectors" / "model-live.npy").is_file()
     assert (cache / "models" / "model" / "model.onnx").is_file()
