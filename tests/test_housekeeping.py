@@ -166,14 +166,15 @@ def test_cache_cli(cache, tmp):
     assert dry.returncode == 0, dry.stderr
     # ws-current was marked used just now (by whatever gocode uses it), so it stays.
     removed = {Path(e["path"]).name for e in json.loads(dry.stdout)["removed"]}
-    assert removed == {"ws-other", "ws-warming", "gocode-run-dead", "model-stale.npy", "cache-entry"}
+    stale = {"model-stale.npy", "model-old-ort.onnx", "cache-entry"}
+    assert removed == {"ws-other", "ws-warming", "gocode-run-dead", *stale}
     assert (cache / "ws-other").is_dir()
 
     bad = subprocess.run([*gocode, "cache", "prune", "--max-size", "lots"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "not a size" in bad.stderr
 
     real = subprocess.run([*gocode, "cache", "prune", "--max-age", "10d"], env=env, capture_output=True, text=True)
-    assert real.returncode == 0 and "removed 5 entries" in real.stdout, real.stdout + real.stderr
+    assert real.returncode == 0 and "removed 6 entries" in real.stdout, real.stdout + real.stderr
     assert not (cache / "ws-other").exists()
 
 
@@ -210,6 +211,6 @@ def test_one_summary_over_the_cache_and_the_state_dir(cache, tmp, tmp_path):
     removed = [Path(e["path"]).name for e in summary["removed"]]
     assert sorted(removed) == sorted(
         ["oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy", "cache-entry",
-         "stale"]
+         "model-old-ort.onnx", "stale"]
     )  # fmt: skip
     assert summary["freedBytes"] == sum(e["bytes"] for e in summary["removed"]) and not summary["errors"]
