@@ -14,8 +14,9 @@ machine that installs gocode's dependencies can reach, pinned by version and che
 run time nothing is downloaded. Search uses the models that are installed, and without any (or
 with ``GOCODE_SEMANTIC_SEARCH=0``) it is BM25 alone. Tool vectors are cached on disk per tool set
 and model, so a restart does not embed again, and so are queries' vectors per model and text, so
-a search asked before loads no model. onnxruntime and tokenizers are imported, and a model
-loaded, only when a vector is not cached.
+a search asked before loads no model, and so is each model's graph as onnxruntime optimised it,
+so loading a model does not optimise it again (:func:`open_session`). onnxruntime and tokenizers
+are imported, and a model loaded, only when a vector is not cached.
 """
 
 from __future__ import annotations
