@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 VECTORS_DIR = "search-vectors"  # the semantic search index's directory in the cache
+OPTIMIZED_MODELS_DIR = "search-models"  # the search models' graphs as onnxruntime optimised them
 DEFAULT_CONFIG_NAME = "gocode.yaml"  # the config file read when none is named (in the working directory)
 
 

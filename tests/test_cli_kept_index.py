@@ -152,7 +152,7 @@ def _fake_model(tmp_path, monkeypatch):
             return np.full((len(texts), 384), 0.5, dtype=np.float32)
 
     fake = Fake()
-    monkeypatch.setattr(semantic, "_load", lambda s: fake)
+    monkeypatch.setattr(semantic, "_load", lambda s, threads=None: fake)
     return spec, fake
 
 

@@ -77,6 +77,8 @@ def cache(tmp_path: Path) -> Path:
     put(c / "search-vectors" / "model-stale.npy", 100, 30 * DAY)  # a tool set long gone
     put(c / "search-vectors" / "model-live.npy", 100, 10)  # loaded a moment ago
     put(c / "models" / "model" / "model.onnx", 100, 30 * DAY)  # the search model: fetched once, kept
+    put(c / "search-models" / "model-old-ort.onnx", 100, 30 * DAY)  # optimised by an older onnxruntime
+    put(c / "search-models" / "model-live.onnx", 100, 10)  # loaded a moment ago
     return c
 
 
@@ -111,11 +113,13 @@ def test_size_bound_removes_least_recently_used_first_never_in_use(cache, tmp, m
 def test_age_bound_and_the_grace_period(cache, tmp):
     summary = hk.prune(cache, cache / "ws-current", hk.Policy(max_bytes=None, max_age_s=4 * DAY), now=NOW, tmp=tmp)
     # Unused for 4 days or more: the oldest binary, the other workspace, the stale bindings, the
-    # unlocked warming workspace, the stale search vectors; not the bindings a live controller
-    # marked used, not the vectors just loaded, never the search model.
+    # unlocked warming workspace, the stale search vectors and optimised graph; not the bindings
+    # a live controller marked used, not the vectors or graph just loaded, never the search model.
     assert names(summary) == {
-        "oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy", "cache-entry"
+        "oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy", "cache-entry",
+        "model-old-ort.onnx",
     }  # fmt: skip
+    assert (cache / "search-models" / "model-live.onnx").is_file()
     assert (cache / "ws-current" / "tools" / "t-live").is_dir()
     assert (cache / "search-vectors" / "model-live.npy").is_file()
     assert (cache / "models" / "model" / "model.onnx").is_file()
@@ -162,14 +166,15 @@ def test_cache_cli(cache, tmp):
     assert dry.returncode == 0, dry.stderr
     # ws-current was marked used just now (by whatever gocode uses it), so it stays.
     removed = {Path(e["path"]).name for e in json.loads(dry.stdout)["removed"]}
-    assert removed == {"ws-other", "ws-warming", "gocode-run-dead", "model-stale.npy", "cache-entry"}
+    stale = {"model-stale.npy", "model-old-ort.onnx", "cache-entry"}
+    assert removed == {"ws-other", "ws-warming", "gocode-run-dead", *stale}
     assert (cache / "ws-other").is_dir()
 
     bad = subprocess.run([*gocode, "cache", "prune", "--max-size", "lots"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "not a size" in bad.stderr
 
     real = subprocess.run([*gocode, "cache", "prune", "--max-age", "10d"], env=env, capture_output=True, text=True)
-    assert real.returncode == 0 and "removed 5 entries" in real.stdout, real.stdout + real.stderr
+    assert real.returncode == 0 and "removed 6 entries" in real.stdout, real.stdout + real.stderr
     assert not (cache / "ws-other").exists()
 
 
@@ -206,6 +211,6 @@ def test_one_summary_over_the_cache_and_the_state_dir(cache, tmp, tmp_path):
     removed = [Path(e["path"]).name for e in summary["removed"]]
     assert sorted(removed) == sorted(
         ["oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy", "cache-entry",
-         "stale"]
+         "model-old-ort.onnx", "stale"]
     )  # fmt: skip
     assert summary["freedBytes"] == sum(e["bytes"] for e in summary["removed"]) and not summary["errors"]

@@ -138,15 +138,18 @@ def search(
 ) -> None:
     """Find the tools for a task, best first, as search_go_tools ranks them; when none fits, say so
     and list the nearest (exit 1)."""
-    from gocode.view import search as search_mod
     from gocode.view import semantic
+    from gocode.view.limits import MAX_QUERY_CHARS
 
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty: say what you want to do, e.g. `gocode search list pull requests`")
-    # The query's vectors are computed beside reading the tools, their Go and BM25's index
-    # (nothing to compute for a query asked before).
-    semantic.embed_query_ahead(text[: search_mod.MAX_QUERY_CHARS])
+    # The query's vectors are computed beside importing the search index and reading the tools,
+    # their Go and BM25's index (nothing to compute for a query asked before): started first,
+    # as loading the two models is the longer of the two.
+    semantic.embed_query_ahead(text[:MAX_QUERY_CHARS])
+    from gocode.view import search as search_mod
+
     cm = _code_mode(config_path, model, refresh)
     index = cm.search_index()
     ranking = index.ranking(text, limit)

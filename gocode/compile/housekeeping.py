@@ -17,6 +17,9 @@ housekeeping does with each:
 - ``search-vectors/*.npy``: a tool set's vectors for search by meaning, and those of queries
   asked before (gocode.view.semantic); removed when unused for the maximum age (loading one
   touches it).
+- ``search-models/*``: the search models' graphs as onnxruntime optimised them, one per model,
+  onnxruntime version and machine (gocode.view.semantic); removed when unused for the maximum
+  age (loading one touches it), so those of an older onnxruntime go.
 - ``models/``: the search models, fetched by the warm-up: reported, never pruned.
 - ``go-build/??/*``: Go's build cache (``GOCACHE``). Go trims it only by age (five days, once
   a day) and never by size, and every new tool set adds to it, so it gets its own bounds: files
@@ -48,9 +51,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gocode.paths import VECTORS_DIR, state_dir
+from gocode.paths import OPTIMIZED_MODELS_DIR, VECTORS_DIR, state_dir
 
-Kind = Literal["binary", "workspace", "bindings", "run-dir", "vectors", "go-build"]
+Kind = Literal["binary", "workspace", "bindings", "run-dir", "vectors", "search-model", "go-build"]
 
 DEFAULT_MAX_BYTES = 2 << 30
 DEFAULT_GOCACHE_MAX_BYTES = 1 << 30
@@ -213,6 +216,11 @@ def scan(cache: Path, current: Path | None, tmp: Path | None = None, *, leftover
     with contextlib.suppress(OSError):
         for p in (cache / VECTORS_DIR).glob("*.npy"):
             entries.append(Entry(p, "vectors", p.stat().st_size, _mtime(p)))
+    with contextlib.suppress(OSError):
+        # Every file: a kept graph, or one a killed process left half-written.
+        for p in (cache / OPTIMIZED_MODELS_DIR).iterdir():
+            if p.is_file():
+                entries.append(Entry(p, "search-model", p.stat().st_size, _mtime(p)))
     entries += _go_build_entries(cache)
     tmp = tmp if tmp is not None else Path(tempfile.gettempdir())
     with contextlib.suppress(OSError):
@@ -260,8 +268,9 @@ def plan(entries: list[Entry], policy: Policy, now: float) -> list[Entry]:
     """Which entries to remove (pure): past the age, then least recently used until under the size
     (binaries before workspaces, which cost a warm-up to recreate).
 
-    Never one used within the grace period or locked. Bindings, search vectors and run
-    directories go only by age (the first two are small; a run directory's age is its run's).
+    Never one used within the grace period or locked. Bindings, search vectors, optimised
+    search models and run directories go only by age (the first two are small, one optimised
+    graph per model is in use; a run directory's age is its run's).
     """
 
     def removable(e: Entry) -> bool:

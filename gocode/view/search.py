@@ -48,13 +48,12 @@ from gocode.schema.names import words
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view import learned
 from gocode.view import semantic as semantic_mod
-from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
+from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
 from gocode.view.modelview import Shapes, render_funcs, signature
 from gocode.view.rules import SEARCH_TOOL_NAME
 
 # Bounds on what one request may ask for (a model's request is untrusted input).
-MAX_NAMES = 50
-MAX_QUERY_CHARS = 1000
+MAX_NAMES = 50  # and MAX_QUERY_CHARS (gocode.view.limits)
 
 # Field weights, chosen on the tuning half of tests/corpus/search_queries.json (see
 # bench/search.py; a middle of the best region, not its single best point): a word in the name
