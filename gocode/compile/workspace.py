@@ -65,7 +65,7 @@ MIN_GO = (1, 25)
 WORKSPACE_LAYOUT = "2"
 # Written when the whole standard library is compiled (in the background after the first set-up).
 STD_MARK = ".std"
-FIRST_BUILD_NOTE = "first time only: 41 s on an idle 2-core machine, 150–230 s on a busy one"
+FIRST_BUILD_NOTE = "first time only: 27–41 s on an idle 2-core machine, 150–230 s on a busy one"
 BUILD_FLAGS = ("-trimpath", "-ldflags=-s -w", "-buildvcs=false")
 # `go list -export` compiles what it lists: with the flags of the builds (the link flags aside),
 # so it finds the packages they compiled in the build cache instead of compiling them again.
