@@ -557,7 +557,6 @@ class Toolbox:
         if self._tg is not None and not self._setup.done:
             waited_for = await self._wait_setup(on_setup, setup_wait)
             if waited_for is not None:
-                waited_for.duration_ms = (time.monotonic() - start) * 1000
                 return waited_for
         budget = self.settings.clamp_timeout(timeout)
         try:
@@ -585,20 +584,24 @@ class Toolbox:
         return result
 
     async def _wait_setup(self, notice: Notice | None, within: float | None) -> RunResult | None:
-        """None once the machine is set up, else the result to answer with (failed, or still running)."""
+        """None once the machine is set up, else the result to answer with (failed, or still
+        running), its duration the time waited."""
+        start = time.monotonic()
         sandbox = self.code_mode.sandbox_state()
         try:
             if await self.set_up(notice, within):
                 return None
+            result = RunResult(
+                False,
+                "warming",
+                stderr=f"{self._setup.status()}. This call waited {within:g} s for it; call again in a minute "
+                "(the set-up goes on meanwhile, and later calls start at once)",
+                sandbox=sandbox,
+            )
         except SetUpError as exc:
-            return RunResult(False, "setup", stderr=str(exc), sandbox=sandbox)
-        return RunResult(
-            False,
-            "warming",
-            stderr=f"{self._setup.status()}. This call waited {within:g} s for it; call again in a minute "
-            "(the set-up goes on meanwhile, and later calls start at once)",
-            sandbox=sandbox,
-        )
+            result = RunResult(False, "setup", stderr=str(exc), sandbox=sandbox)
+        result.duration_ms = (time.monotonic() - start) * 1000
+        return result
 
     async def housekeep(self) -> dict[str, Any] | None:
         """Mark this toolbox's workspace and bindings used, and bound the cache (see
@@ -786,8 +789,8 @@ class Toolbox:
         token = logs.REQUEST_ID.set(rid)
         start = time.monotonic()
         try:
-            result, run = await self._dispatch(route, arguments, _CallProgress(progress, notice), approve, session,
-                                               setup_wait)  # fmt: skip
+            reporter = _CallProgress(progress, notice)
+            result, run = await self._dispatch(route, arguments, reporter, approve, session, setup_wait)
         finally:
             logs.REQUEST_ID.reset(token)
         meta = dict(result.meta or {})
@@ -818,10 +821,8 @@ class Toolbox:
         progress = reporter.progress
         runs_code = route.saved is not None or (route.tool is None and route.name != SEARCH_TOOL_NAME)
         if runs_code and self._tg is not None and not self._setup.done:
-            start = time.monotonic()
             waited = await self._wait_setup(reporter.note, setup_wait)
             if waited is not None:
-                waited.duration_ms = (time.monotonic() - start) * 1000
                 return run_to_result(waited), waited
         if route.tool is None and route.name == stepping.STEP_TOOL_NAME:
             return await self._step_call(arguments or {}), None

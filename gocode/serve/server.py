@@ -230,9 +230,14 @@ class ToolServer:
                     approve = elicitation_approver(ctx, params, modern)
                     try:
                         result, _ = await self.toolbox.call_mcp(
-                            params.name, params.arguments, progress, approve, self._session_key(ctx),
-                            notice=notice, setup_wait=setup_wait,
-                        )  # fmt: skip
+                            params.name,
+                            params.arguments,
+                            progress,
+                            approve,
+                            self._session_key(ctx),
+                            notice=notice,
+                            setup_wait=setup_wait,
+                        )
                     except InputRequired as ask:
                         input_required = ask.result()
                     tg.cancel_scope.cancel()
