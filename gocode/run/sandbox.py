@@ -215,7 +215,7 @@ class Launcher:
 
     async def probe(self) -> HostSupport:
         """What the host supports (asked once per process, of the launcher itself)."""
-        fake = (os.environ.get(FAKE_ABI_ENV), os.environ.get(FAKE_NO_USERNS_ENV))
+        fake = _fakes()
         if self._host is None or self._host_fake != fake:
             self._host_fake = fake
             argv = [str(await self.path()), "-probe"]
@@ -234,7 +234,7 @@ class Launcher:
         built (or was asked), else the kernel's, asked from Python (:mod:`gocode.run.hostprobe`),
         so a cold machine's first definitions need not wait for the set-up. Where Python cannot
         ask, the launcher is built and asked."""
-        fake = (os.environ.get(FAKE_ABI_ENV), os.environ.get(FAKE_NO_USERNS_ENV))
+        fake = _fakes()
         if (self._host is not None and self._host_fake == fake) or self.built:
             return await self.probe()
         try:
@@ -245,6 +245,11 @@ class Launcher:
         if doc is None:
             return await self.probe()
         return _host_support(doc, fake[1])
+
+
+def _fakes() -> tuple[str | None, str | None]:
+    """The test-only overrides of what the host supports (a Landlock ABI, no user namespaces)."""
+    return os.environ.get(FAKE_ABI_ENV), os.environ.get(FAKE_NO_USERNS_ENV)
 
 
 def _host_support(doc: dict[str, Any], fake_no_userns: str | None) -> HostSupport:

@@ -715,16 +715,19 @@ class SearchIndex:
         best_full = [float(s.full.max()) for s in sig.similarities]
         best_without = [float(s.without.max()) for s in sig.similarities]
         top = max(sig.fused.values())
+        verbs = self._verbs()
         for i in ids:
-            verb = self._verbs()[i]
+            verb = verbs[i]
+            named = float(i in sig.named)
+            cover = self._name_cover(i, w.own, w.related)
             row = [
                 sig.fused[i],
                 sig.fused[i] - top,
                 sig.lexical.get(i, 0.0),
                 len(w.base & lex.terms[i]) / len(w.base) if w.base else 0.0,
-                float(i in sig.named),
-                self._name_cover(i, w.own, w.related),
-                float(i in sig.named) * self._name_cover(i, w.own, w.related),
+                named,
+                cover,
+                named * cover,
                 1.0 if verb in w.own else _RELATED_BOOST if verb in w.related else 0.0,
                 1.0 / (1 + lex_rank[i]) if i in lex_rank else 0.0,
                 1.0 / (1 + meaning_rank.get(i, 4 * _RERANK_DEPTH)),
