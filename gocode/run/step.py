@@ -364,6 +364,16 @@ def quiet(ic: Interceptor, grace_s: float, now: float | None = None) -> bool:
 async def drive(ic: Interceptor, run: Callable[[], Awaitable[RunResult]], grace_s: float) -> RunResult | None:
     """Run the program until it ends (its result) or is quiet (None: it was stopped)."""
     got: list[RunResult] = []
+    try:
+        await _until_quiet(ic, run, grace_s, got)
+    finally:
+        ic.close()  # also when the caller is cancelled: nothing waits on a held call after it
+    return got[0] if got else None
+
+
+async def _until_quiet(
+    ic: Interceptor, run: Callable[[], Awaitable[RunResult]], grace_s: float, got: list[RunResult]
+) -> None:
     async with anyio.create_task_group() as tg:
 
         async def program() -> None:
@@ -385,8 +395,6 @@ async def drive(ic: Interceptor, run: Callable[[], Awaitable[RunResult]], grace_
                     continue
                 tg.cancel_scope.cancel()
                 break
-    ic.close()
-    return got[0] if got else None
 
 
 def outcome(ic: Interceptor, state: State, result: RunResult | None, secret: bytes) -> StepResult:
