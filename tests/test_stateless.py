@@ -342,6 +342,36 @@ fmt.Println(len(r.Hits), c.Count > 0)
 
 
 @pytest.mark.go
+def test_a_pass_over_the_continuation_bound_stops_before_its_next_side_effect(workspace, tmp_path, monkeypatch):
+    """The bound is known to be crossed after the call whose result crossed it: no call after
+    that one reaches its server (the pass used to make every call, then refuse its continuation)."""
+    monkeypatch.setenv("GOCODE_STEP_MAX_CONTINUATION", "700")
+    code = """
+for i := 0; i < 40; i++ {
+	if _, err := increment(ctx, IncrementInput{By: i + 1}); err != nil {
+		return err
+	}
+}
+r, err := webSearch(ctx, WebSearchInput{Query: "q"})
+if err != nil {
+	return err
+}
+fmt.Println(r.Hits)
+"""
+
+    async def go() -> None:
+        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+            got = await box.step(code, [SEARCH])
+            assert got.status == "error", got.as_json()
+            assert "past the bound of 700 (GOCODE_STEP_MAX_CONTINUATION)" in got.error, got.error
+            made = side_effects(tmp_path)
+            assert 0 < len(made) < 40, made
+            assert f'the call increment({{"by":{len(made) + 1}}})' in got.error and "was not made" in got.error
+
+    anyio.run(go)
+
+
+@pytest.mark.go
 def test_a_pass_that_diverges_stops_before_a_new_call_reaches_a_server(workspace, tmp_path):
     code = """
 stamp := time.Now().Format(time.RFC3339Nano)

@@ -184,10 +184,38 @@ def _aead(secret: bytes) -> AESGCM:
     return AESGCM(derived)
 
 
+def _payload(state: State) -> bytes:
+    return zlib.compress(json.dumps(state.as_json(), separators=(",", ":")).encode(), 6)
+
+
+def _sealed_length(payload: int) -> int:
+    """The length of a continuation whose compressed state is ``payload`` bytes."""
+    raw = NONCE_BYTES + payload + 16  # the nonce, the ciphertext, AES-GCM's tag
+    return len(PREFIX) + 1 + (raw * 4 + 2) // 3  # base64url without padding
+
+
+def within_bound(state: State, limit: int | None = None) -> Callable[[list[Entry]], str | None]:
+    """The step interceptor's ``admit``: refuses a new server call once the calls known so far
+    already make the next continuation longer than the bound. A result's size is known only
+    after its call was made, so this stops every later side effect, not the one that crossed it."""
+    bound = max_bytes() if limit is None else limit
+
+    def admit(calls: list[Entry]) -> str | None:
+        size = _sealed_length(len(_payload(State(state.program, state.tools, list(calls), [], state.passes + 1))))
+        if size <= bound:
+            return None
+        return (
+            f"the continuation would be over {size} bytes, past the bound of {bound} "
+            "(GOCODE_STEP_MAX_CONTINUATION), with the results of the calls made so far"
+        )
+
+    return admit
+
+
 def encode(state: State, secret: bytes, limit: int | None = None) -> str:
     """The state sealed: ``gcs2.<base64url(nonce ‖ AES-256-GCM(zlib(JSON)) ‖ tag)>``, the prefix
     authenticated too; a :class:`StepError` when it is over the size bound."""
-    payload = zlib.compress(json.dumps(state.as_json(), separators=(",", ":")).encode(), 6)
+    payload = _payload(state)
     nonce = secrets.token_bytes(NONCE_BYTES)
     sealed = _aead(secret).encrypt(nonce, payload, PREFIX.encode())
     token = f"{PREFIX}.{_b64(nonce + sealed)}"
