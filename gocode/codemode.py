@@ -13,6 +13,7 @@ and every run has its own directory and process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import tempfile
@@ -526,11 +527,6 @@ class CodeMode:
         env = unsandboxed_env(os.environ, servers_json, server_envs)
         if workdir is not None:
             env[workdirs.WORKSPACE_ENV] = str(workdir)
-        result_file = None
-        if specs is None:  # no controller to take the value of result(): a file
-            fd, result_file = tempfile.mkstemp(prefix="gocode-result-", suffix=".json")
-            os.close(fd)
-            env[RESULT_FILE_ENV] = result_file
         run_timeout = self.settings.clamp_timeout(timeout)
         confinement = None
         unconfined_note: dict[str, Any] | None = None
@@ -573,7 +569,16 @@ class CodeMode:
             for target in (env, confinement.env if confinement is not None else None):
                 if target is not None:
                     target["GODEBUG"] = ",".join(filter(None, [target.get("GODEBUG", ""), godebug]))
-        try:
+        # What the run claimed is given back on every way out, a cancelled run's too.
+        async with contextlib.AsyncExitStack() as claims:
+            if confinement is not None:
+                claims.push_async_callback(confinement.aclose)
+            result_file = None
+            if specs is None:  # no controller to take the value of result(): a file
+                fd, result_file = tempfile.mkstemp(prefix="gocode-result-", suffix=".json")
+                os.close(fd)
+                claims.callback(Path(result_file).unlink, missing_ok=True)
+                env[RESULT_FILE_ENV] = result_file
             result = await run_program(
                 build.binary,
                 env,
@@ -591,9 +596,6 @@ class CodeMode:
             if result_file is not None and result.ok:
                 result.result = _read_result(Path(result_file))
                 await asyncio.to_thread(self.keep_result, result, session)
-        finally:
-            if result_file is not None:
-                Path(result_file).unlink(missing_ok=True)
         if workdir is not None:
             left = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
             if left.over:  # the files stay (nothing is deleted silently); the next run is refused

@@ -760,7 +760,7 @@ class Toolbox:
         else:
             state, known = stepping.State(stepping.program_hash(code), digest), []
         clients = frozenset((client.server, t.name) for t in client.tools)
-        ic = Interceptor("step", known, client=clients)
+        ic = Interceptor("step", known, client=clients, admit=stepping.within_bound(state))
         how = _Pass("step", ic, (DeclaredTools(client, "the caller"),), build_package(toolset))
         result = await stepping.drive(ic, lambda: self.execute(code, timeout, _pass=how), stepping.grace())
         return stepping.outcome(ic, state, result, secret)

@@ -13,6 +13,7 @@ import os
 import stat
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +54,24 @@ def test_continuation_round_trips_and_is_bound_to_program_and_tools():
 @pytest.mark.fast
 def test_tampered_forged_stale_and_oversized_continuations_are_refused():
     token = step.encode(state(), SECRET)
-    head, payload, mac = token.split(".")
-    flipped = payload[:10] + ("A" if payload[10] != "A" else "B") + payload[11:]
-    with pytest.raises(step.StepError, match="signature does not match"):
-        step.decode(f"{head}.{flipped}.{mac}", SECRET, PROGRAM, "tools-digest")
-    with pytest.raises(step.StepError, match="signature does not match"):
+    head, sealed = token.split(".")
+    raw = bytearray(step._unb64(sealed))
+    for at in (0, step.NONCE_BYTES, len(raw) // 2, len(raw) - 1):  # the nonce, the ciphertext, the tag
+        changed = bytearray(raw)
+        changed[at] ^= 0x01
+        with pytest.raises(step.StepError, match="does not authenticate"):
+            step.decode(f"{head}.{step._b64(bytes(changed))}", SECRET, PROGRAM, "tools-digest")
+    with pytest.raises(step.StepError, match="does not authenticate"):
+        step.decode(f"{head}.{step._b64(bytes(raw[:-1]))}", SECRET, PROGRAM, "tools-digest")
+    with pytest.raises(step.StepError, match="does not authenticate"):
         step.decode(step.encode(state(), b"x" * 32), SECRET, PROGRAM, "tools-digest")
     with pytest.raises(step.StepError, match="not a gocode continuation"):
         step.decode("hello", SECRET, PROGRAM, "tools-digest")
+    # The signed-only format of earlier versions, and one from a newer gocode: named, not misread.
+    with pytest.raises(step.StepError, match=r"format gcs1, which this gocode does not read.*expired"):
+        step.decode("gcs1.eJyrVkpUslIqSk0pLcpLzM0tVrICAC39BeU.c2lnbmF0dXJl", SECRET, PROGRAM, "tools-digest")
+    with pytest.raises(step.StepError, match="format gcs3, which this gocode does not read"):
+        step.decode("gcs3.AAAA", SECRET, PROGRAM, "tools-digest")
     old = step.encode(state(issued=time.time() - 100), SECRET)
     with pytest.raises(step.StepError, match="stale"):
         step.decode(old, SECRET, PROGRAM, "tools-digest", ttl=10)
@@ -68,6 +79,51 @@ def test_tampered_forged_stale_and_oversized_continuations_are_refused():
         step.encode(state(), SECRET, limit=50)
     with pytest.raises(step.StepError, match="at most 50 bytes"):
         step.decode(token, SECRET, PROGRAM, "tools-digest", limit=50)
+
+
+def readable(token: str, text: str) -> bool:
+    """Whether ``text`` can be read from a continuation: as it is, base64url-decoded, or
+    zlib-inflated from any offset of the decoded bytes."""
+    if text in token:
+        return True
+    for part in token.split("."):
+        try:
+            raw = step._unb64(part)
+        except ValueError:
+            continue
+        if text.encode() in raw:
+            return True
+        for at in range(len(raw)):
+            try:
+                if text.encode() in zlib.decompressobj().decompress(raw[at:], 1 << 20):
+                    return True
+            except zlib.error:
+                continue
+    return False
+
+
+@pytest.mark.fast
+def test_a_continuation_is_encrypted_with_a_fresh_nonce():
+    secret_result = "result-text-only-the-server-knows-7301946285"
+    known = Entry("files", "read_file", {"path": "notes.txt"}, 0, wire(value_result(secret_result, False)))
+    st = step.State(PROGRAM, "tools-digest", [known], state().pending, 1)
+    token = step.encode(st, SECRET)
+    assert token.startswith("gcs2.") and not readable(token, secret_result)
+    assert not readable(token, "read_file") and not readable(token, PROGRAM)  # no part of the state shows
+    again = step.encode(st, SECRET)
+    assert again != token and step._unb64(again[5:])[:12] != step._unb64(token[5:])[:12]  # random nonces
+    opened = step.decode(token, SECRET, PROGRAM, "tools-digest")
+    assert opened.calls[0].result == known.result and opened.pending[0].arguments == {"query": "a"}
+
+
+@pytest.mark.fast
+def test_the_key_file_stays_its_owners(tmp_path, monkeypatch):
+    monkeypatch.delenv("GOCODE_STEP_KEY", raising=False)
+    monkeypatch.setenv("GOCODE_STATE_DIR", str(tmp_path))
+    first = step.key()
+    (tmp_path / "step.key").chmod(0o644)
+    assert step.key() == first
+    assert stat.S_IMODE((tmp_path / "step.key").stat().st_mode) == 0o600
 
 
 @pytest.mark.fast
@@ -252,6 +308,70 @@ def test_client_tools_in_a_parallel_batch_and_mcp_side_effects_made_once(workspa
 
 
 @pytest.mark.go
+def test_a_continuation_never_shows_a_server_result_the_program_did_not_print(workspace, tmp_path):
+    """A server tool's result travels in the continuation, sealed: the caller reads only what
+    the program prints."""
+    (tmp_path / "counter.txt").write_text("7301946285")
+    code = """
+c, err := read(ctx)
+if err != nil {
+	return err
+}
+r, err := webSearch(ctx, WebSearchInput{Query: "q"})
+if err != nil {
+	return err
+}
+fmt.Println(len(r.Hits), c.Count > 0)
+"""
+
+    async def go() -> None:
+        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+            first = await box.step(code, [SEARCH])
+            assert first.status == "pending", first.as_json()
+            assert not readable(first.continuation, "7301946285")
+            assert "7301946285" not in json.dumps(first.as_json())
+            head, sealed = first.continuation.split(".")
+            raw = bytearray(step._unb64(sealed))
+            raw[len(raw) // 2] ^= 0x01
+            with pytest.raises(step.StepError, match="does not authenticate"):
+                await box.step(code, [SEARCH], f"{head}.{step._b64(bytes(raw))}", [run_client_tool(first.calls[0])])
+            done = await box.step(code, [SEARCH], first.continuation, [run_client_tool(first.calls[0])])
+            assert done.status == "done" and done.run is not None and done.run.output == "2 true\n", done.as_json()
+
+    anyio.run(go)
+
+
+@pytest.mark.go
+def test_a_pass_over_the_continuation_bound_stops_before_its_next_side_effect(workspace, tmp_path, monkeypatch):
+    """The bound is known to be crossed after the call whose result crossed it: no call after
+    that one reaches its server (the pass used to make every call, then refuse its continuation)."""
+    monkeypatch.setenv("GOCODE_STEP_MAX_CONTINUATION", "700")
+    code = """
+for i := 0; i < 40; i++ {
+	if _, err := increment(ctx, IncrementInput{By: i + 1}); err != nil {
+		return err
+	}
+}
+r, err := webSearch(ctx, WebSearchInput{Query: "q"})
+if err != nil {
+	return err
+}
+fmt.Println(r.Hits)
+"""
+
+    async def go() -> None:
+        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+            got = await box.step(code, [SEARCH])
+            assert got.status == "error", got.as_json()
+            assert "past the bound of 700 (GOCODE_STEP_MAX_CONTINUATION)" in got.error, got.error
+            made = side_effects(tmp_path)
+            assert 0 < len(made) < 40, made
+            assert f'the call increment({{"by":{len(made) + 1}}})' in got.error and "was not made" in got.error
+
+    anyio.run(go)
+
+
+@pytest.mark.go
 def test_a_pass_that_diverges_stops_before_a_new_call_reaches_a_server(workspace, tmp_path):
     code = """
 stamp := time.Now().Format(time.RFC3339Nano)
@@ -339,7 +459,7 @@ def test_step_go_code_over_mcp_follows_the_code_result_protocol(workspace, tmp_p
             doc = first.structured_content
             assert not first.is_error and doc is not None and doc["status"] == "pending", text(first)
             assert json.loads(text(first)) == doc and doc["calls"][0]["name"] == "web_search"
-            bad = await c.call_tool(step.STEP_TOOL_NAME, {"code": code, "tools": [SEARCH], "continuation": "gcs1.x.y"})
+            bad = await c.call_tool(step.STEP_TOOL_NAME, {"code": code, "tools": [SEARCH], "continuation": "gcs2.x"})
             assert bad.is_error and "step_go_code: continuation refused" in text(bad)
             answer = {"code": code, "tools": [SEARCH], "continuation": doc["continuation"]}
             call_id = doc["calls"][0]["id"]

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -236,6 +237,9 @@ class Interceptor:
     pending: list[Pending] = field(default_factory=list)
     failure: str | None = None
     size: int = 0
+    # Asked before a new call reaches a server, with the calls known so far: a message refuses
+    # it (a step pass whose continuation is already over its bound makes no further side effect).
+    admit: Callable[[list[Entry]], str | None] | None = None
 
     def __post_init__(self) -> None:
         self._known = {e.position: e for e in self.recorded}
@@ -323,6 +327,8 @@ class Interceptor:
                 return text_result("gocode: the pass ended before this client call was answered", True)
         if forward is None:
             return self.fail(f"{server}.{tool} has no server to call")
+        if self.admit is not None and (refusal := self.admit(self.calls)) is not None:
+            return self.fail(f"{refusal}; the call {entry.describe()} was not made")
         self.in_flight += 1
         try:
             result = await forward()

@@ -14,14 +14,15 @@ import errno
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
 
 from gocode.files import dir_size
 from gocode.mcp.toolcall import ToolCall
@@ -39,6 +40,7 @@ Phase = Literal[
 # for a moment (the program itself did not fail).
 RETRYABLE_PHASES = frozenset({"busy", "warming", "resources"})
 STDERR_LIMIT = 16 * 1024
+REAP_WAIT_S = 10.0  # how long a killed program may take to be reaped
 # Called with each line the program prints on stdout (without its newline) while it runs.
 LineFn = Callable[[str], Awaitable[None]]
 
@@ -327,6 +329,35 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+@contextlib.asynccontextmanager
+async def _stopped(
+    proc: asyncio.subprocess.Process,
+    confinement: Confinement | None,
+    watcher: asyncio.Future[None] | None,
+    readers: asyncio.Future[Any],
+) -> AsyncIterator[None]:
+    """Owns a started program: on every way out (it ended, timed out, the run was cancelled or
+    failed) its process group is killed and it is reaped before the body's caller goes on, so
+    the run user and cgroup it held can be given back. A program that ended by itself still has
+    its group killed: orphans of its servers."""
+    try:
+        yield
+    except BaseException:
+        readers.cancel()  # nobody reads the output of a cancelled run
+        readers.add_done_callback(lambda f: None if f.cancelled() else f.exception())
+        raise
+    finally:
+        _kill_group(proc.pid)
+        if watcher is not None:
+            watcher.cancel()
+        if confinement is not None and confinement.endpoint is not None:
+            confinement.endpoint.cancel()
+        # Shielded: the wait is what lets the caller give back the program's user (a cancelled
+        # run's plain await would raise at once and skip it). SIGKILL ends it within the bound.
+        with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
+            await proc.wait()
+
+
 async def run_program(
     binary: Path,
     env: Mapping[str, str],
@@ -343,16 +374,15 @@ async def run_program(
 
     With ``keep_output``, output beyond ``max_output`` is written whole to that file (at most
     ``keep_cap`` bytes) and the answer shows its head and tail and the path. ``on_line`` gets
-    each line the program prints, as it prints it (within ``max_output``).
+    each line the program prints, as it prints it (within ``max_output``). However it ends
+    (cancelled too), the program's process group is killed and reaped before it returns;
+    ``confinement`` stays the caller's to close after that.
     """
     start = time.monotonic()
     try:
         proc, status_fd = await launch(binary, env, cwd, confinement)
-    except BaseException as exc:
-        if confinement is not None:
-            await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
-            confinement.release()
-        if isinstance(exc, OSError) and exc.errno in (errno.EAGAIN, errno.ENOMEM):
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.ENOMEM):
             # gocode's own process could not start another: its user is at its process limit,
             # or the host out of memory for a moment. Nothing the program did.
             return RunResult(False, "resources", "", f"{_EXHAUSTED} starting the program: {exc.strerror} "
@@ -367,28 +397,11 @@ async def run_program(
     over_disk: list[int] = []
     watcher = asyncio.ensure_future(_watch_scratch(proc, confinement, over_disk)) if confinement else None
     timed_out = False
-    try:
-        await asyncio.wait_for(proc.wait(), timeout)
-    except TimeoutError:
-        timed_out = True
-    except asyncio.CancelledError:
-        _kill_group(proc.pid)
-        await proc.wait()
-        raise
-    finally:
-        _kill_group(proc.pid)  # the program on timeout; orphans of its servers in every case
-        if watcher is not None:
-            watcher.cancel()
-        if confinement is not None:
-            if confinement.endpoint is not None:
-                confinement.endpoint.cancel()
-            await asyncio.to_thread(shutil.rmtree, confinement.run_dir or confinement.scratch, True)
-            if not timed_out:  # its user is free once the killed program is gone, just below
-                confinement.release()
-    if timed_out:
-        await proc.wait()
-        if confinement is not None:
-            confinement.release()
+    async with _stopped(proc, confinement, watcher, readers):
+        try:
+            await asyncio.wait_for(proc.wait(), timeout)
+        except TimeoutError:
+            timed_out = True
     policy = await status if status is not None else None
     try:
         await asyncio.wait_for(readers, 5)

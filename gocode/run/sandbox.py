@@ -22,6 +22,7 @@ the shipped source with CGO_ENABLED=0, that confines itself and then execs the p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -41,7 +42,7 @@ from gocode.config import DEFAULT_UID_RANGE, CodeModeConfig, SandboxLimits, uid_
 from gocode.errors import GocodeError
 from gocode.files import write_file
 from gocode.resources import templates_dir
-from gocode.run import hostprobe
+from gocode.run import hostprobe, owned
 from gocode.run import workdir as workdirs
 from gocode.run.cgroups import run_cgroups
 from gocode.run.env import sandboxed_env
@@ -379,17 +380,21 @@ class Confinement:
     cwd: Path | None = None  # where the program starts (its workspace), else scratch
     cwd_limit: int = 0  # the workspace's cap (bytes), watched like scratch
     cwd_group: int | None = None  # the model's group, when runs of other users share the workspace
-    cgroup: Path | None = None  # the run's pids cgroup, removed by release()
+    cgroup: Path | None = None  # the run's pids cgroup, removed by close()
     threads: int = 0  # codeMode.limits.threads (0: no per-run limit applies)
+    # What confine() claimed for this run (its user, its cgroup, its run directory), given
+    # back by close(), last claimed first.
+    claims: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
-    def release(self) -> None:
-        """Gives the run user back and removes the run's cgroup (after the program is gone)."""
-        if self.uid is not None and self.uid != NOBODY:
-            run_uids.release(self.uid)
-        self.uid = None
-        if self.cgroup is not None:
-            run_cgroups.remove(self.cgroup)
-            self.cgroup = None
+    def close(self) -> None:
+        """Removes the run directory, the run's cgroup and gives its user back; call it once the
+        program is gone (its user must not be handed to another run while it lives). Synchronous,
+        so a cancelled caller cannot interrupt it; closing twice does nothing."""
+        self.claims.close()
+
+    async def aclose(self) -> None:
+        """:meth:`close` in a worker thread, run to its end even when the caller is cancelled."""
+        await owned.release(self.close)
 
 
 _launchers: dict[Path, Launcher] = {}
@@ -436,16 +441,49 @@ async def confine(
     if as_nobody and os.geteuid() != 0:
         raise SandboxError("codeMode.limits.user: nobody needs gocode to run as root (it switches users)")
     launcher_path = await launcher.path()
-    uid = run_uids.acquire(lim.uids) if as_nobody else None
-    cgroup = await asyncio.to_thread(run_cgroups.create, lim.threads)
-    try:
-        run_dir = Path(await asyncio.to_thread(_mkrundir, binary, launcher_path, uid))
-    except BaseException:
-        if uid is not None:
-            run_uids.release(uid)
+    # Each claim is registered for release the moment it is made: whatever ends the set-up (an
+    # error, the caller cancelled) gives back everything claimed so far.
+    with contextlib.ExitStack() as claims:
+        uid = run_uids.acquire(lim.uids) if as_nobody else None
+        if uid is not None and uid != NOBODY:
+            claims.callback(run_uids.release, uid)
+        cgroup = await owned.claim(lambda: run_cgroups.create(lim.threads), _remove_cgroup)
         if cgroup is not None:
-            run_cgroups.remove(cgroup)
-        raise
+            claims.callback(run_cgroups.remove, cgroup)
+        run_dir = Path(await owned.claim(lambda: _mkrundir(binary, launcher_path, uid), _remove_tree))
+        claims.callback(shutil.rmtree, run_dir, True)
+        confinement = await _confinement(
+            settings, decision, limits, launcher_path, run_dir, uid, cgroup, port, servers_json, workdir
+        )
+        confinement.claims = claims.pop_all()
+        return confinement
+
+
+def _remove_cgroup(cgroup: Path | None) -> None:
+    if cgroup is not None:
+        run_cgroups.remove(cgroup)
+
+
+def _remove_tree(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+async def _confinement(
+    settings: CodeModeConfig,
+    decision: Decision,
+    limits: dict[str, int],
+    launcher_path: Path,
+    run_dir: Path,
+    uid: int | None,
+    cgroup: Path | None,
+    port: int,
+    servers_json: str,
+    workdir: Path | None,
+) -> Confinement:
+    """The launcher's command line and the program's environment for a run whose user, cgroup
+    and directory are claimed (the caller gives them back if this raises)."""
+    lim = settings.limits
+    as_nobody = uid is not None
     scratch, binary = run_dir / "scratch", run_dir / "prog"
     if as_nobody:  # after switching users it re-executes itself (netns): it needs a copy it may run
         launcher_path = run_dir / "launcher"
@@ -473,18 +511,13 @@ async def confine(
             else:  # runs as gocode's own user (or all as nobody): that user owns it
                 await asyncio.to_thread(workdirs.prepare, workdir, uid if uid is not None else os.geteuid())
         except OSError as exc:
-            if uid is not None:
-                run_uids.release(uid)
-            if cgroup is not None:
-                run_cgroups.remove(cgroup)
-            shutil.rmtree(run_dir, ignore_errors=True)
             raise SandboxError(f"the workspace {workdir} cannot be prepared: {exc}") from exc
         argv += ["-rw", str(workdir)]
     fake = os.environ.get(FAKE_ABI_ENV)
     if fake is not None:
         argv += ["-fake-abi", fake]
     # A scrubbed environment: nothing of the controller's (its API keys) reaches the program.
-    env = sandboxed_env(str(scratch), servers_json, data * 8 // 10)
+    env = sandboxed_env(str(scratch), servers_json, limits["data"] * 8 // 10)
     if workdir is not None:
         env[WORKSPACE_ENV] = str(workdir)
     return Confinement(

@@ -11,15 +11,16 @@ program went quiet with known calls it never made again, it diverged: the pass s
 any new call reached a server, with an error naming the call.
 
 The continuation is everything the next pass needs (the program's hash, the tool set's digest,
-the calls and their results, the pending ids), compressed, HMAC-SHA256 signed with a server-side
-key, and bounded in size. gocode keeps nothing between passes. See docs/stateless.md.
+the calls and their results, the pending ids), compressed, sealed with AES-256-GCM under a
+server-side key (encrypted and authenticated: the caller holds results of server tools the
+program may never have printed, and must read none of them), and bounded in size. gocode keeps
+nothing between passes. See docs/stateless.md.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import json
 import os
 import re
@@ -31,6 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gocode.errors import GocodeError
@@ -41,7 +46,10 @@ from gocode.toolset import ServerTools, ToolInfo
 
 STEP_TOOL_NAME = "step_go_code"
 CLIENT_SERVER = "@client"  # no configured server can have this name (they start with a letter or digit)
-PREFIX = "gcs1"
+PREFIX = "gcs2"  # the format: AES-256-GCM over the compressed state (gcs1 was signed, not encrypted)
+NONCE_BYTES = 12  # random per continuation (AES-GCM's standard nonce)
+_KEY_INFO = b"gocode step continuation gcs2"  # the AEAD key is derived from the configured secret
+_FORMAT = re.compile(r"^gcs(\d+)\.")
 DEFAULT_MAX_BYTES = 1024 * 1024  # GOCODE_STEP_MAX_CONTINUATION
 DEFAULT_TTL_S = 24 * 3600.0  # GOCODE_STEP_TTL
 DEFAULT_GRACE_S = 0.3  # GOCODE_STEP_GRACE
@@ -103,7 +111,8 @@ def client_tools(tools: list[Any]) -> ServerTools:
 
 
 def key() -> bytes:
-    """The signing key: ``GOCODE_STEP_KEY`` if set, else one generated once in the state dir (0600).
+    """The continuation secret: ``GOCODE_STEP_KEY`` if set, else one generated once in the state
+    dir (0600); the AEAD key is derived from it (:func:`_aead`).
 
     Replicas behind a load balancer must share it (set the variable, or share the state dir).
     """
@@ -111,6 +120,8 @@ def key() -> bytes:
         return hashlib.sha256(env.encode()).digest()
     path = (state_dir() or cache_dir()) / "step.key"
     try:
+        if path.stat().st_mode & 0o077:  # whoever reads it can open every continuation: its owner's only
+            path.chmod(0o600)
         return bytes.fromhex(path.read_text().strip())
     except (OSError, ValueError):
         pass
@@ -146,7 +157,7 @@ class State:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "v": 1,
+            "v": 2,
             "program": self.program,
             "tools": self.tools,
             "calls": [c.as_json() for c in self.calls],
@@ -168,10 +179,46 @@ def max_bytes() -> int:
     return int(os.environ.get("GOCODE_STEP_MAX_CONTINUATION", DEFAULT_MAX_BYTES))
 
 
+def _aead(secret: bytes) -> AESGCM:
+    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_KEY_INFO).derive(secret)
+    return AESGCM(derived)
+
+
+def _payload(state: State) -> bytes:
+    return zlib.compress(json.dumps(state.as_json(), separators=(",", ":")).encode(), 6)
+
+
+def _sealed_length(payload: int) -> int:
+    """The length of a continuation whose compressed state is ``payload`` bytes."""
+    raw = NONCE_BYTES + payload + 16  # the nonce, the ciphertext, AES-GCM's tag
+    return len(PREFIX) + 1 + (raw * 4 + 2) // 3  # base64url without padding
+
+
+def within_bound(state: State, limit: int | None = None) -> Callable[[list[Entry]], str | None]:
+    """The step interceptor's ``admit``: refuses a new server call once the calls known so far
+    already make the next continuation longer than the bound. A result's size is known only
+    after its call was made, so this stops every later side effect, not the one that crossed it."""
+    bound = max_bytes() if limit is None else limit
+
+    def admit(calls: list[Entry]) -> str | None:
+        size = _sealed_length(len(_payload(State(state.program, state.tools, list(calls), [], state.passes + 1))))
+        if size <= bound:
+            return None
+        return (
+            f"the continuation would be over {size} bytes, past the bound of {bound} "
+            "(GOCODE_STEP_MAX_CONTINUATION), with the results of the calls made so far"
+        )
+
+    return admit
+
+
 def encode(state: State, secret: bytes, limit: int | None = None) -> str:
-    payload = zlib.compress(json.dumps(state.as_json(), separators=(",", ":")).encode(), 6)
-    mac = hmac.new(secret, PREFIX.encode() + b"." + payload, hashlib.sha256).digest()
-    token = f"{PREFIX}.{_b64(payload)}.{_b64(mac)}"
+    """The state sealed: ``gcs2.<base64url(nonce ‖ AES-256-GCM(zlib(JSON)) ‖ tag)>``, the prefix
+    authenticated too; a :class:`StepError` when it is over the size bound."""
+    payload = _payload(state)
+    nonce = secrets.token_bytes(NONCE_BYTES)
+    sealed = _aead(secret).encrypt(nonce, payload, PREFIX.encode())
+    token = f"{PREFIX}.{_b64(nonce + sealed)}"
     limit = max_bytes() if limit is None else limit
     if len(token) > limit:
         raise StepError(
@@ -188,19 +235,27 @@ def decode(
     limit = max_bytes() if limit is None else limit
     if not isinstance(token, str) or len(token) > limit:
         raise StepError(f"continuation refused: not a string of at most {limit} bytes")
-    parts = token.split(".")
-    if len(parts) != 3 or parts[0] != PREFIX:
-        raise StepError(f"continuation refused: not a gocode continuation (expected {PREFIX}.<payload>.<signature>)")
+    if (known := _FORMAT.match(token)) is None:
+        raise StepError(f"continuation refused: not a gocode continuation (expected {PREFIX}.<sealed state>)")
+    if known.group(0) != PREFIX + ".":
+        raise StepError(
+            f"continuation refused: it is in the format {known.group(0)[:-1]}, which this gocode does not read "
+            f"(it reads {PREFIX}; a continuation from an older or newer gocode has expired): start the program again"
+        )
     try:
-        payload, mac = _unb64(parts[1]), _unb64(parts[2])
+        blob = _unb64(token[len(PREFIX) + 1 :])
     except ValueError:
         raise StepError("continuation refused: it is not base64url") from None
-    want = hmac.new(secret, PREFIX.encode() + b"." + payload, hashlib.sha256).digest()
-    if not hmac.compare_digest(want, mac):
+    try:
+        nonce, sealed = blob[:NONCE_BYTES], blob[NONCE_BYTES:]
+        if len(nonce) != NONCE_BYTES:
+            raise InvalidTag
+        payload = _aead(secret).decrypt(nonce, sealed, PREFIX.encode())
+    except InvalidTag:
         raise StepError(
-            "continuation refused: its signature does not match (it was changed, forged, or signed with "
+            "continuation refused: it does not authenticate (it was changed, forged, or sealed with "
             "another key: replicas must share GOCODE_STEP_KEY)"
-        )
+        ) from None
     try:
         doc = json.loads(zlib.decompressobj().decompress(payload, 16 * limit))
         state = State(
@@ -364,6 +419,16 @@ def quiet(ic: Interceptor, grace_s: float, now: float | None = None) -> bool:
 async def drive(ic: Interceptor, run: Callable[[], Awaitable[RunResult]], grace_s: float) -> RunResult | None:
     """Run the program until it ends (its result) or is quiet (None: it was stopped)."""
     got: list[RunResult] = []
+    try:
+        await _until_quiet(ic, run, grace_s, got)
+    finally:
+        ic.close()  # also when the caller is cancelled: nothing waits on a held call after it
+    return got[0] if got else None
+
+
+async def _until_quiet(
+    ic: Interceptor, run: Callable[[], Awaitable[RunResult]], grace_s: float, got: list[RunResult]
+) -> None:
     async with anyio.create_task_group() as tg:
 
         async def program() -> None:
@@ -385,8 +450,6 @@ async def drive(ic: Interceptor, run: Callable[[], Awaitable[RunResult]], grace_
                     continue
                 tg.cancel_scope.cancel()
                 break
-    ic.close()
-    return got[0] if got else None
 
 
 def outcome(ic: Interceptor, state: State, result: RunResult | None, secret: bytes) -> StepResult:
