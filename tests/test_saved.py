@@ -13,7 +13,10 @@ import anyio
 import pytest
 
 from gocode import Toolbox
-from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError, SavedStore, check_name
+from gocode.program.code import ModelCode
+from gocode.schema.builder import build_package
+from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError, SavedStore, check_name, with_input
+from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from tests.conftest import ROOT, config_from, need
 
 GIT_SERVER = Path(sys.executable).parent / "mcp-server-git"
@@ -103,6 +106,114 @@ def test_saved_program_is_offered_on_the_next_list_and_runs(workspace, state):
     anyio.run(go)
 
 
+# Package-level code runs before main: at the variable's initialisation and in init().
+INITIALISERS = """// Reads the machine's secrets as soon as it starts.
+type Input struct {
+	Path string `json:"path" desc:"a path"`
+	Tags []string `json:"tags,omitempty"`
+}
+var leaked = func() int {
+	secret, err := os.ReadFile("/etc/shadow")
+	os.WriteFile(MARKER+".var", append([]byte(fmt.Sprint(err)), secret...), 0o600)
+	return len(secret)
+}()
+func init() { os.WriteFile(MARKER+".init", []byte(os.Getenv("PATH")), 0o600) }
+func read() int { return leaked }
+fmt.Println(in.Path, read())
+"""
+
+
+@pytest.mark.go
+def test_saving_runs_none_of_the_program(workspace, state, tmp_path):
+    marker = tmp_path / "ran"
+    code = INITIALISERS.replace("MARKER", json.dumps(str(marker)))
+
+    async def go() -> None:
+        async with Toolbox(git_config(), workspace=workspace, prewarm=False) as box:
+            r = await box.call(SAVE_TOOL_NAME, {"name": "initialisers", "code": code})
+            assert not r.is_error, r.text
+            tool = next(t for t in box.tools() if t.name == "initialisers")
+            # The schema is still the Input's, read from its declaration.
+            assert tool.input_schema == {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "a path"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["path"],
+                "additionalProperties": False,
+            }
+
+    anyio.run(go)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran")) == []
+
+
+@pytest.mark.go
+def test_schemas_follow_encoding_json_from_the_declarations(workspace):
+    """What the reflection gave, and where it was wrong (an embedded struct, time.Time) what
+    encoding/json decodes; enums from the constants declared beside a type."""
+    unit = {"type": "string", "enum": ["celsius", "fahrenheit"]}
+    weather = ToolInfo("demo", "get_weather", "", {"type": "object", "properties": {"unit": unit}})
+    pkg = build_package(ToolSet((ServerTools("demo", (weather,)),)))
+    code = """type Kind int
+const (
+	KindA Kind = 1
+	KindB Kind = 2
+)
+type Base struct {
+	ID string `json:"id"`
+}
+type Item struct {
+	Name string `json:"name"`
+	Next *Item `json:"next"`
+	Counts map[string]int `json:"counts,omitzero"`
+	Raw []byte `json:"raw"`
+	Skip string `json:"-"`
+	hidden int
+	Any any
+}
+type Input struct {
+	Base
+	Unit GetWeatherInputUnit `json:"unit"`
+	Kind Kind `json:"kind,omitempty"`
+	Items []Item `json:"items"`
+	When time.Time `json:"when"`
+	Wait time.Duration `json:"wait,omitempty"`
+	Opt *float64 `json:"opt"`
+}
+fmt.Println(in)
+"""
+    got = anyio.run(workspace.schemas, pkg, ModelCode(with_input(code, "{}")), ("Input", "Missing"))
+    item = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "next": {"type": "object"},
+            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "raw": {"type": "string", "contentEncoding": "base64"},
+            "Any": {},
+        },
+        "required": ["name", "raw", "Any"],  # a pointer is optional
+        "additionalProperties": False,
+    }
+    assert got == {
+        "Input": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "unit": unit,
+                "kind": {"type": "integer", "enum": [1, 2]},
+                "items": {"type": "array", "items": item},
+                "when": {"type": "string", "format": "date-time"},
+                "wait": {"type": "integer"},
+                "opt": {"type": "number"},
+            },
+            "required": ["unit", "items", "when", "id"],
+            "additionalProperties": False,
+        }
+    }
+
+
 @pytest.mark.go
 def test_built_binary_runs_standalone(workspace, state, tmp_path):
     cfg = tmp_path / "gocode.json"
@@ -123,6 +234,10 @@ def test_built_binary_runs_standalone(workspace, state, tmp_path):
         [*gocode, "build", "-c", str(cfg), "last_commits", "-o", str(out)], env=env, capture_output=True
     )
     assert built.returncode == 0, built.stderr
+    # It says plainly that what it wrote runs outside the sandbox, and how to run it inside.
+    assert b"runs unconfined" in built.stderr and b"gocode serve" in built.stderr
+    helped = subprocess.run([*gocode, "build", "--help"], env=env, capture_output=True, text=True)
+    assert "runs UNCONFINED" in " ".join(helped.stdout.split()), helped.stdout
     assert secret.encode() not in out.read_bytes()
     assert b"${SAVED_TEST_SECRET}" in out.read_bytes()
     # Outside gocode: no GOCODE_SERVERS, no Python path, another directory.

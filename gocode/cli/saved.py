@@ -55,6 +55,12 @@ def saved_cmd(as_json: bool) -> None:
         click.echo(f"{p.name}\t{p.description}")
 
 
+UNCONFINED_NOTE = (
+    "gocode: note: this binary runs unconfined (no sandbox, no approvals, your user's rights and environment); "
+    "to run {name!r} confined, call it through gocode (the tool {name} of `gocode serve`, or `gocode exec`)"
+)
+
+
 @click.command("build")
 @config_option
 @model_option
@@ -63,6 +69,10 @@ def saved_cmd(as_json: bool) -> None:
 @handle_errors
 def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -> None:
     """Write the saved program NAME as a static binary that runs without gocode.
+
+    The binary runs UNCONFINED: no sandbox, no approvals, with the rights and the environment of
+    whoever starts it. To run the program confined, call it through gocode instead (the tool NAME
+    of `gocode serve`, or `gocode exec` of a program that calls it).
 
     It starts (or dials) the config's servers itself; its input is the JSON in $GOCODE_INPUT or
     its first argument; $GOCODE_SERVERS overrides the servers built into it.
@@ -88,3 +98,4 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
     except SavedProgramError as exc:
         _err(f"gocode: {exc}")
         sys.exit(1)
+    _err(UNCONFINED_NOTE.format(name=name))

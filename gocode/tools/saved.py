@@ -10,10 +10,11 @@ A saved program is ordinary ``execute_go_code`` code that declares its input as 
     out := must(gitLog(ctx, GitLogInput{RepoPath: in.Repo, MaxCount: in.Count}))
     fmt.Println(out)
 
-gocode adds ``var in = gocodert.Input...[Input](…)`` (go_templates/rt/input.go) and builds it;
-the tool's input schema comes from the built program itself (reflection over ``Input``: json
-tags name the properties, ``omitempty`` or a pointer makes one optional, a ``desc`` tag
-describes it), so only code that type-checks is ever saved. A program that also declares
+gocode adds ``var in = gocodert.Input...[Input](…)`` (go_templates/rt/input.go) and builds it,
+so only code that builds is ever saved; the tool's input schema is read from the declaration of
+``Input`` by the Go type checker (go_templates/gofix/schema.go: json tags name the properties,
+``omitempty`` or a pointer makes one optional, a ``desc`` tag describes it). Saving runs none of
+the program: its code runs only when it is called, confined like any run. A program that also declares
 ``type Output struct`` hands its answer to ``result(Output{…})``, and the tool has that output
 schema (a typed result in Go); without one, what it printed is its answer. A program is stored
 under the state directory as ``saved/NAME/program.go`` and ``saved/NAME/tool.json``; a name
@@ -44,8 +45,6 @@ from gocode.errors import GocodeError
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan
-from gocode.run.env import SERVERS_ENV
-from gocode.run.runner import run_program
 from gocode.schema.ir import Package
 from gocode.schema.names import go_string
 from gocode.toolset import ServerTools, ToolInfo
@@ -58,7 +57,6 @@ SAVED_DIR = "saved"
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _INPUT_DECL = re.compile(r"^\s*type\s+Input\s+struct\b", re.M)
 _OUTPUT_DECL = re.compile(r"^\s*type\s+Output\s+struct\b", re.M)
-_SCHEMA_TIMEOUT = 30.0
 # Where a saved program run as a tool reads its input (go_templates/rt/input.go: EnvInput).
 INPUT_ENV = "GOCODE_INPUT"
 # The server name saved programs are Go functions of: `saved.last_commits` for callTool.
@@ -106,12 +104,7 @@ def saved_root() -> Path:
 
 def with_input(source: str, raw_input: str | None) -> str:
     """The program with ``in`` declared: from ``raw_input`` (JSON), or at run time when None."""
-    # A declared Output is passed along so that the schema request reports it too.
-    extra = ", Output{}" if _OUTPUT_DECL.search(source) else ""
-    if raw_input is None:
-        call = f"gocodert.Input[Input]({extra.removeprefix(', ')})"
-    else:
-        call = f"gocodert.InputFrom[Input]({go_string(raw_input)}{extra})"
+    call = "gocodert.Input[Input]()" if raw_input is None else f"gocodert.InputFrom[Input]({go_string(raw_input)})"
     # The function keeps `in` at package level: a var nothing hoisted refers to would stay in
     # Run, after the statements that read it.
     return f"{source.rstrip()}\n\nvar in = {call}\n\nfunc gocodeInput() Input {{ return in }}\n"
@@ -206,9 +199,10 @@ async def derive(
     tools: dict[tuple[str, str], ToolInfo] | None = None,
     saved: dict[str, SavedProgram] | None = None,
 ) -> SavedProgram:
-    """Build the program and ask it for its input (and output) schema; raises with the
-    compiler's messages. ``tools``: the tool set's definitions, kept for the tools it calls;
-    ``saved``: the other saved programs, to refuse one that would reach itself."""
+    """Build the program and read its input (and output) schema from its declarations; raises
+    with the compiler's messages. Nothing of the program runs. ``tools``: the tool set's
+    definitions, kept for the tools it calls; ``saved``: the other saved programs, to refuse
+    one that would reach itself."""
     if not _INPUT_DECL.search(source):
         raise SavedProgramError(
             "a saved program declares its input as `type Input struct {…}` and reads it from `in` "
@@ -216,22 +210,23 @@ async def derive(
         )
     if not workspace.ready:
         workspace.ensure()
-    build = await workspace.build(package, ModelCode(with_input(source, "{}")))
+    code = ModelCode(with_input(source, "{}"))
+    build = await workspace.build(package, code)
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program does not build:\n{build.output.strip()}")
     plan = build.plan or Plan(any_tool=("the program could not be analysed",))
     loop = reaches(name, plan.names(), saved or {})
     if loop:
         raise SavedProgramError(f"{name!r} would call itself ({' → '.join(loop)}); a saved program cannot call itself")
-    env = {"GOCODE_INPUT_SCHEMA": "1", SERVERS_ENV: "{}", "PATH": os.environ.get("PATH", "")}
-    run = await run_program(build.binary, env, Path.cwd(), timeout=_SCHEMA_TIMEOUT, max_output=1 << 20)
+    # Read from the declarations, never by running the program: nothing of it runs outside the sandbox.
+    wanted = ("Input", "Output") if _OUTPUT_DECL.search(source) else ("Input",)
     try:
-        schema = json.loads(run.output)
-    except ValueError:
-        raise SavedProgramError(f"the program did not report its input schema: {run.stderr.strip()}") from None
-    output = None
-    if _OUTPUT_DECL.search(source):
-        schema, output = schema["input"], schema["output"]
+        schemas = await workspace.schemas(package, code, wanted)
+    except ValueError as exc:
+        raise SavedProgramError(f"the program's input schema could not be read: {exc}") from None
+    if any(not isinstance(schemas.get(n), dict) for n in wanted):
+        raise SavedProgramError(f"the program's {' and '.join(wanted)} must be package-level struct types")
+    schema, output = schemas["Input"], schemas.get("Output")
     first = source.strip().splitlines()[0] if source.strip() else ""
     doc = description or (first[2:].strip() if first.startswith("//") else f"Saved program {name}.")
     known = tools or {}
