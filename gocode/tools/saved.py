@@ -20,6 +20,14 @@ schema (a typed result in Go); without one, what it printed is its answer. A pro
 under the state directory as ``saved/NAME/program.go`` and ``saved/NAME/tool.json``; a name
 taken by a tool or by another saved program is refused unless the caller asks to replace it.
 
+Each config and model has its own saved programs: they live under
+``saved/m-<key>/`` (:func:`store_key`: a hash of the config file's resolved path and the model
+ref), so one model never sees, lists, calls or replaces another's, nor a model of another
+project's config that has the same name. Models that set the same ``codeMode.savedProgramsShare``
+name share ``saved/shared-<name>/`` instead. Programs saved before this (``saved/NAME/``) are
+offered to no one until an operator moves them to one model (:func:`adopt_legacy`,
+``gocode saved --adopt``).
+
 The saved programs are also tools of the virtual server ``saved`` (:data:`SAVED_SERVER`): typed
 Go functions a later program calls like any tool, answered by :class:`SavedCalls` through the
 loopback endpoint. What each one can call (its static plan, and the definitions of those tools
@@ -30,6 +38,7 @@ that would reach itself is refused when saved and when called.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -41,6 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gocode.compile.workspace import Workspace
+from gocode.config import Config
 from gocode.errors import GocodeError
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode
@@ -99,7 +109,42 @@ class SavedProgram:
 
 
 def saved_root() -> Path:
+    """Where every store lives (the per-model stores are directories in it)."""
     return (state_dir() or cache_dir()) / SAVED_DIR
+
+
+def store_key(config: Config, model: str | None) -> str:
+    """The directory of one config and model's saved programs: ``m-`` and a hash of the config
+    file's resolved path and the model ref (``defaults.model`` when None); ``shared-NAME`` for
+    models that set ``savedProgramsShare: NAME``. Neither is a program name (those have no ``-``)."""
+    share = config.code_mode_for(model).saved_programs_share
+    if share is not None:
+        return f"shared-{share}"
+    # A config read from a file is that file however it was named; one built in memory is its source label.
+    where = config.source if config.source.startswith("<") else str(Path(config.source).resolve())
+    ref = model or config.defaults.model or ""
+    return "m-" + hashlib.sha256(f"{where}\0{ref}".encode()).hexdigest()[:24]
+
+
+def legacy_names() -> list[str]:
+    """The programs kept before stores were per model, which no model is offered."""
+    return SavedStore(saved_root()).names()
+
+
+def adopt_legacy(store: SavedStore) -> tuple[list[str], list[str]]:
+    """Move the programs kept before stores were per model (``saved/NAME``) into ``store``:
+    (moved, left because ``store`` has a program of that name). An operator's choice, made once:
+    a moved program is no longer anyone else's."""
+    legacy = SavedStore(store.root.parent)
+    moved, left = [], []
+    for name in legacy.names():
+        if name in store.names():
+            left.append(name)
+            continue
+        store.root.mkdir(parents=True, exist_ok=True)
+        os.replace(legacy.root / name, store.root / name)
+        moved.append(name)
+    return moved, left
 
 
 def with_input(source: str, raw_input: str | None) -> str:
@@ -118,10 +163,14 @@ def standalone(source: str, servers: dict[str, dict[str, Any]]) -> str:
 
 
 class SavedStore:
-    """The saved programs in one directory (default: ``saved`` in the state or cache directory)."""
+    """The saved programs in one directory (:meth:`for_model`: one config and model's)."""
 
-    def __init__(self, root: Path | None = None) -> None:
-        self.root = root or saved_root()
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def for_model(cls, config: Config, model: str | None) -> SavedStore:
+        return cls(saved_root() / store_key(config, model))
 
     def names(self) -> list[str]:
         if not self.root.is_dir():
