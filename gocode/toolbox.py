@@ -759,8 +759,8 @@ class Toolbox:
         Raises :class:`~gocode.run.step.StepError` for a refused continuation or bad answers.
         """
         client = stepping.client_tools(tools)
-        state = self.code_mode.state  # the package below and the run's tools from one tool set
-        toolset = ToolSet((*state.view.code_tools.servers, client))
+        current = self.code_mode.state  # the package below and the run's tools from one tool set
+        toolset = ToolSet((*current.view.code_tools.servers, client))
         digest, secret = toolset.digest(), await anyio.to_thread.run_sync(stepping.key)
         if continuation:
             state = stepping.decode(continuation, secret, stepping.program_hash(code), digest)
@@ -771,7 +771,7 @@ class Toolbox:
             state, known = stepping.State(stepping.program_hash(code), digest), []
         clients = frozenset((client.server, t.name) for t in client.tools)
         ic = Interceptor("step", known, client=clients)
-        how = _Pass("step", ic, state, (DeclaredTools(client, "the caller"),), build_package(toolset))
+        how = _Pass("step", ic, current, (DeclaredTools(client, "the caller"),), build_package(toolset))
         result = await stepping.drive(ic, lambda: self.execute(code, timeout, _pass=how), stepping.grace())
         return stepping.outcome(ic, state, result, secret)
 

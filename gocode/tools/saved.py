@@ -44,7 +44,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -333,7 +333,7 @@ def expand_plan(plan: Plan, saved: dict[str, SavedProgram]) -> Plan:
     return Plan(tuple(sorted(tools)), tuple(why), plan.unknown)
 
 
-def differences(program: SavedProgram, tools: dict[tuple[str, str], ToolInfo]) -> list[str]:
+def differences(program: SavedProgram, tools: Mapping[tuple[str, str], ToolInfo]) -> list[str]:
     """How the tools ``program`` calls differ from when it was saved (empty: the same)."""
     if program.uses is None:
         return []
