@@ -445,6 +445,8 @@ class Workspace:
             }
         )
         errors = Prepared.from_answer(checked).errors
+        if errors and all(e.message.startswith("could not import ") for e in errors) and not self.std_ready:
+            raise ValueError("the standard library is still being compiled (gocode warmup does it); try again shortly")
         if errors:
             raise ValueError(explain(errors, pkg, code.source))
         found = checked.get("schemas")
