@@ -41,7 +41,7 @@ from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launc
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
 from gocode.schema.media import returns_media
-from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, expand_plan, legacy_names
+from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, approved_text, expand_plan, legacy_names
 from gocode.tools.saved import listing as saved_listing
 from gocode.toolset import ServerTools, ToolInfo
 from gocode.view.disclosure import Disclosure, Tier, choose
@@ -546,7 +546,9 @@ class CodeMode:
         held = tuple(h for h in held if not h.startswith(SAVED_SERVER + "."))
         held = () if held == (ANY_TOOL,) else held
         if held:
-            why = await refused(ApprovalRequest(program_hash(code, package), code, held, reach), approve)
+            # The hash covers the saved programs' code too: an approval names exactly what runs.
+            approved = approved_text(code, reach, state.saved_programs, held)
+            why = await refused(ApprovalRequest(program_hash(approved, package), code, held, reach), approve)
             if why is not None:
                 return RunResult(
                     False, "approval", stderr=why, plan=plan.as_json(), build_ms=build.duration_ms,

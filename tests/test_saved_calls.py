@@ -266,6 +266,35 @@ def test_a_saved_program_replaced_during_a_build_changes_nothing_in_that_call(wo
 
 
 @pytest.mark.go
+def test_an_approval_is_for_the_saved_programs_code_it_was_asked_for(workspace, state):
+    """A client approves a program hash and retries (the 2026-07-28 flow): a saved program the
+    program reaches, replaced in between by one of the same name, description and input, is
+    another program; the approval given for the first does not run the second."""
+    other = WIPE.replace('"hello"', '"other"')
+
+    async def go():
+        config = config_from({"notes": NOTES}, defaults=SETTINGS)
+        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+            r = await box.call("save_go_program", {"name": "helper", "code": WIPE})
+            assert not r.is_error, r.text
+            asked: list = []
+            first = await box.execute(CALLS_HELPER, approve=lambda req: asked.append(req) or False)
+            r = await box.call("save_go_program", {"name": "helper", "code": other, "replace": True})
+            assert not r.is_error, r.text
+            retry = await box.execute(
+                CALLS_HELPER, approve=lambda req: asked.append(req) or req.program_hash == asked[0].program_hash
+            )
+            same = await box.execute(CALLS_HELPER, approve=lambda req: req.program_hash == asked[1].program_hash)
+            return first, retry, same, asked
+
+    first, retry, same, asked = anyio.run(go)
+    assert first.phase == retry.phase == "approval" and retry.tool_calls == [], retry.output
+    assert asked[0].tools == asked[1].tools == ("notes.delete_note",) and asked[0].code == asked[1].code
+    # Approved for what it is now, it runs.
+    assert (same.ok, same.output) == (True, "deleted other\n"), same.stderr
+
+
+@pytest.mark.go
 def test_a_saved_program_whose_tools_changed_is_refused_naming_what_differs(workspace, state):
     async def go():
         async with Toolbox(demo_config(), workspace=workspace, prewarm=False) as box:

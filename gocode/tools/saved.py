@@ -333,6 +333,15 @@ def expand_plan(plan: Plan, saved: dict[str, SavedProgram]) -> Plan:
     return Plan(tuple(sorted(tools)), tuple(why), plan.unknown)
 
 
+def approved_text(code: str, reach: Plan, saved: Mapping[str, SavedProgram], held: tuple[str, ...]) -> str:
+    """What an approval of ``code`` is for: its own code, the code of every saved program it can
+    reach (``reach``: its plan expanded) and the tools it was held for. An approval given for one
+    of these (a client's retry carries the hash) is not one for a program reaching other code."""
+    reached = sorted(t for s, t in reach.tools if s == SAVED_SERVER and t in saved)
+    parts = [code, *(f"saved.{n}\0{saved[n].source}" for n in reached), "\0".join(held)]
+    return "\0\0".join(parts)
+
+
 def differences(program: SavedProgram, tools: Mapping[tuple[str, str], ToolInfo]) -> list[str]:
     """How the tools ``program`` calls differ from when it was saved (empty: the same)."""
     if program.uses is None:
