@@ -212,7 +212,7 @@ class HeldBuilds:
         self.building, self.release = anyio.Event(), anyio.Event()
 
     def __getattr__(self, name):
-        return getattr(self._ws, name)
+        return getattr(self.__dict__["_ws"], name)  # never through itself: no recursion before __init__
 
     async def build(self, pkg, code, filename="model.go"):
         built = await self._ws.build(pkg, code, filename)
