@@ -19,8 +19,10 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from gocode.compile.workspace import BuildResult, Progress, Workspace
@@ -40,7 +42,7 @@ from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launc
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
 from gocode.schema.media import returns_media
-from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, expand_plan
+from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, approved_text, expand_plan, legacy_names
 from gocode.tools.saved import listing as saved_listing
 from gocode.toolset import ServerTools, ToolInfo
 from gocode.view.disclosure import Disclosure, Tier, choose
@@ -101,6 +103,21 @@ def _describe(head: str, text: str, tier: str) -> str:
     return f"{head}{hint}\n{fence}\n{text or _NO_TOOLS}```\n"
 
 
+@dataclass(frozen=True)
+class ToolState:
+    """One tool set as a run sees it from start to end: the view, the package its programs are
+    built against, the tools by (server, tool), and the saved programs with their code (those
+    that are Go functions, and every one read from the store). A call takes it once, before
+    its build, and decides, approves and runs on it alone: a tool list changed or a saved
+    program replaced meanwhile is the next call's."""
+
+    view: ToolView
+    package: Package
+    infos: Mapping[tuple[str, str], ToolInfo]
+    saved_programs: Mapping[str, SavedProgram]  # the `saved` server's tools (Go functions)
+    stored: Mapping[str, SavedProgram]  # every saved program offered, as a tool of its own too
+
+
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
@@ -129,7 +146,7 @@ class CodeMode:
         # Offer the saved programs as Go functions of the server `saved` (a controller answers
         # their calls, so only a pooled toolbox, or a listing such as search, turns this on).
         self.offer_saved = False
-        self.saved_programs: dict[str, SavedProgram] = {}
+        self._state: ToolState | None = None
 
     async def __aenter__(self) -> CodeMode:
         await self.refresh()
@@ -161,12 +178,18 @@ class CodeMode:
         ``unavailable`` names the servers that are down, with the reason."""
         enabled = code_mode_on(self.settings, servers)
         saved_notes: tuple[str, ...] = ()
-        programs = SavedStore().all() if enabled and self.offer_saved and self.settings.saved_programs else []
+        stored = self.saved_store().all() if enabled and self.settings.saved_programs else []
+        programs = stored if self.offer_saved else []
         if programs and any(s.server == SAVED_SERVER for s in servers):
             saved_notes = (f"saved programs are not Go functions here: a server is named {SAVED_SERVER!r}",)
         elif programs:
             servers = [*servers, saved_listing(programs)]
-        self.saved_programs = {p.name: p for p in programs} if not saved_notes else {}
+        functions = {p.name: p for p in programs} if not saved_notes else {}
+        if enabled and self.settings.saved_programs and (legacy := legacy_names()):
+            saved_notes += (
+                f"{len(legacy)} saved programs kept before they were per model ({', '.join(legacy[:5])}) are offered "
+                "to no model: `gocode saved --adopt` moves them to one",
+            )
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
         inferred = self._typed_outputs(view)
         view = with_inferred_outputs(view, inferred)
@@ -174,11 +197,19 @@ class CodeMode:
         infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
         self._view, self._package, self._allowed, self._infos = view, package, frozenset(infos), infos
+        self._state = ToolState(
+            view, package, MappingProxyType(dict(infos)), MappingProxyType(functions),
+            MappingProxyType({p.name: p for p in stored}),
+        )  # fmt: skip
         self._inferred = inferred
         self._active = enabled
         self._unavailable = dict(sorted((unavailable or {}).items()))
         self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
         self._saved_notes = saved_notes
+
+    def saved_store(self) -> SavedStore:
+        """This config and model's saved programs (see :func:`gocode.tools.saved.store_key`)."""
+        return SavedStore.for_model(self.config, self.model)
 
     def _typed_outputs(self, view: ToolView) -> dict[tuple[str, str], dict[str, Any]]:
         keep = typeable(view)
@@ -233,6 +264,18 @@ class CodeMode:
 
     def _unavailable_note(self) -> str:
         return "".join(f"\nnote: unavailable: {why}" for why in self._unavailable.values())
+
+    @property
+    def state(self) -> ToolState:
+        """The current tool set, whole (see :class:`ToolState`): what a call takes once."""
+        if self._state is None:
+            raise RuntimeError("call refresh() first")
+        return self._state
+
+    @property
+    def saved_programs(self) -> Mapping[str, SavedProgram]:
+        """The saved programs that are Go functions (tools of the ``saved`` server)."""
+        return self._state.saved_programs if self._state is not None else MappingProxyType({})
 
     @property
     def view(self) -> ToolView:
@@ -456,6 +499,7 @@ class CodeMode:
         on_plan: Callable[[Plan], None] | None = None,
         session: str | None = None,
         calls_servers: bool = True,
+        state: ToolState | None = None,
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
@@ -471,10 +515,13 @@ class CodeMode:
         refuses anything else). The program starts in its workspace (``codeMode.workspace``; per
         ``session`` when its scope is ``session``). A run whose calls are all answered without a
         server (``calls_servers`` false: a replay or a dry run) needs no approval: there is
-        nothing to approve.
+        nothing to approve. ``state``: the tool set the caller took for this call (by default the
+        current one, taken here, before the build); what is built, approved and run is read
+        from it alone.
         """
         start = time.monotonic()
-        view, package, infos = self.view, package or self.package, self._infos
+        state = state or self.state
+        view, package, infos = state.view, package or state.package, state.infos
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
         build = await self.workspace.build(package, ModelCode(code))
@@ -494,13 +541,15 @@ class CodeMode:
         if on_plan is not None:
             on_plan(plan)
         # What approving it means: the tools the saved programs it calls can reach count too.
-        reach = expand_plan(plan, self.saved_programs) if self.saved_programs else plan
+        reach = expand_plan(plan, state.saved_programs) if state.saved_programs else plan
         held = tools_needing_approval(self.settings.approval, reach, infos) if calls_servers else ()
         # A saved program is what it can reach (counted above), not a tool that needs approval itself.
         held = tuple(h for h in held if not h.startswith(SAVED_SERVER + "."))
         held = () if held == (ANY_TOOL,) else held
         if held:
-            why = await refused(ApprovalRequest(program_hash(code, package), code, held, reach), approve)
+            # The hash covers the saved programs' code too: an approval names exactly what runs.
+            approved = approved_text(code, reach, state.saved_programs, held)
+            why = await refused(ApprovalRequest(program_hash(approved, package), code, held, reach), approve)
             if why is not None:
                 return RunResult(
                     False, "approval", stderr=why, plan=plan.as_json(), build_ms=build.duration_ms,

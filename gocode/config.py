@@ -227,6 +227,22 @@ class CodeModeConfig(_Strict):
     saved_programs: bool = Field(
         default=False, alias="savedPrograms", description="offer save_go_program and the saved programs as tools"
     )
+    saved_programs_share: str | None = Field(
+        default=None,
+        alias="savedProgramsShare",
+        description="a name: every model (of any config) that sets the same one shares its saved programs; "
+        "default: each config and model keeps its own",
+    )
+
+    @field_validator("saved_programs_share")
+    @classmethod
+    def _check_share(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^[a-z0-9][a-z0-9_-]{0,63}$", v):
+            raise ValueError(
+                f"savedProgramsShare {v!r} must be lowercase letters, digits, '_' or '-', starting with a letter "
+                "or digit (64 characters at most)"
+            )
+        return v
 
     @field_validator("sandbox", mode="before")
     @classmethod

@@ -29,7 +29,7 @@ import os
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -42,7 +42,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode import tool_formats
-from gocode.codemode import TOOL_NAME, CodeMode
+from gocode.codemode import TOOL_NAME, CodeMode, ToolState
 from gocode.compile import housekeeping
 from gocode.compile.workspace import Progress, Workspace
 from gocode.config import Config, load_config
@@ -435,7 +435,8 @@ class Toolbox:
         if active and self.settings.saved_programs:
             routes[SAVE_TOOL_NAME] = Route(SAVE_TOOL_NAME)
             tools.append(types.Tool.model_validate(saved.save_tool_definition()))
-            for program in saved.SavedStore().all():
+            # The programs this tool set was built with (one read of the store for both).
+            for program in self.code_mode.state.stored.values():
                 if program.name not in routes:  # a tool that came later keeps its name
                     routes[program.name] = Route(program.name, saved=program)
                     tools.append(types.Tool.model_validate(program.tool()))
@@ -451,7 +452,7 @@ class Toolbox:
     async def save_program(self, request: saved.SaveRequest) -> SavedProgram:
         """Check, build and keep a program as a tool; the tool list changes (listeners are told)."""
         saved.check_name(request.name, self.taken_names())
-        store = saved.SavedStore()
+        store = self.code_mode.saved_store()
         if request.name in store.names() and not request.replace:
             raise SavedProgramError(
                 f"a saved program named {request.name!r} exists; pass replace (--force) to overwrite it"
@@ -666,19 +667,24 @@ class Toolbox:
             if how.mode != "live":
                 return RunResult(False, "code", stderr=f"a {how.mode} run needs pooled sessions (Toolbox(pooled=True))")
             return await self.code_mode.execute(
-                code, timeout, progress=self._progress, approve=approve, session=session, on_line=on_line
-            )
-        toolset = self.code_mode.view.code_tools
+                code, timeout, progress=self._progress, approve=approve, session=session, on_line=on_line,
+                state=how.state,
+            )  # fmt: skip
+        # Taken once, before the build: the approval is decided on it and the run given only it.
+        state = how.state or self.code_mode.state
+        how = how.taking(state)
+        toolset = state.view.code_tools
         ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
         providers: dict[str, ToolProvider] = {p.name: p for p in how.providers}
-        programs = self.code_mode.saved_programs
+        programs = state.saved_programs
         reach: list[Plan] = []  # what this run was checked (and approved) for, saved programs' tools included
         if programs:
 
             async def run_saved(
                 program: SavedProgram, arguments: dict[str, Any], chain: tuple[str, ...], limit: float
             ) -> types.CallToolResult:
-                return await self._run_saved(program, arguments, chain, limit, reach[0] if reach else None, session)
+                covered = reach[0] if reach else None
+                return await self._run_saved(program, arguments, chain, limit, covered, session, state)
 
             # This run's own: a saved program it calls knows which ones it is inside.
             providers[saved.SAVED_SERVER] = saved.SavedCalls(list(programs.values()), run_saved, how.chain)
@@ -689,7 +695,9 @@ class Toolbox:
             reach[:] = [saved.expand_plan(plan, programs)]
 
         try:
-            specs = self._loopback.specs(run, [*self.code_mode.code_servers(), *(p.name for p in how.providers)])
+            specs = self._loopback.specs(
+                run, [*self.code_mode.code_servers(state.view), *(p.name for p in how.providers)]
+            )
             result = await self.code_mode.execute(
                 code,
                 timeout,
@@ -706,6 +714,7 @@ class Toolbox:
                 on_plan=foresee,
                 session=session,
                 calls_servers=how.mode not in ("dry-run", "replay"),
+                state=state,
             )
         finally:
             await self._loopback.close_run(run)
@@ -750,7 +759,8 @@ class Toolbox:
         Raises :class:`~gocode.run.step.StepError` for a refused continuation or bad answers.
         """
         client = stepping.client_tools(tools)
-        toolset = ToolSet((*self.code_mode.view.code_tools.servers, client))
+        current = self.code_mode.state  # the package below and the run's tools from one tool set
+        toolset = ToolSet((*current.view.code_tools.servers, client))
         digest, secret = toolset.digest(), await anyio.to_thread.run_sync(stepping.key)
         if continuation:
             state = stepping.decode(continuation, secret, stepping.program_hash(code), digest)
@@ -761,7 +771,7 @@ class Toolbox:
             state, known = stepping.State(stepping.program_hash(code), digest), []
         clients = frozenset((client.server, t.name) for t in client.tools)
         ic = Interceptor("step", known, client=clients, admit=stepping.within_bound(state))
-        how = _Pass("step", ic, (DeclaredTools(client, "the caller"),), build_package(toolset))
+        how = _Pass("step", ic, current, (DeclaredTools(client, "the caller"),), build_package(toolset))
         result = await stepping.drive(ic, lambda: self.execute(code, timeout, _pass=how), stepping.grace())
         return stepping.outcome(ic, state, result, secret)
 
@@ -830,11 +840,13 @@ class Toolbox:
             text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed), None
         if route.saved is not None:
-            program = route.saved
-            if changed := saved.differences(program, self.code_mode.tool_infos):
+            # The program and everything it reaches as of now: replacing one meanwhile changes nothing here.
+            state = self.code_mode.state
+            program = state.stored.get(route.saved.name, route.saved)
+            if changed := saved.differences(program, state.infos):
                 return error_result(_changed_text(program.name, changed)), None
             code = saved.with_input(program.source, None)
-            how = _Pass("live", chain=(program.name,), saved_input=json.dumps(arguments or {}))
+            how = _Pass("live", state=state, chain=(program.name,), saved_input=json.dumps(arguments or {}))
             run = await self.execute(code, approve=approve, session=session, _pass=how)
             # Its answer as its definition promises (the Output as structured content), with the run's _meta.
             return saved_answer(program, run).model_copy(update={"meta": run_to_result(run).meta}), run
@@ -870,14 +882,16 @@ class Toolbox:
         timeout: float,
         covered: Plan | None,
         session: str | None,
+        state: ToolState,
     ) -> types.CallToolResult:
         """A program's call of a saved program: run it with ``arguments``, answer with its
         ``result()`` value (structured, for a declared Output) or what it printed.
 
         It runs inside the calling program's turn (no second slot: a slot held while waiting
         for another could never be given back) and needs no approval of its own when the caller
-        was checked for everything it can reach (``covered``)."""
-        if changed := saved.differences(program, self.code_mode.tool_infos):
+        was checked for everything it can reach (``covered``). ``program`` and ``state`` are the
+        calling run's: the code that runs is the code that was approved."""
+        if changed := saved.differences(program, state.infos):
             return saved.error_text(_changed_text(program.name, changed))
 
         def within(request: ApprovalRequest) -> bool:
@@ -887,7 +901,7 @@ class Toolbox:
             return covered.is_any or (ANY_TOOL not in request.tools and all(t in names for t in request.tools))
 
         code = saved.with_input(program.source, None)
-        how = _Pass("live", chain=chain, saved_input=json.dumps(arguments))
+        how = _Pass("live", state=state, chain=chain, saved_input=json.dumps(arguments))
         run = await self._execute(code, timeout, how, within, session)
         return saved_answer(program, run)
 
@@ -1034,10 +1048,16 @@ class _Pass:
 
     mode: str
     interceptor: Interceptor | None = None  # None: a fresh one for ``mode``, recorded afterwards
+    # The tool set and saved programs the outermost call took (None: take the current one now):
+    # the saved programs it runs are that set's, whatever is saved or replaced meanwhile.
+    state: ToolState | None = None
     providers: tuple[DeclaredTools, ...] = ()  # this run's own tools (client-owned ones)
     package: Package | None = None  # bindings beyond the tool set's (client-owned tools)
     chain: tuple[str, ...] = ()  # the saved programs this run is inside (outermost first)
     saved_input: str | None = None  # a saved program's input (JSON), given at run time: one build serves every input
+
+    def taking(self, state: ToolState) -> _Pass:
+        return self if self.state is not None else replace(self, state=state)
 
 
 async def _keep(recording: records.Recording) -> str:

@@ -13,7 +13,21 @@ import anyio
 import pytest
 
 from gocode import Toolbox
-from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError, SavedStore, check_name
+from gocode.config import load_config
+from gocode.errors import ConfigError
+from gocode.program.code import ModelCode
+from gocode.schema.builder import build_package
+from gocode.tools.saved import (
+    NAME,
+    SAVE_TOOL_NAME,
+    SavedProgram,
+    SavedProgramError,
+    SavedStore,
+    check_name,
+    store_key,
+    with_input,
+)
+from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from tests.conftest import ROOT, config_from, need
 
 GIT_SERVER = Path(sys.executable).parent / "mcp-server-git"
@@ -91,8 +105,8 @@ def test_saved_program_is_offered_on_the_next_list_and_runs(workspace, state):
                 assert r.is_error and expect in r.text, r.text
             r = await box.call("last_commits", {"repo": str(ROOT), "bogus": 1})
             assert r.is_error and 'unknown field "bogus"' in r.text, r.text
-        assert SavedStore().load("last_commits").source == LAST_COMMITS
-        assert SavedStore().names() == ["last_commits"]
+        assert SavedStore.for_model(git_config(), None).load("last_commits").source == LAST_COMMITS
+        assert SavedStore.for_model(git_config(), None).names() == ["last_commits"]
 
         # The next session (a later turn, a restarted server) offers it from the start.
         async with Toolbox(git_config(), workspace=workspace, prewarm=False) as box:
@@ -101,6 +115,114 @@ def test_saved_program_is_offered_on_the_next_list_and_runs(workspace, state):
             assert not r.is_error, r.text
 
     anyio.run(go)
+
+
+# Package-level code runs before main: at the variable's initialisation and in init().
+INITIALISERS = """// Reads the machine's secrets as soon as it starts.
+type Input struct {
+	Path string `json:"path" desc:"a path"`
+	Tags []string `json:"tags,omitempty"`
+}
+var leaked = func() int {
+	secret, err := os.ReadFile("/etc/shadow")
+	os.WriteFile(MARKER+".var", append([]byte(fmt.Sprint(err)), secret...), 0o600)
+	return len(secret)
+}()
+func init() { os.WriteFile(MARKER+".init", []byte(os.Getenv("PATH")), 0o600) }
+func read() int { return leaked }
+fmt.Println(in.Path, read())
+"""
+
+
+@pytest.mark.go
+def test_saving_runs_none_of_the_program(workspace, state, tmp_path):
+    marker = tmp_path / "ran"
+    code = INITIALISERS.replace("MARKER", json.dumps(str(marker)))
+
+    async def go() -> None:
+        async with Toolbox(git_config(), workspace=workspace, prewarm=False) as box:
+            r = await box.call(SAVE_TOOL_NAME, {"name": "initialisers", "code": code})
+            assert not r.is_error, r.text
+            tool = next(t for t in box.tools() if t.name == "initialisers")
+            # The schema is still the Input's, read from its declaration.
+            assert tool.input_schema == {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "a path"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["path"],
+                "additionalProperties": False,
+            }
+
+    anyio.run(go)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran")) == []
+
+
+@pytest.mark.go
+def test_schemas_follow_encoding_json_from_the_declarations(workspace):
+    """What the reflection gave, and where it was wrong (an embedded struct, time.Time) what
+    encoding/json decodes; enums from the constants declared beside a type."""
+    unit = {"type": "string", "enum": ["celsius", "fahrenheit"]}
+    weather = ToolInfo("demo", "get_weather", "", {"type": "object", "properties": {"unit": unit}})
+    pkg = build_package(ToolSet((ServerTools("demo", (weather,)),)))
+    code = """type Kind int
+const (
+	KindA Kind = 1
+	KindB Kind = 2
+)
+type Base struct {
+	ID string `json:"id"`
+}
+type Item struct {
+	Name string `json:"name"`
+	Next *Item `json:"next"`
+	Counts map[string]int `json:"counts,omitzero"`
+	Raw []byte `json:"raw"`
+	Skip string `json:"-"`
+	hidden int
+	Any any
+}
+type Input struct {
+	Base
+	Unit GetWeatherInputUnit `json:"unit"`
+	Kind Kind `json:"kind,omitempty"`
+	Items []Item `json:"items"`
+	When time.Time `json:"when"`
+	Wait time.Duration `json:"wait,omitempty"`
+	Opt *float64 `json:"opt"`
+}
+fmt.Println(in)
+"""
+    got = anyio.run(workspace.schemas, pkg, ModelCode(with_input(code, "{}")), ("Input", "Missing"))
+    item = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "next": {"type": "object"},
+            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "raw": {"type": "string", "contentEncoding": "base64"},
+            "Any": {},
+        },
+        "required": ["name", "raw", "Any"],  # a pointer is optional
+        "additionalProperties": False,
+    }
+    assert got == {
+        "Input": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "unit": unit,
+                "kind": {"type": "integer", "enum": [1, 2]},
+                "items": {"type": "array", "items": item},
+                "when": {"type": "string", "format": "date-time"},
+                "wait": {"type": "integer"},
+                "opt": {"type": "number"},
+            },
+            "required": ["unit", "items", "when", "id"],
+            "additionalProperties": False,
+        }
+    }
 
 
 @pytest.mark.go
@@ -123,6 +245,10 @@ def test_built_binary_runs_standalone(workspace, state, tmp_path):
         [*gocode, "build", "-c", str(cfg), "last_commits", "-o", str(out)], env=env, capture_output=True
     )
     assert built.returncode == 0, built.stderr
+    # It says plainly that what it wrote runs outside the sandbox, and how to run it inside.
+    assert b"runs unconfined" in built.stderr and b"gocode serve" in built.stderr
+    helped = subprocess.run([*gocode, "build", "--help"], env=env, capture_output=True, text=True)
+    assert "runs UNCONFINED" in " ".join(helped.stdout.split()), helped.stdout
     assert secret.encode() not in out.read_bytes()
     assert b"${SAVED_TEST_SECRET}" in out.read_bytes()
     # Outside gocode: no GOCODE_SERVERS, no Python path, another directory.
@@ -153,3 +279,88 @@ def test_store_refuses_overwrite_and_bad_names(tmp_path):
     for bad in ["", "Up", "../x", "a" * 65, "1a"]:
         with pytest.raises(SavedProgramError, match="bad saved program name"):
             check_name(bad, set())
+
+
+MINE = '// Only the model that saved it.\ntype Input struct{}\nfmt.Println("mine")\n'
+
+
+def _config_file(path: Path, share: str | None = None) -> Path:
+    mode = {"savedPrograms": True, "sandbox": "off"} | ({"savedProgramsShare": share} if share is not None else {})
+    models = [{"ref": "m1", "codeMode": mode}, {"ref": "m2", "codeMode": mode}]
+    path.write_text(json.dumps({"mcpServers": {"git": {"command": need(GIT_SERVER)}}, "models": models}))
+    return path
+
+
+@pytest.mark.go
+def test_each_config_and_model_has_its_own_saved_programs(workspace, state, tmp_path):
+    first = _config_file(tmp_path / "first.json")
+    other = _config_file(tmp_path / "other.json")  # another project's config, the same model names
+    shared = [_config_file(tmp_path / f"shared{i}.json", share="team") for i in (1, 2)]
+
+    async def sees(path: Path, model: str, code: str = "fmt.Print(must(onlyMine(ctx)))") -> tuple[bool, bool, str]:
+        async with Toolbox(load_config(path), model, workspace=workspace, prewarm=False) as box:
+            listed = "only_mine" in [t.name for t in box.tools()]
+            run = await box.execute(code)
+            return listed, "onlyMine" in box.code_mode.description(), run.output if run.ok else run.stderr
+
+    async def save(path: Path, model: str, code: str, replace: bool = False) -> str:
+        async with Toolbox(load_config(path), model, workspace=workspace, prewarm=False) as box:
+            r = await box.call(SAVE_TOOL_NAME, {"name": "only_mine", "code": code, "replace": replace})
+            return r.text
+
+    async def go() -> None:
+        assert "offered from now on" in await save(first, "m1", MINE)
+        assert await sees(first, "m1") == (True, True, "mine\n")
+        for path, model in ((first, "m2"), (other, "m1"), (shared[0], "m1")):
+            listed, declared, answer = await sees(path, model)
+            assert (listed, declared) == (False, False) and "undefined: onlyMine" in answer, (path, model, answer)
+        # Another model saving the name makes its own program; the first model's stays as it was.
+        assert "offered from now on" in await save(first, "m2", MINE.replace("mine", "theirs"))
+        assert (await sees(first, "m1"))[2] == "mine\n" and (await sees(first, "m2"))[2] == "theirs\n"
+        # Shared by name: every model of every config that sets it, and no one else.
+        assert "offered from now on" in await save(shared[0], "m1", MINE.replace("mine", "team"))
+        assert (await sees(shared[1], "m2"))[2] == "team\n"
+        assert (await sees(first, "m1"))[2] == "mine\n"
+
+    anyio.run(go)
+
+
+@pytest.mark.go
+def test_programs_saved_before_per_model_stores_are_offered_to_no_one_until_adopted(workspace, state, tmp_path):
+    config = _config_file(tmp_path / "gocode.json")
+    SavedStore(state / "saved").store(SavedProgram("only_mine", "old", {"type": "object"}, MINE))  # the old layout
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    gocode = [sys.executable, "-m", "gocode.cli"]
+
+    async def listed(model: str) -> bool:
+        async with Toolbox(load_config(config), model, workspace=workspace, prewarm=False) as box:
+            return "only_mine" in [t.name for t in box.tools()]
+
+    assert not anyio.run(listed, "m1") and not anyio.run(listed, "m2")
+    before = subprocess.run(
+        [*gocode, "saved", "-c", str(config), "--model", "m1"], env=env, capture_output=True, text=True
+    )
+    assert before.stdout == "" and "`gocode saved --adopt`" in before.stderr, before.stderr
+    adopt = [*gocode, "saved", "-c", str(config), "--model", "m1", "--adopt"]
+    got = subprocess.run(adopt, env=env, capture_output=True, text=True)
+    assert got.returncode == 0 and got.stdout == "only_mine\told\n" and "adopted only_mine" in got.stderr, got.stderr
+    assert anyio.run(listed, "m1") and not anyio.run(listed, "m2")
+    other = subprocess.run(
+        [*gocode, "saved", "-c", str(config), "--model", "m2"], env=env, capture_output=True, text=True
+    )
+    assert (other.stdout, other.stderr) == ("", "")
+
+
+@pytest.mark.fast
+def test_store_keys_name_the_config_file_and_the_model(tmp_path, monkeypatch):
+    a, b = _config_file(tmp_path / "a.json"), _config_file(tmp_path / "b.json")
+    monkeypatch.chdir(tmp_path)
+    keys = {store_key(load_config(p), m) for p in (a, b, "a.json") for m in ("m1", "m2")}
+    assert len(keys) == 4 and all(k.startswith("m-") and not NAME.match(k) for k in keys)
+    assert store_key(load_config("a.json"), "m1") == store_key(load_config(a), "m1")
+    team = _config_file(tmp_path / "team.json", share="team")
+    assert store_key(load_config(team), "m2") == "shared-team"
+    for bad in ("Team", "../x", "", "a" * 65, "-x"):
+        _config_file(tmp_path / "bad.json", share=bad)
+        with pytest.raises(ConfigError, match="savedProgramsShare"):
+            load_config(tmp_path / "bad.json")

@@ -21,6 +21,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode import Toolbox
+from gocode.config import load_config
 from gocode.program.plan import Plan
 from gocode.schema.builder import build_package
 from gocode.tools.saved import (
@@ -141,7 +142,7 @@ def test_a_later_program_calls_a_saved_program_and_gets_its_typed_result(workspa
                 assert not r.is_error, r.text
             r = await box.call("save_go_program", {"name": "ping", "code": PING_CALLS_PONG, "replace": True})
             assert r.is_error and "'ping' would call itself (ping → pong → ping)" in r.text, r.text
-            assert SavedStore().load("ping").source == PING  # nothing overwritten
+            assert box.code_mode.saved_store().load("ping").source == PING  # nothing overwritten
             run = await box.execute("fmt.Print(must(pong(ctx)))")
             assert (run.ok, run.output) == (True, "ping\n\n"), run.stderr
 
@@ -162,13 +163,16 @@ def test_a_later_program_calls_a_saved_program_and_gets_its_typed_result(workspa
 def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state, tmp_path):
     asked: list = []
 
+    # One config file for the Toolbox and `gocode exec` below: the saved programs are its model's.
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": SETTINGS}))
+
     async def go():
-        config = config_from({"notes": NOTES}, defaults=SETTINGS)
-        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(load_config(config), workspace=workspace, prewarm=False) as box:
             for name, code in (("wipe", WIPE), ("tidy", TIDY)):
                 r = await box.call("save_go_program", {"name": name, "code": code})  # saving runs nothing
                 assert not r.is_error, r.text
-            assert SavedStore().load("tidy").calls == ("saved.wipe",)
+            assert box.code_mode.saved_store().load("tidy").calls == ("saved.wipe",)
             refused = await box.execute("fmt.Print(must(tidy(ctx)))")  # two levels down
             direct, _ = await box.call_mcp("tidy", {})
             kept = await box.execute(READ)
@@ -189,8 +193,6 @@ def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state, tmp
     assert gone.output == '""\n'
 
     # `gocode exec --plan` shows what approving it means, running nothing.
-    config = tmp_path / "gocode.yaml"
-    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": SETTINGS}))
     prog = tmp_path / "prog.go"
     prog.write_text("fmt.Print(must(tidy(ctx)))\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -199,6 +201,97 @@ def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state, tmp
     )
     want = "saved.tidy\nwith the saved programs it calls: notes.delete_note, saved.tidy, saved.wipe\n"
     assert (got.returncode, got.stdout) == (0, want), got.stderr
+
+
+class HeldBuilds:
+    """The real workspace, with the build of a program containing ``hold`` kept from returning
+    until the test releases it (the Go build itself is done): a moment a test can act in."""
+
+    def __init__(self, workspace, hold: str) -> None:
+        self._ws, self.hold = workspace, hold
+        self.building, self.release = anyio.Event(), anyio.Event()
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_ws"], name)  # never through itself: no recursion before __init__
+
+    async def build(self, pkg, code, filename="model.go"):
+        built = await self._ws.build(pkg, code, filename)
+        if self.hold in code.source:
+            self.building.set()
+            with anyio.fail_after(60):
+                await self.release.wait()
+        return built
+
+
+BENIGN = '// Says hello.\ntype Input struct{}\nfmt.Println("benign")\n'
+CALLS_HELPER = "fmt.Print(must(helper(ctx)))\n"
+
+
+@pytest.mark.go
+def test_a_saved_program_replaced_during_a_build_changes_nothing_in_that_call(workspace, state):
+    """The approval is decided on the saved programs the call took before its build and the run
+    is given exactly those: replacing one meanwhile neither lets a destructive one through
+    unapproved nor swaps the code that runs."""
+    held = HeldBuilds(workspace, CALLS_HELPER)
+
+    async def race(first: str, then: str):
+        config = config_from({"notes": NOTES}, defaults=SETTINGS)
+        async with Toolbox(config, workspace=held, prewarm=False) as box:
+            r = await box.call("save_go_program", {"name": "helper", "code": first, "replace": True})
+            assert not r.is_error, r.text
+            held.building, held.release = anyio.Event(), anyio.Event()
+            out = {}
+
+            async def call() -> None:
+                out["run"] = await box.execute(CALLS_HELPER)  # no approver: anything held is refused
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                with anyio.fail_after(60):
+                    await held.building.wait()
+                r = await box.call("save_go_program", {"name": "helper", "code": then, "replace": True})
+                assert not r.is_error, r.text
+                held.release.set()
+            left = await box.execute(READ)
+            return out["run"], left.output
+
+    # Destructive when the call started, benign once built: held, and nothing deleted.
+    run, note = anyio.run(race, WIPE, BENIGN)
+    assert run.phase == "approval" and "notes.delete_note" in run.stderr, (run.phase, run.stderr, run.output)
+    assert run.tool_calls == [] and note == '"Hello, world."\n'
+    # Benign when the call started, destructive once built: the code that runs is the benign one.
+    run, note = anyio.run(race, BENIGN, WIPE)
+    assert (run.ok, run.output) == (True, "benign\n"), (run.phase, run.stderr)
+    assert note == '"Hello, world."\n'
+
+
+@pytest.mark.go
+def test_an_approval_is_for_the_saved_programs_code_it_was_asked_for(workspace, state):
+    """A client approves a program hash and retries (the 2026-07-28 flow): a saved program the
+    program reaches, replaced in between by one of the same name, description and input, is
+    another program; the approval given for the first does not run the second."""
+    other = WIPE.replace('"hello"', '"other"')
+
+    async def go():
+        config = config_from({"notes": NOTES}, defaults=SETTINGS)
+        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+            r = await box.call("save_go_program", {"name": "helper", "code": WIPE})
+            assert not r.is_error, r.text
+            asked: list = []
+            first = await box.execute(CALLS_HELPER, approve=lambda req: asked.append(req) or False)
+            r = await box.call("save_go_program", {"name": "helper", "code": other, "replace": True})
+            assert not r.is_error, r.text
+            retry = await box.execute(
+                CALLS_HELPER, approve=lambda req: asked.append(req) or req.program_hash == asked[0].program_hash
+            )
+            same = await box.execute(CALLS_HELPER, approve=lambda req: req.program_hash == asked[1].program_hash)
+            return first, retry, same, asked
+
+    first, retry, same, asked = anyio.run(go)
+    assert first.phase == retry.phase == "approval" and retry.tool_calls == [], retry.output
+    assert asked[0].tools == asked[1].tools == ("notes.delete_note",) and asked[0].code == asked[1].code
+    # Approved for what it is now, it runs.
+    assert (same.ok, same.output) == (True, "deleted other\n"), same.stderr
 
 
 @pytest.mark.go
@@ -219,7 +312,7 @@ def test_a_saved_program_whose_tools_changed_is_refused_naming_what_differs(work
     want = "saved program 'city_temperature' was saved against other tools: demo.get_weather is gone"
     assert direct.is_error and want in direct.text, direct.text
     assert not run.ok and want in run.stderr, run.stderr
-    assert SavedStore().load("city_temperature").source == CITY_TEMPERATURE
+    assert SavedStore.for_model(demo_config(), None).load("city_temperature").source == CITY_TEMPERATURE
 
 
 @pytest.mark.go

@@ -21,6 +21,8 @@ type checked struct {
 	Plan   *plan  `json:"plan,omitempty"`  // the tools the program can call (see plan.go)
 	// Lines where a tool's result is dereferenced (derefs.go), for a nil dereference's message.
 	Derefs []deref `json:"derefs,omitempty"`
+	// The JSON Schemas of the package-level types the request named (schema.go), when it checks.
+	Schemas map[string]any `json:"schemas,omitempty"`
 }
 
 // noImports stands in for export data when there is none: the plan still follows the
@@ -35,7 +37,7 @@ const maxErrors = 10
 
 // check type-checks a rendered main.go; positions follow its //line directives. Without
 // export data (haveCfg false) only the plan is computed, from what can be resolved.
-func check(src string, haveCfg bool, lang string) checked {
+func check(src string, haveCfg bool, lang string, schemas []string) checked {
 	if !haveCfg {
 		fs := token.NewFileSet()
 		f, err := parser.ParseFile(fs, "gocode_main.go", src, parser.ParseComments|parser.SkipObjectResolution)
@@ -77,7 +79,7 @@ func check(src string, haveCfg bool, lang string) checked {
 		Defs:       map[*ast.Ident]types.Object{},
 		Selections: map[*ast.SelectorExpr]*types.Selection{},
 	}
-	_, _ = conf.Check("main", fs, []*ast.File{f}, info)
+	pkg, _ := conf.Check("main", fs, []*ast.File{f}, info)
 	planned := planOf(fs, f, info)
 	// Made-up enum values too, even next to other errors: a model fixes both in one round.
 	out = append(out, enumValues(fs, f, info)...)
@@ -96,7 +98,7 @@ func check(src string, haveCfg bool, lang string) checked {
 	if len(out) > 0 {
 		return checked{Errors: out, Phase: "types", Plan: planned}
 	}
-	return checked{Plan: planned, Derefs: derefsOf(fs, f, info)}
+	return checked{Plan: planned, Derefs: derefsOf(fs, f, info), Schemas: schemasOf(pkg, schemas)}
 }
 
 // toolsImportName is what the generated main.go imports the tool bindings as.

@@ -5,14 +5,15 @@
 // stdout, in order. Requests:
 //
 //	{"op":"prepare","code":"…","filename":"model.go","predeclared":["getWeather",…],"importcfg":"/…/std.importcfg","known":"/…/std.list"}
-//	{"op":"check","src":"…main.go…","importcfg":"/…/importcfg","lang":"go1.25"}
+//	{"op":"check","src":"…main.go…","importcfg":"/…/importcfg","lang":"go1.25","schemas":["Input"]}
 //	{"op":"preload","predeclared":["fmt",…],"importcfg":"/…/importcfg"}
 //
 // prepare splits the code into imports, top-level declarations (hoisted out of Run) and Run's
 // statements, adds the standard-library imports the code uses (by symbol, as goimports does)
 // and drops imports it does not use. check type-checks a rendered main.go against the export
 // data named by an importcfg, so only code that type-checks is compiled and linked; its
-// answer also names the tools the program can call (plan.go). known (optional) lists more
+// answer also names the tools the program can call (plan.go) and, for the type names in
+// schemas, their JSON Schemas read from the declarations (schema.go). known (optional) lists more
 // packages a program may import, one per line, whose export data is not built yet: prepare
 // accepts and adds them, and check then says it could not import them.
 package main
@@ -33,6 +34,7 @@ type request struct {
 	Known       string   `json:"known"`
 	Src         string   `json:"src"`
 	Lang        string   `json:"lang"`
+	Schemas     []string `json:"schemas"`
 }
 
 func main() {
@@ -78,7 +80,7 @@ func handle(req *request) (answer any) {
 		loadKnown(req.Known)
 		return prepare(req.Code, req.Filename, req.Predeclared, haveStd)
 	case "check": // the answer carries the plan too (plan.go); with no importcfg, only the plan
-		return check(req.Src, loadImportcfg(req.Importcfg), req.Lang)
+		return check(req.Src, loadImportcfg(req.Importcfg), req.Lang, req.Schemas)
 	case "preload": // export data of packages most programs use, so the first real check is fast
 		loadImportcfg(req.Importcfg)
 		mu.Lock()

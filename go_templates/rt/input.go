@@ -5,17 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"reflect"
 	"regexp"
 	"strings"
 )
 
 // EnvInput carries a saved program's input as JSON (otherwise its first argument, else {}).
 const EnvInput = "GOCODE_INPUT"
-
-// EnvInputSchema, when set, makes a saved program print its input's JSON Schema and exit (with
-// an output type given, {"input": …, "output": …}).
-const EnvInputSchema = "GOCODE_INPUT_SCHEMA"
 
 // SetDefaultServers makes specs the servers used when GOCODE_SERVERS is not set (a standalone
 // build of a saved program carries its config's servers this way). The specs keep the config's
@@ -81,29 +76,20 @@ func expandRefs(v any) (any, string) {
 	return v, ""
 }
 
-// Input decodes a saved program's input (GOCODE_INPUT, else its first argument, else {}) into
-// T, or prints T's JSON Schema and exits when GOCODE_INPUT_SCHEMA is set. output, if given, is
-// a value of the type the program hands to result() (its schema is printed beside T's).
-func Input[T any](output ...any) T {
+// Input decodes a saved program's input (GOCODE_INPUT, else its first argument, else {}) into T.
+// Its schema is read from T's declaration by gocode's type checker (gofix/schema.go), never by
+// running the program.
+func Input[T any]() T {
 	raw := os.Getenv(EnvInput)
 	if raw == "" && len(os.Args) > 1 {
 		raw = os.Args[1]
 	}
-	return InputFrom[T](raw, output...)
+	return InputFrom[T](raw)
 }
 
 // InputFrom is Input with the input given (a saved program run as a tool carries it in its code).
-func InputFrom[T any](raw string, output ...any) T {
+func InputFrom[T any](raw string) T {
 	var v T
-	if os.Getenv(EnvInputSchema) != "" {
-		var doc any = schemaOf(reflect.TypeOf(v), map[reflect.Type]bool{})
-		if len(output) > 0 {
-			doc = map[string]any{"input": doc, "output": schemaOf(reflect.TypeOf(output[0]), map[reflect.Type]bool{})}
-		}
-		text, _ := json.Marshal(doc)
-		fmt.Println(string(text))
-		os.Exit(0)
-	}
 	if raw == "" {
 		raw = "{}"
 	}
@@ -114,62 +100,4 @@ func InputFrom[T any](raw string, output ...any) T {
 		os.Exit(2)
 	}
 	return v
-}
-
-func schemaOf(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
-	switch t.Kind() {
-	case reflect.Pointer:
-		return schemaOf(t.Elem(), seen)
-	case reflect.Bool:
-		return map[string]any{"type": "boolean"}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return map[string]any{"type": "integer"}
-	case reflect.Float32, reflect.Float64:
-		return map[string]any{"type": "number"}
-	case reflect.String:
-		return map[string]any{"type": "string"}
-	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 {
-			return map[string]any{"type": "string", "contentEncoding": "base64"}
-		}
-		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), seen)}
-	case reflect.Map:
-		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), seen)}
-	case reflect.Struct:
-		if seen[t] {
-			return map[string]any{"type": "object"} // a recursive type: its shape once is enough
-		}
-		seen[t] = true
-		defer delete(seen, t)
-		props := map[string]any{}
-		required := []string{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			s := schemaOf(f.Type, seen)
-			if d := f.Tag.Get("desc"); d != "" {
-				s["description"] = d
-			}
-			props[name] = s
-			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") && f.Type.Kind() != reflect.Pointer {
-				required = append(required, name)
-			}
-		}
-		out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-		if len(required) > 0 {
-			out["required"] = required
-		}
-		return out
-	}
-	return map[string]any{}
 }

@@ -43,16 +43,42 @@ def save_cmd(config_path: str | None, model: str | None, description: str, force
 
 
 @click.command("saved")
+@config_option
+@model_option
 @click.option("--json", "as_json", is_flag=True, help="Print the tool definitions as JSON.")
-def saved_cmd(as_json: bool) -> None:
-    """List the saved programs."""
-    from gocode.tools.saved import SavedStore
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="Move the programs saved before they were kept per model into this config and model's (once; "
+    "no other model sees them then).",
+)
+@handle_errors
+def saved_cmd(config_path: str | None, model: str | None, as_json: bool, adopt: bool) -> None:
+    """List the saved programs of a config and model (each keeps its own; see codeMode.savedProgramsShare)."""
+    from gocode.config import load_config
+    from gocode.tools.saved import SavedStore, adopt_legacy, legacy_names
 
-    programs = SavedStore().all()
+    store = SavedStore.for_model(load_config(config_path), model)
+    if adopt:
+        moved, left = adopt_legacy(store)
+        for name in moved:
+            _err(f"gocode: adopted {name}")
+        for name in left:
+            _err(f"gocode: not adopted: {name} (this model has a saved program of that name)")
+    elif legacy := legacy_names():
+        _err(f"gocode: {len(legacy)} programs saved before they were kept per model are offered to no model; "
+             "`gocode saved --adopt` moves them to this one")  # fmt: skip
+    programs = store.all()
     if as_json:
         click.echo(json.dumps([p.tool() for p in programs]))
     for p in [] if as_json else programs:
         click.echo(f"{p.name}\t{p.description}")
+
+
+UNCONFINED_NOTE = (
+    "gocode: note: this binary runs unconfined (no sandbox, no approvals, your user's rights and environment); "
+    "to run {name!r} confined, call it through gocode (the tool {name} of `gocode serve`, or `gocode exec`)"
+)
 
 
 @click.command("build")
@@ -64,6 +90,10 @@ def saved_cmd(as_json: bool) -> None:
 def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -> None:
     """Write the saved program NAME as a static binary that runs without gocode.
 
+    The binary runs UNCONFINED: no sandbox, no approvals, with the rights and the environment of
+    whoever starts it. To run the program confined, call it through gocode instead (the tool NAME
+    of `gocode serve`, or `gocode exec` of a program that calls it).
+
     It starts (or dials) the config's servers itself; its input is the JSON in $GOCODE_INPUT or
     its first argument; $GOCODE_SERVERS overrides the servers built into it.
     """
@@ -72,11 +102,11 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
 
     from gocode.codemode import CodeMode
     from gocode.config import KEEP_REFERENCES, load_config
-    from gocode.tools.saved import SavedProgramError, SavedStore, build_binary
+    from gocode.tools.saved import SavedProgramError, build_binary
 
     async def build() -> Path:
-        program = SavedStore().load(name)
         cm = CodeMode(load_config(config_path), model)
+        program = cm.saved_store().load(name)
         await cm.refresh()
         # The binary carries the config's servers with their ${VAR}s unexpanded: it reads them
         # from its own environment when it starts, so no secret of this machine is built in.
@@ -88,3 +118,4 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
     except SavedProgramError as exc:
         _err(f"gocode: {exc}")
         sys.exit(1)
+    _err(UNCONFINED_NOTE.format(name=name))

@@ -45,6 +45,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gocode.compile import golink
 from gocode.errors import ToolchainError
@@ -417,6 +418,39 @@ class Workspace:
         return BuildResult(
             True, None, "", (time.monotonic() - start) * 1000, mode="checked", notes=prepared.notes, plan=plan
         )
+
+    async def schemas(
+        self, pkg: Package, code: ModelCode, names: Sequence[str], filename: str = "model.go"
+    ) -> dict[str, Any]:
+        """The JSON Schemas of the package-level types ``names`` that ``code`` declares, read
+        from their declarations by the type checker (``go_templates/gofix/schema.go``): nothing
+        of the program runs. A name it does not declare is missing from the answer; raises
+        :class:`ValueError` with the reason when the code cannot be checked."""
+        self.ensure_bindings(pkg)
+        prepared = await self.prepare(pkg, code, filename)
+        if prepared.errors:
+            raise ValueError(explain(prepared.errors, pkg, code.source))
+        # The tool set's export data, also when builds go through `go build`: the types the
+        # declarations use must be known, or their schemas would be guesses.
+        direct = await self.direct_config(pkg)
+        if direct is None:
+            raise ValueError("the tool set's compiled bindings are not available to the type checker")
+        checked = await self.gofix.call(
+            {
+                "op": "check",
+                "src": render_main(pkg, prepared, filename),
+                "importcfg": str(direct.importcfg),
+                "lang": direct.lang,
+                "schemas": list(names),
+            }
+        )
+        errors = Prepared.from_answer(checked).errors
+        if errors and all(e.message.startswith("could not import ") for e in errors) and not self.std_ready:
+            raise ValueError("the standard library is still being compiled (gocode warmup does it); try again shortly")
+        if errors:
+            raise ValueError(explain(errors, pkg, code.source))
+        found = checked.get("schemas")
+        return found if isinstance(found, dict) else {}
 
     async def build(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> BuildResult:
         """Compile one program; identical source on the same tool set reuses the last binary.

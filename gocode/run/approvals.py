@@ -5,8 +5,9 @@ and the tools' MCP annotations; what a program can call is its static plan
 (:mod:`gocode.program.plan`). A program that may call any tool needs approval when any tool of
 the set does. Whoever runs the program decides through an :data:`Approver`: the Python API's
 callback, or ``gocode serve``'s client through elicitation. With no approver the run is refused,
-naming the tools: nothing is approved silently. An approval is for one program hash (its code
-and the tool set it was built against), and only for the run that asked.
+naming the tools: nothing is approved silently. An approval is for one program hash (its code,
+the tool set it was built against, the code of the saved programs it reaches and the tools it
+was held for), and only for the run that asked.
 """
 
 from __future__ import annotations

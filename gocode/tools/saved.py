@@ -10,14 +10,23 @@ A saved program is ordinary ``execute_go_code`` code that declares its input as 
     out := must(gitLog(ctx, GitLogInput{RepoPath: in.Repo, MaxCount: in.Count}))
     fmt.Println(out)
 
-gocode adds ``var in = gocodert.Input...[Input](…)`` (go_templates/rt/input.go) and builds it;
-the tool's input schema comes from the built program itself (reflection over ``Input``: json
-tags name the properties, ``omitempty`` or a pointer makes one optional, a ``desc`` tag
-describes it), so only code that type-checks is ever saved. A program that also declares
+gocode adds ``var in = gocodert.Input...[Input](…)`` (go_templates/rt/input.go) and builds it,
+so only code that builds is ever saved; the tool's input schema is read from the declaration of
+``Input`` by the Go type checker (go_templates/gofix/schema.go: json tags name the properties,
+``omitempty`` or a pointer makes one optional, a ``desc`` tag describes it). Saving runs none of
+the program: its code runs only when it is called, confined like any run. A program that also declares
 ``type Output struct`` hands its answer to ``result(Output{…})``, and the tool has that output
 schema (a typed result in Go); without one, what it printed is its answer. A program is stored
 under the state directory as ``saved/NAME/program.go`` and ``saved/NAME/tool.json``; a name
 taken by a tool or by another saved program is refused unless the caller asks to replace it.
+
+Each config and model has its own saved programs: they live under
+``saved/m-<key>/`` (:func:`store_key`: a hash of the config file's resolved path and the model
+ref), so one model never sees, lists, calls or replaces another's, nor a model of another
+project's config that has the same name. Models that set the same ``codeMode.savedProgramsShare``
+name share ``saved/shared-<name>/`` instead. Programs saved before this (``saved/NAME/``) are
+offered to no one until an operator moves them to one model (:func:`adopt_legacy`,
+``gocode saved --adopt``).
 
 The saved programs are also tools of the virtual server ``saved`` (:data:`SAVED_SERVER`): typed
 Go functions a later program calls like any tool, answered by :class:`SavedCalls` through the
@@ -29,23 +38,23 @@ that would reach itself is refused when saved and when called.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gocode.compile.workspace import Workspace
+from gocode.config import Config
 from gocode.errors import GocodeError
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan
-from gocode.run.env import SERVERS_ENV
-from gocode.run.runner import run_program
 from gocode.schema.ir import Package
 from gocode.schema.names import go_string
 from gocode.toolset import ServerTools, ToolInfo
@@ -58,7 +67,6 @@ SAVED_DIR = "saved"
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _INPUT_DECL = re.compile(r"^\s*type\s+Input\s+struct\b", re.M)
 _OUTPUT_DECL = re.compile(r"^\s*type\s+Output\s+struct\b", re.M)
-_SCHEMA_TIMEOUT = 30.0
 # Where a saved program run as a tool reads its input (go_templates/rt/input.go: EnvInput).
 INPUT_ENV = "GOCODE_INPUT"
 # The server name saved programs are Go functions of: `saved.last_commits` for callTool.
@@ -101,17 +109,47 @@ class SavedProgram:
 
 
 def saved_root() -> Path:
+    """Where every store lives (the per-model stores are directories in it)."""
     return (state_dir() or cache_dir()) / SAVED_DIR
+
+
+def store_key(config: Config, model: str | None) -> str:
+    """The directory of one config and model's saved programs: ``m-`` and a hash of the config
+    file's resolved path and the model ref (``defaults.model`` when None); ``shared-NAME`` for
+    models that set ``savedProgramsShare: NAME``. Neither is a program name (those have no ``-``)."""
+    share = config.code_mode_for(model).saved_programs_share
+    if share is not None:
+        return f"shared-{share}"
+    # A config read from a file is that file however it was named; one built in memory is its source label.
+    where = config.source if config.source.startswith("<") else str(Path(config.source).resolve())
+    ref = model or config.defaults.model or ""
+    return "m-" + hashlib.sha256(f"{where}\0{ref}".encode()).hexdigest()[:24]
+
+
+def legacy_names() -> list[str]:
+    """The programs kept before stores were per model, which no model is offered."""
+    return SavedStore(saved_root()).names()
+
+
+def adopt_legacy(store: SavedStore) -> tuple[list[str], list[str]]:
+    """Move the programs kept before stores were per model (``saved/NAME``) into ``store``:
+    (moved, left because ``store`` has a program of that name). An operator's choice, made once:
+    a moved program is no longer anyone else's."""
+    legacy = SavedStore(store.root.parent)
+    moved, left = [], []
+    for name in legacy.names():
+        if name in store.names():
+            left.append(name)
+            continue
+        store.root.mkdir(parents=True, exist_ok=True)
+        os.replace(legacy.root / name, store.root / name)
+        moved.append(name)
+    return moved, left
 
 
 def with_input(source: str, raw_input: str | None) -> str:
     """The program with ``in`` declared: from ``raw_input`` (JSON), or at run time when None."""
-    # A declared Output is passed along so that the schema request reports it too.
-    extra = ", Output{}" if _OUTPUT_DECL.search(source) else ""
-    if raw_input is None:
-        call = f"gocodert.Input[Input]({extra.removeprefix(', ')})"
-    else:
-        call = f"gocodert.InputFrom[Input]({go_string(raw_input)}{extra})"
+    call = "gocodert.Input[Input]()" if raw_input is None else f"gocodert.InputFrom[Input]({go_string(raw_input)})"
     # The function keeps `in` at package level: a var nothing hoisted refers to would stay in
     # Run, after the statements that read it.
     return f"{source.rstrip()}\n\nvar in = {call}\n\nfunc gocodeInput() Input {{ return in }}\n"
@@ -125,10 +163,14 @@ def standalone(source: str, servers: dict[str, dict[str, Any]]) -> str:
 
 
 class SavedStore:
-    """The saved programs in one directory (default: ``saved`` in the state or cache directory)."""
+    """The saved programs in one directory (:meth:`for_model`: one config and model's)."""
 
-    def __init__(self, root: Path | None = None) -> None:
-        self.root = root or saved_root()
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def for_model(cls, config: Config, model: str | None) -> SavedStore:
+        return cls(saved_root() / store_key(config, model))
 
     def names(self) -> list[str]:
         if not self.root.is_dir():
@@ -206,9 +248,10 @@ async def derive(
     tools: dict[tuple[str, str], ToolInfo] | None = None,
     saved: dict[str, SavedProgram] | None = None,
 ) -> SavedProgram:
-    """Build the program and ask it for its input (and output) schema; raises with the
-    compiler's messages. ``tools``: the tool set's definitions, kept for the tools it calls;
-    ``saved``: the other saved programs, to refuse one that would reach itself."""
+    """Build the program and read its input (and output) schema from its declarations; raises
+    with the compiler's messages. Nothing of the program runs. ``tools``: the tool set's
+    definitions, kept for the tools it calls; ``saved``: the other saved programs, to refuse
+    one that would reach itself."""
     if not _INPUT_DECL.search(source):
         raise SavedProgramError(
             "a saved program declares its input as `type Input struct {…}` and reads it from `in` "
@@ -216,22 +259,23 @@ async def derive(
         )
     if not workspace.ready:
         workspace.ensure()
-    build = await workspace.build(package, ModelCode(with_input(source, "{}")))
+    code = ModelCode(with_input(source, "{}"))
+    build = await workspace.build(package, code)
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program does not build:\n{build.output.strip()}")
     plan = build.plan or Plan(any_tool=("the program could not be analysed",))
     loop = reaches(name, plan.names(), saved or {})
     if loop:
         raise SavedProgramError(f"{name!r} would call itself ({' → '.join(loop)}); a saved program cannot call itself")
-    env = {"GOCODE_INPUT_SCHEMA": "1", SERVERS_ENV: "{}", "PATH": os.environ.get("PATH", "")}
-    run = await run_program(build.binary, env, Path.cwd(), timeout=_SCHEMA_TIMEOUT, max_output=1 << 20)
+    # Read from the declarations, never by running the program: nothing of it runs outside the sandbox.
+    wanted = ("Input", "Output") if _OUTPUT_DECL.search(source) else ("Input",)
     try:
-        schema = json.loads(run.output)
-    except ValueError:
-        raise SavedProgramError(f"the program did not report its input schema: {run.stderr.strip()}") from None
-    output = None
-    if _OUTPUT_DECL.search(source):
-        schema, output = schema["input"], schema["output"]
+        schemas = await workspace.schemas(package, code, wanted)
+    except ValueError as exc:
+        raise SavedProgramError(f"the program's input schema could not be read: {exc}") from None
+    if any(not isinstance(schemas.get(n), dict) for n in wanted):
+        raise SavedProgramError(f"the program's {' and '.join(wanted)} must be package-level struct types")
+    schema, output = schemas["Input"], schemas.get("Output")
     first = source.strip().splitlines()[0] if source.strip() else ""
     doc = description or (first[2:].strip() if first.startswith("//") else f"Saved program {name}.")
     known = tools or {}
@@ -289,7 +333,16 @@ def expand_plan(plan: Plan, saved: dict[str, SavedProgram]) -> Plan:
     return Plan(tuple(sorted(tools)), tuple(why), plan.unknown)
 
 
-def differences(program: SavedProgram, tools: dict[tuple[str, str], ToolInfo]) -> list[str]:
+def approved_text(code: str, reach: Plan, saved: Mapping[str, SavedProgram], held: tuple[str, ...]) -> str:
+    """What an approval of ``code`` is for: its own code, the code of every saved program it can
+    reach (``reach``: its plan expanded) and the tools it was held for. An approval given for one
+    of these (a client's retry carries the hash) is not one for a program reaching other code."""
+    reached = sorted(t for s, t in reach.tools if s == SAVED_SERVER and t in saved)
+    parts = [code, *(f"saved.{n}\0{saved[n].source}" for n in reached), "\0".join(held)]
+    return "\0\0".join(parts)
+
+
+def differences(program: SavedProgram, tools: Mapping[tuple[str, str], ToolInfo]) -> list[str]:
     """How the tools ``program`` calls differ from when it was saved (empty: the same)."""
     if program.uses is None:
         return []
