@@ -27,6 +27,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
 from gocode.demo.runner import DEMO_CODE
+from gocode.serve.server import bind_address
 from tests.conftest import ROOT, demo_stdio, free_port
 
 pytestmark = pytest.mark.go
@@ -302,6 +303,19 @@ def test_non_loopback_without_token_is_refused(tmp_path):
     assert r.returncode == 2, r.stderr
     assert "refusing to serve on 0.0.0.0 without a token" in r.stderr
     assert "GOCODE_TOKEN" in r.stderr and "--token" in r.stderr and "--insecure-no-auth" in r.stderr
+
+
+def test_a_host_named_like_loopback_without_token_is_refused(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "GOCODE_TOKEN"}
+    cmd = [GOCODE, "serve", "-c", str(write_config(tmp_path, "weather")), "--transport", "http"]
+    r = subprocess.run(
+        [*cmd, "--host", "127.evil.example", "--port", str(free_port())], env=env, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert "cannot listen on 127.evil.example: the name does not resolve" in r.stderr
+    with pytest.raises(OSError):
+        bind_address("127.evil.example")
 
 
 def test_non_loopback_with_the_insecure_flag_runs_and_warns(tmp_path):
