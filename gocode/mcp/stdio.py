@@ -92,13 +92,17 @@ async def tolerant_stdio_client(
         nonlocal gone
         assert process.stdout is not None
         skipped = 0
-        buffer = ""
+        pending: list[str] = []  # the current line's chunks: joined once, when it ends
         try:
             async with to_session:
                 try:
                     async for chunk in TextReceiveStream(process.stdout, errors="replace"):
-                        lines = (buffer + chunk).split("\n")
-                        buffer = lines.pop()
+                        if "\n" not in chunk:
+                            pending.append(chunk)  # a long line costs one join, not one per chunk
+                            continue
+                        lines = chunk.split("\n")
+                        lines[0] = "".join([*pending, lines[0]])
+                        pending = [lines.pop()]
                         for line in lines:
                             if (message := _parse(name, line, skipped)) is None:
                                 skipped += bool(line.strip())

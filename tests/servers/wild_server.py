@@ -17,8 +17,8 @@ the client as a real server would send them. Options:
                        server that quits early: the client's next write finds the pipe closed
                        while stdout is still open)
 
-Every listed tool answers ``tools/call`` with the text ``NAME <arguments as JSON>``; the tool
-``die`` exits the process with status 9 (a server that dies mid-session).
+Every listed tool answers ``tools/call`` with the text ``NAME <arguments as JSON>`` (``repeat``:
+its ``text`` repeated ``times`` times); the tool ``die`` exits the process with status 9 (a server that dies mid-session).
 """
 
 from __future__ import annotations
@@ -77,6 +77,18 @@ TOOL_SETS: dict[str, list[dict[str, Any]]] = {
     ],
     "many": [_tool(f"tool_{i:03d}", {"properties": {"n": {"type": "integer"}}}, f"Tool {i}.") for i in range(300)],
     "plain": [_tool("ping", None, "Answer pong."), _tool("die", None, "Exit the server process.")],
+    # An echo/fetch-like tool: a result as long as asked, on one line.
+    "big": [
+        _tool(
+            "repeat",
+            {
+                "type": "object",
+                "properties": {"text": {"type": "string"}, "times": {"type": "integer"}},
+                "required": ["text", "times"],
+            },
+            "Answer text repeated times times, on one line.",
+        )
+    ],
 }
 
 NOISE = [
@@ -137,7 +149,11 @@ class Wild:
             if not any(t.get("name") == name for t in self.tools):
                 self.send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32602, "message": f"Unknown tool: {name}"}})
                 return
-            text = f"{name} {json.dumps(msg['params'].get('arguments') or {}, sort_keys=True)}"
+            args = msg["params"].get("arguments") or {}
+            if name == "repeat":
+                text = str(args.get("text", "")) * max(0, min(int(args.get("times", 1)), 1 << 25))
+            else:
+                text = f"{name} {json.dumps(args, sort_keys=True)}"
             self.send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
         elif method == "ping":
             self.send({"jsonrpc": "2.0", "id": mid, "result": {}})
