@@ -33,7 +33,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from gocode.mcp import prestart
+from gocode.mcp import nesting, prestart
 
 log = logging.getLogger("gocode.stdio")
 
@@ -154,7 +154,17 @@ def _parse(name: str, line: str, skipped: int) -> types.JSONRPCMessage | None:
         return None
     try:
         return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except (ValidationError, ValueError):
+    except (ValidationError, ValueError) as exc:
+        if "recursion limit" in str(exc) and (pruned := nesting.prune(line)) is not None:
+            # Nested deeper than the parser reads (a tool's schema, say): the message with its
+            # deepest parts cut, so its request is answered; the listing then leaves that tool out.
+            log.warning(
+                "MCP server %r sent a message nested deeper than %d levels; read without its deepest parts",
+                name,
+                nesting.MESSAGE_DEPTH,
+            )
+            with contextlib.suppress(ValidationError, ValueError):
+                return types.jsonrpc_message_adapter.validate_json(pruned, by_name=False)
         if skipped < NOISE_WARNINGS:
             more = "; further ones are skipped silently" if skipped + 1 == NOISE_WARNINGS else ""
             log.warning(
