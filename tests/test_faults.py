@@ -8,6 +8,7 @@ commands that exit at once or never answer stand in for servers that fail to sta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -27,7 +28,7 @@ from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import discover
 from gocode.mcp.listing import FALLBACK_INPUT, Listing, vet_tools
 from gocode.mcp.upstream import Upstream, UpstreamError
-from tests.conftest import ROOT, config_from, demo_stdio
+from tests.conftest import ROOT, background, config_from, demo_stdio, free_port
 
 GOCODE = str(Path(sys.executable).parent / "gocode")
 WILD = str(ROOT / "tests" / "servers" / "wild_server.py")
@@ -123,8 +124,8 @@ def _nested(levels: int) -> dict:
     return schema
 
 
-@pytest.mark.parametrize("levels", [100, 420])
-def test_a_tool_nested_too_deep_is_left_out_and_its_server_keeps_the_rest(tmp_path, levels):
+@pytest.mark.parametrize(("transport", "levels"), [("stdio", 100), ("stdio", 420), ("http", 100)])
+def test_a_tool_nested_too_deep_is_left_out_and_its_server_keeps_the_rest(tmp_path, transport, levels):
     """One tool's schema nests 100 (or 420) objects deep: the SDK's parser refused the whole
     tools/list answer, so the server failed on its timeout with none of its tools. Now that
     tool is left out with a warning saying why, and the server's other tools are typed."""
@@ -144,9 +145,15 @@ def test_a_tool_nested_too_deep_is_left_out_and_its_server_keeps_the_rest(tmp_pa
         path.write_text(json.dumps({"tools": tools}))
     finally:
         sys.setrecursionlimit(limit)
-    config = config_from({"deep": {**wild("plain", "--tools-file", str(path)), "timeout": 20}})
-    start = time.monotonic()
-    result = asyncio.run(discover(config))
+    server = wild("plain", "--tools-file", str(path))
+    with contextlib.ExitStack() as stack:
+        if transport == "http":
+            port = free_port()
+            stack.enter_context(background([server["command"], *server["args"], "--http", str(port)], port))
+            server = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}
+        config = config_from({"deep": {**server, "timeout": 20}})
+        start = time.monotonic()
+        result = asyncio.run(discover(config))
     assert result.failures == {} and time.monotonic() - start < 15
     assert tool_names(result, "deep") == ["odd", "fine"]
     assert result.servers[0].warnings == ("tool 'deep': inputSchema is nested deeper than 64 levels; left out",)

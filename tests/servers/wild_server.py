@@ -12,6 +12,7 @@ the client as a real server would send them. Options:
     --fail-unless PATH exit 4 with a message on stderr unless PATH exists (a server that comes back)
     --start-delay S    sleep S seconds before reading stdin (a start-up spent waiting, not computing)
     --start-log PATH   append one line to PATH as the process starts (before the start delay)
+    --http PORT        serve the same over streamable HTTP on 127.0.0.1:PORT (JSON answers, stateless)
     --quit-after-initialize
                        close stdin before answering ``initialize``, then exit 5 a moment later (a
                        server that quits early: the client's next write finds the pipe closed
@@ -108,8 +109,12 @@ class Wild:
             json.loads(Path(args.tools_file).read_text())["tools"] if args.tools_file else TOOL_SETS[args.tools]
         )
         self.noise = 0
+        self.sent: list[dict[str, Any]] | None = None
 
     def send(self, msg: dict[str, Any]) -> None:
+        if self.sent is not None:  # over HTTP: the answer to the request being handled
+            self.sent.append(msg)
+            return
         if self.args.noise:
             print(NOISE[self.noise % len(NOISE)], flush=True)
             self.noise += 1
@@ -163,6 +168,41 @@ class Wild:
             )
 
 
+def serve_http(wild: Wild, port: int) -> None:
+    """The same answers over streamable HTTP at /mcp: one JSON answer per request, no sessions."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            wild.sent = []
+            wild.answer(json.loads(body))
+            sent, wild.sent = wild.sent, None
+            if not sent:
+                self.send_response(202)
+                self.end_headers()
+                return
+            data = json.dumps(sent[0], sort_keys=True).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self.send_response(405)
+            self.end_headers()
+
+        def do_DELETE(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--tools", default="plain", choices=sorted(TOOL_SETS))
@@ -175,6 +215,7 @@ def main() -> None:
     p.add_argument("--start-delay", type=float, default=0.0)
     p.add_argument("--quit-after-initialize", action="store_true")
     p.add_argument("--start-log")
+    p.add_argument("--http", type=int, help="serve streamable HTTP (JSON answers, stateless) on this port")
     args = p.parse_args()
     if args.start_log:
         with open(args.start_log, "a") as f:
@@ -184,6 +225,9 @@ def main() -> None:
         print(f"wild: {args.fail_unless} is missing; cannot start", file=sys.stderr, flush=True)
         sys.exit(4)
     wild = Wild(args)
+    if args.http is not None:
+        serve_http(wild, args.http)
+        return
     if args.noise:
         print("wild server banner: hello from stdout", flush=True)
     for line in sys.stdin:
