@@ -16,6 +16,8 @@ from typing import Any
 SCHEMA_DEPTH = 64  # levels of objects and arrays a tool's schema may nest (32 nested objects)
 MESSAGE_DEPTH = 128  # levels of a message kept (below the SDK parser's limit, above any schema's)
 PRUNE_CHARS = 16 << 20  # a longer line is not rewritten (the Go SDK's stdio frame cap)
+# Where it must run on the event loop (inside the SDK's HTTP client): at most ~0.4 s of work.
+LOOP_PRUNE_CHARS = 1 << 20
 
 # A string (escapes included) or a bracket: what decides nesting. Possessive: linear.
 _TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
@@ -39,11 +41,12 @@ def deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def prune(text: str, limit: int = MESSAGE_DEPTH) -> str | None:
+def prune(text: str, limit: int = MESSAGE_DEPTH, max_chars: int = PRUNE_CHARS) -> str | None:
     """``text`` (one JSON document) with every object or array that starts deeper than
     ``limit`` levels replaced by ``null``; None when nothing lay that deep, or ``text`` is
-    longer than PRUNE_CHARS or its brackets do not balance."""
-    if len(text) > PRUNE_CHARS:
+    longer than ``max_chars`` or its brackets do not balance. Linear, about 0.4 s per MiB of
+    brackets: run it off the event loop, or on a short text."""
+    if len(text) > max_chars:
         return None
     out: list[str] = []
     depth, kept_to, cut_from = 0, 0, -1

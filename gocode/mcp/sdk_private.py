@@ -16,7 +16,8 @@ upgrade that moves one fails there, loudly, rather than somewhere in discovery o
   module-level ``jsonrpc_message_adapter`` it imported; gocode puts one there that reads a
   message nested deeper than the JSON parser's limit with its deepest parts cut
   (:mod:`gocode.mcp.nesting`), as gocode's own stdio transport does, instead of failing the
-  request (one tool nested ~100 objects deep failed its server's whole listing).
+  request (one tool nested ~100 objects deep failed its server's whole listing). It runs on
+  the event loop, so only a message up to 1 MiB is rewritten; a longer one fails as before.
 - :func:`connection_of`: a server-side session's connection (``_connection``), whose
   ``exit_stack`` is where per-connection teardown belongs: request handlers get no public
   handle on it, and gocode must forget a client to notify once its connection ends.
@@ -72,7 +73,7 @@ class _DeepTolerantAdapter:
             if "recursion limit" not in str(exc):
                 raise
             text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
-            pruned = nesting.prune(text)
+            pruned = nesting.prune(text, max_chars=nesting.LOOP_PRUNE_CHARS)  # on the event loop: short only
             if pruned is None:
                 raise
             log.warning(
