@@ -1,4 +1,5 @@
-"""Every regular expression gocode keeps at module level runs in time linear in its input.
+"""What gocode runs over untrusted text runs in time linear in it: every regular expression kept
+at module level, and the conversion of a tool's description and schema to Go.
 
 They run on what comes from outside — tool results, descriptions and schemas, the model's
 code, a program's output — often on the event loop, so a pattern that rescans a run from
@@ -84,3 +85,18 @@ def test_pattern_is_linear(where, pattern):
             slowest, unit = took, u
     # Linear: well under 10 ms here; quadratic ones took 0.3-1.3 s at this size.
     assert slowest < 0.15, f"{where} took {slowest:.2f} s on {unit!r} * {SIZE // len(unit)}"
+
+
+@pytest.mark.parametrize("unit", ["a", "a.", "Word "])
+def test_a_megabyte_description_converts_in_linear_time(unit):
+    """A server's descriptions are untrusted and of any length: splitting one into words grew
+    a string char by char (quadratic: 1 MB of "a" took 18 s to convert)."""
+    from gocode.schema.builder import build_package
+    from gocode.toolset import ServerTools, ToolInfo, ToolSet
+
+    text = (unit * ((1 << 20) // len(unit) + 1))[: 1 << 20]
+    schema = {"type": "object", "properties": {"p": {"type": "string", "description": text}}}
+    start = time.monotonic()
+    package = build_package(ToolSet((ServerTools("s", (ToolInfo("s", "t", text, schema),)),)))
+    assert [f.tool for f in package.funcs] == ["t"]
+    assert time.monotonic() - start < 3.0
