@@ -139,14 +139,20 @@ class CodeMode:
         self._search_lock = threading.Lock()
         self.discovery: DiscoveryResult | None = None
         self._sandbox: dict[str, Any] | None = None
-        # What the servers' results looked like (the toolbox's loopback endpoint records them).
-        self.shapes = ShapeRecorder(ListingCache(), dict(config.mcp_servers))
+        # What the servers' results looked like (the toolbox's loopback endpoint records them),
+        # this model's own: one model's results never reach what another reads.
+        self.shapes = ShapeRecorder(ListingCache(), dict(config.mcp_servers), self.shape_scope)
         # The result types inferred from those shapes that the current package uses, per tool.
         self._inferred: dict[tuple[str, str], dict[str, Any]] = {}
         # Offer the saved programs as Go functions of the server `saved` (a controller answers
         # their calls, so only a pooled toolbox, or a listing such as search, turns this on).
         self.offer_saved = False
         self._state: ToolState | None = None
+
+    @property
+    def shape_scope(self) -> str:
+        """Whose learned shapes this code mode reads and writes: the model ref in effect."""
+        return self.model or self.config.defaults.model or ""
 
     async def __aenter__(self) -> CodeMode:
         await self.refresh()

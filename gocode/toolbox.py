@@ -195,7 +195,9 @@ class Toolbox:
         # Tool listings a server allows to be kept (ttlMs): None is the default directory.
         self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
         # Learned result shapes live beside the listings (none without a listing cache).
-        self.code_mode.shapes = ShapeRecorder(self._listing_cache, dict(self.config.mcp_servers))
+        self.code_mode.shapes = ShapeRecorder(
+            self._listing_cache, dict(self.config.mcp_servers), self.code_mode.shape_scope
+        )
         self.pooled = pooled
         # Offer step_go_code (client-owned tools over the stateless step protocol; needs pooled).
         self.stateless_step = stateless_step and pooled

@@ -8,6 +8,7 @@ commands that exit at once or never answer stand in for servers that fail to sta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -27,7 +28,7 @@ from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import discover
 from gocode.mcp.listing import FALLBACK_INPUT, Listing, vet_tools
 from gocode.mcp.upstream import Upstream, UpstreamError
-from tests.conftest import ROOT, config_from, demo_stdio
+from tests.conftest import ROOT, background, config_from, demo_stdio, free_port
 
 GOCODE = str(Path(sys.executable).parent / "gocode")
 WILD = str(ROOT / "tests" / "servers" / "wild_server.py")
@@ -114,6 +115,68 @@ def test_a_server_that_quits_before_reading_its_first_request_is_reported_with_i
     result = asyncio.run(discover(config_from({"quits": wild("plain", "--quit-after-initialize")})))
     assert result.failures["quits"].brief == "MCP server 'quits' failed: the server exited with status 5"
     assert result.failures["quits"].exit_status == 5
+
+
+def _nested(levels: int) -> dict:
+    schema: dict = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"x": schema}}
+    return schema
+
+
+@pytest.mark.parametrize(("transport", "levels"), [("stdio", 100), ("stdio", 420), ("http", 100)])
+def test_a_tool_nested_too_deep_is_left_out_and_its_server_keeps_the_rest(tmp_path, transport, levels):
+    """One tool's schema nests 100 (or 420) objects deep: the SDK's parser refused the whole
+    tools/list answer, so the server failed on its timeout with none of its tools. Now that
+    tool is left out with a warning saying why, and the server's other tools are typed."""
+    tools = [
+        {"name": "deep", "description": "Too deep.", "inputSchema": _nested(levels)},
+        {"name": "odd", "description": "Odd.", "inputSchema": {"type": "object", "properties": {"a": {"type": [{}]}}}},
+        {
+            "name": "fine",
+            "description": "Fine.",
+            "inputSchema": {"type": "object", "properties": {"b": {"type": "string"}}},
+        },
+    ]
+    path = tmp_path / "tools.json"
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # json's encoder recurses per level: writing the fixture only
+    try:
+        path.write_text(json.dumps({"tools": tools}))
+    finally:
+        sys.setrecursionlimit(limit)
+    server = wild("plain", "--tools-file", str(path))
+    with contextlib.ExitStack() as stack:
+        if transport == "http":
+            port = free_port()
+            stack.enter_context(background([server["command"], *server["args"], "--http", str(port)], port))
+            server = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}
+        config = config_from({"deep": {**server, "timeout": 20}})
+        start = time.monotonic()
+        result = asyncio.run(discover(config))
+    assert result.failures == {} and time.monotonic() - start < 15
+    assert tool_names(result, "deep") == ["odd", "fine"]
+    assert result.servers[0].warnings == ("tool 'deep': inputSchema is nested deeper than 64 levels; left out",)
+    cm = CodeMode(config)
+    cm.adopt(result)
+    assert [f.tool for f in cm.package.funcs] == ["fine"]
+    assert "deep: tool 'deep': inputSchema is nested deeper than 64 levels; left out" in cm.warnings
+    assert any(w.startswith("deep.odd: left out: its schema cannot be converted to Go") for w in cm.warnings)
+
+
+@pytest.mark.fast
+def test_a_schema_the_builder_cannot_convert_costs_that_tool_only():
+    from gocode.schema.builder import build_package
+    from gocode.toolset import ServerTools, ToolInfo, ToolSet
+
+    # A type that is an object in a list: the builder once raised TypeError, and the whole tool
+    # set (every server's) failed to build.
+    odd = ToolInfo("s", "odd", "Odd.", input_schema={"type": "object", "properties": {"a": {"type": [{}]}}})
+    fine = ToolInfo("s", "fine", "Fine.", input_schema={"type": "object", "properties": {"b": {"type": "string"}}})
+    package = build_package(ToolSet((ServerTools("s", (odd, fine)),)))
+    assert [f.tool for f in package.funcs] == ["fine"]
+    (note,) = [w for w in package.warnings if w.startswith("s.odd")]
+    assert note.startswith("s.odd: left out: its schema cannot be converted to Go (TypeError: ")
 
 
 def test_bad_tools_get_a_fallback_or_are_left_out_with_a_warning():

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
 from gocode.demo.runner import DEMO_CODE
+from gocode.serve.server import bind_address
 from tests.conftest import ROOT, demo_stdio, free_port
 
 pytestmark = pytest.mark.go
@@ -304,12 +306,84 @@ def test_non_loopback_without_token_is_refused(tmp_path):
     assert "GOCODE_TOKEN" in r.stderr and "--token" in r.stderr and "--insecure-no-auth" in r.stderr
 
 
+def test_a_host_named_like_loopback_without_token_is_refused(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "GOCODE_TOKEN"}
+    cmd = [GOCODE, "serve", "-c", str(write_config(tmp_path, "weather")), "--transport", "http"]
+    r = subprocess.run(
+        [*cmd, "--host", "127.evil.example", "--port", str(free_port())], env=env, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert "cannot listen on 127.evil.example: the name does not resolve" in r.stderr
+    with pytest.raises(OSError):
+        bind_address("127.evil.example")
+
+
 def test_non_loopback_with_the_insecure_flag_runs_and_warns(tmp_path):
     s = start(tmp_path, "--host", "0.0.0.0", "--insecure-no-auth", server="weather")
     try:
         assert "WITHOUT A TOKEN" in s.stderr.read_text()
         err, text, _ = call(s.url, DEMO_CODE)  # 127.0.0.1 only: no traffic leaves the machine
         assert not err and text == WEATHER_OUT
+    finally:
+        stop(s)
+
+
+# --- untrusted results never hold up the loop -------------------------------------------------
+
+WILD = str(ROOT / "tests" / "servers" / "wild_server.py")
+
+REPEAT_CODE = """\
+out, err := repeat(ctx, RepeatInput{Text: %s, Times: %d})
+if err != nil {
+	return err
+}
+fmt.Println(len(out))
+"""
+
+
+def test_a_megabyte_line_result_never_freezes_serve(tmp_path):
+    """A tool answers 1 MB, then 10 MB, on one line (an echo, a fetch): its shape is learned
+    (a head of it parsed and redacted) without holding up the event loop, so /healthz answers
+    at once throughout and the call finishes within a bound. Unbounded redaction on the loop
+    froze serve 18 s for 64 KB and did not finish 10 MB in 14 minutes."""
+    doc = {
+        "mcpServers": {"big": {"command": sys.executable, "args": [WILD, "--tools", "big"]}},
+        "defaults": {"codeMode": {"timeout": 60}},
+    }
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump(doc))
+    s, _ = spawn(tmp_path, config, env={"GOCODE_SHAPES_DIR": str(tmp_path / "shapes")})
+    try:
+        deadline = time.monotonic() + 120
+        while httpx2.get(s.url + "/readyz", timeout=5).status_code != 200:
+            assert time.monotonic() < deadline, s.stderr.read_text()
+            time.sleep(0.1)
+        # Words an address pattern would scan from every start (a@a.a.a…), and plain letters.
+        for unit, times in (("a@a.", 1 << 18), ("a", 10 << 20)):
+            answers: list[tuple[bool, str, dict]] = []
+            code = REPEAT_CODE % (json.dumps(unit), times)
+            caller = threading.Thread(target=lambda code=code, answers=answers: answers.append(call(s.url, code)))
+            started = time.monotonic()
+            caller.start()
+            slowest = 0.0
+            with httpx2.Client(timeout=10) as http:
+                while caller.is_alive() and time.monotonic() - started < 60:
+                    t = time.monotonic()
+                    try:
+                        assert http.get(s.url + "/healthz").status_code == 200
+                    except httpx2.TimeoutException:
+                        slowest = float("inf")  # frozen: no answer within 10 s
+                        break
+                    slowest = max(slowest, time.monotonic() - t)
+                    caller.join(0.05)
+            assert slowest < 2.0, f"/healthz took {slowest:.1f} s while a result was processed"
+            caller.join(5)
+            assert answers, f"the {len(unit) * times}-character result was not answered within 60 s"
+            err, text, _ = answers[0]
+            assert not err and text == f"{len(unit) * times}\n", text[:500]
+        shapes = "".join(p.read_text() for p in (tmp_path / "shapes").iterdir())
+        assert len(shapes) < 4096 and '"samples": 2' in shapes  # both learned from: a head, never the result
     finally:
         stop(s)
 

@@ -332,7 +332,12 @@ def test_keys_a_server_chose_still_make_go_that_compiles(workspace, tmp_path):
         "a b": 1, "A-B": 2, "a_b": 3, "aB": 4, "type": "t", "func": True, "😀": 1.5, 'x"y`z': "q",
         "123": [1], "Content": {"ptr": None}, "k" * 300: "long", "__proto__": {}, "nested": {"": 1, "x": 2},
     }  # fmt: skip
-    shape = _learn(nasty, nasty, nasty)
+    # Keys that are no short identifier are data (a map): they never become names a model reads.
+    assert "map" in _learn(nasty, nasty, nasty).json
+    names = {
+        k: v for k, v in nasty.items() if k in ("A-B", "a_b", "aB", "type", "func", "Content", "__proto__", "nested")
+    }
+    shape = _learn(names, names, names)
     schema = shape.output_schema()
     assert schema is not None and "nested" in schema["properties"]
     info = ToolInfo("weird server", "get-it!", "Gets it.", output_schema=schema, output_inferred=True)

@@ -51,3 +51,21 @@ def test_no_module_but_sdk_private_uses_sdk_internals():
             if re.search(rf"[.\"']{re.escape(name)}\b", text):
                 offenders.append(f"{path.relative_to(ROOT)}: {name}")
     assert offenders == []
+
+
+@pytest.mark.fast
+def test_the_streamable_http_client_still_parses_with_its_module_adapter():
+    import mcp.client.streamable_http as streamable
+
+    from gocode.mcp import sdk_private
+
+    # tolerate_deep_messages replaces this name: the client must still look it up at each message.
+    assert "jsonrpc_message_adapter.validate_json(" in inspect.getsource(streamable)
+    sdk_private.tolerate_deep_messages()
+    sdk_private.tolerate_deep_messages()  # idempotent: wrapped once
+    adapter = streamable.jsonrpc_message_adapter
+    assert isinstance(adapter, sdk_private._DeepTolerantAdapter)  # pyright: ignore[reportPrivateUsage]
+    assert not isinstance(adapter.inner, sdk_private._DeepTolerantAdapter)  # pyright: ignore[reportPrivateUsage]
+    deep = "[" * 300 + "]" * 300
+    message = adapter.validate_json('{"jsonrpc": "2.0", "id": 1, "result": {"x": ' + deep + "}}", by_name=False)
+    assert message.id == 1

@@ -160,6 +160,11 @@ def test_client_tool_declarations_are_checked():
         step.client_tools([{"name": "a"}, {"name": "a"}])
     with pytest.raises(step.StepError, match="must be a list"):
         step.client_tools("a")  # type: ignore[arg-type]
+    deep: dict = {"type": "string"}
+    for _ in range(40):
+        deep = {"type": "object", "properties": {"x": deep}}
+    with pytest.raises(step.StepError, match="client tool 'd': its schema is nested deeper than 64 levels"):
+        step.client_tools([{"name": "d", "inputSchema": deep}])
     got = step.client_tools([{"name": "b", "inputSchema": {"type": "object"}}, {"name": "a"}])
     assert [t.name for t in got.tools] == ["a", "b"] and got.server == step.CLIENT_SERVER
 

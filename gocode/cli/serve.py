@@ -107,7 +107,15 @@ def serve(
         _err(f"gocode: warning: {config.source} configures no mcpServers: execute_go_code will have no tools")
     sock = None
     if transport == "http":
-        if not token and not is_loopback(host):
+        try:
+            # Judged and bound by address: a name is resolved once, here (127.evil.example is
+            # whatever it resolves to, and a name that does not resolve is refused).
+            address = server_mod.bind_address(host)
+        except OSError as exc:
+            raise click.UsageError(
+                f"cannot listen on {host}: the name does not resolve ({exc.strerror or exc})"
+            ) from None
+        if not token and not is_loopback(address):
             if not insecure_no_auth:
                 _err(
                     f"gocode: refusing to serve on {host} without a token: anyone who reaches it could run code "
@@ -121,7 +129,7 @@ def serve(
                 "this port can run code here and read /metrics"
             )
         try:
-            sock = server_mod.bind(host, port)
+            sock = server_mod.bind(address, port)
         except OSError as exc:
             raise click.UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     elif token and os.environ.get("GOCODE_TOKEN") != token:

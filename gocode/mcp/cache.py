@@ -62,12 +62,14 @@ class ListingCache:
     def _path(self, name: str, server: ServerConfig) -> Path:
         return self.root / f"{self._key(name, server)}.json"
 
-    def shapes_path(self, name: str, server: ServerConfig) -> Path:
-        """Where the shapes learned from this server's results are kept (see gocode.mcp.shapes);
-        unlike a listing, they outlive ``ttlMs`` and ``list_changed``. ``$GOCODE_SHAPES_DIR``
-        moves them (tests keep each one's own)."""
+    def shapes_path(self, name: str, server: ServerConfig, model: str) -> Path:
+        """Where the shapes learned from this server's results by ``model`` (a model ref) are
+        kept (see gocode.mcp.shapes): one file per server config and model, as one model's
+        results are never shown to another. Unlike a listing, they outlive ``ttlMs`` and
+        ``list_changed``. ``$GOCODE_SHAPES_DIR`` moves them (tests keep each one's own)."""
         base = os.environ.get("GOCODE_SHAPES_DIR")
-        return (Path(base) if base else self.root / "shapes") / f"{self._key(name, server)}.json"
+        key = hashlib.sha256(json.dumps([self._key(name, server), model]).encode()).hexdigest()[:32]
+        return (Path(base) if base else self.root / "shapes") / f"{key}.json"
 
     def load(self, name: str, server: ServerConfig, now: float | None = None) -> CachedListing | None:
         """The fresh entry for this server, if there is one."""

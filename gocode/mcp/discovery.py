@@ -35,6 +35,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError
+from gocode.mcp import sdk_private
 from gocode.mcp.cache import RecentListings
 from gocode.mcp.listing import DiscoveryResult, Listing, list_tools, server_tools
 from gocode.mcp.prestart import server_env
@@ -84,6 +85,7 @@ async def open_client(
         async with Client(tolerant_stdio_client(name, params, errlog, on_end), **opts) as client:
             yield _results_as_sent(client)
     elif server.type == "http":
+        sdk_private.tolerate_deep_messages()  # a tool nested too deep costs that tool, not the server
         # The SDK's own defaults for MCP over HTTP: 30 s, and 300 s to read a held-open stream.
         http = httpx2.AsyncClient(headers=dict(server.headers) or None, timeout=httpx2.Timeout(30, read=300))
         async with http:

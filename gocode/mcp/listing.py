@@ -5,7 +5,8 @@ The SDK validates a whole ``tools/list`` result at once: one tool whose ``inputS
 server contributes nothing. Here the raw result is read page by page and each tool is vetted
 on its own (:func:`vet_tools`, pure): a tool that is fine is kept as sent; one with parameters
 or a result gocode cannot type keeps a safe fallback (its input becomes ``map[string]any``, its
-result text); one that cannot be called at all (no name, a name already taken) is left out.
+result text); one that cannot be called at all (no name, a name already taken, parameters nested
+deeper than :data:`SCHEMA_DEPTH`) is left out.
 Every fallback and omission is a warning, carried with the server's tools.
 """
 
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 
 from gocode.config import ServerConfig
 from gocode.errors import DiscoveryError
+from gocode.mcp.nesting import SCHEMA_DEPTH, deeper_than
 from gocode.toolset import ServerTools, ToolInfo
 
 if TYPE_CHECKING:  # the SDK is imported where a session is used: showing cached tools needs none
@@ -124,16 +126,23 @@ def vet_tools(raw: list[Any]) -> tuple[list[dict[str, Any]], list[str]]:
         seen.add(name)
         tool, notes = _vet_tool(item)
         warnings.extend(f"tool {name!r}: {n}" for n in notes)
-        kept.append(tool)
+        if tool is not None:
+            kept.append(tool)
     return kept, warnings
 
 
-def _vet_tool(item: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _vet_tool(item: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
     import mcp_types as types
 
     tool = dict(item)
     notes: list[str] = []
     schema = tool.get("inputSchema")
+    if deeper_than(schema, SCHEMA_DEPTH):
+        # No schema needs this depth, and converting one would exhaust the stack.
+        return None, [f"inputSchema is nested deeper than {SCHEMA_DEPTH} levels; left out"]
+    if deeper_than(tool.get("outputSchema"), SCHEMA_DEPTH):
+        notes.append(f"outputSchema is nested deeper than {SCHEMA_DEPTH} levels; its result is returned as text")
+        del tool["outputSchema"]
     if "inputSchema" not in tool:  # an old server's way to say "no parameters"
         tool["inputSchema"] = {"type": "object"}
     elif not isinstance(schema, dict):

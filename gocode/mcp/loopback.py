@@ -28,7 +28,7 @@ import logging
 import secrets
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +68,8 @@ RESULT_LIMIT = 1 << 20  # bytes of JSON a program's result() may hand back
 MCP_PATH = "/mcp"
 STREAM_PATH = "/mcp-stream"
 CLOSE_WAIT_S = 1.0  # how long closing a run waits for its cancelled calls to unwind
+
+Learn = Callable[[types.CallToolResult], Awaitable[None]]  # records a live result's shape
 
 # (query, limit) -> matches as JSON objects (see rt.ToolMatch), best first.
 SearchFn = Callable[[str, int], list[dict[str, Any]]]
@@ -273,15 +275,17 @@ class Loopback:
             return known is not None and any(t.name == tool for t in known.tools)
         return self.allows(server, tool)
 
-    def _learner(self, run: Run, server: str, tool: str) -> Callable[[types.CallToolResult], None] | None:
+    def _learner(self, run: Run, server: str, tool: str) -> Learn | None:
         """What records a live result's shape, or None where nothing is learned."""
         shapes = self.shapes
         if shapes is None or server in run.providers:
             return None
 
-        def learn(result: types.CallToolResult) -> None:
+        async def learn(result: types.CallToolResult) -> None:
             if not result.is_error:
-                shapes.observe(server, tool, result)
+                # A worker thread: a result is untrusted and may be megabytes (parsing it,
+                # redacting its head, writing the file), and the loop serves everyone else.
+                await anyio.to_thread.run_sync(shapes.observe, server, tool, result)
 
         return learn
 
@@ -349,7 +353,7 @@ class Loopback:
                     else:
                         result = await provider.call(params.name, params.arguments, self.call_timeout, _progress(ctx))
                         if learn is not None:
-                            learn(result)
+                            await learn(result)
                 finally:
                     run.scopes.discard(scope)
             if result is None:
@@ -452,7 +456,7 @@ def _forward(
     params: types.CallToolRequestParams,
     timeout: float,
     progress: ProgressFnT | None,
-    learn: Callable[[types.CallToolResult], None] | None = None,
+    learn: Learn | None = None,
 ) -> Forward:
     """The call to the provider, its failures as results (so they are recorded like any answer)."""
 
@@ -462,7 +466,7 @@ def _forward(
         except ToolProviderError as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         if learn is not None:
-            learn(result)
+            await learn(result)
         return result
 
     return forward

@@ -33,11 +33,21 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from gocode.mcp import prestart
+from gocode.mcp import nesting, prestart
 
 log = logging.getLogger("gocode.stdio")
 
 NOISE_WARNINGS = 3  # per server process; later lines are only skipped
+# The longest line read (the Go SDK's stdio frame cap is 16 MiB): a longer one is skipped as
+# it arrives, never held whole.
+LINE_LIMIT = 64 << 20
+
+
+class _TooDeep:
+    pass
+
+
+TOO_DEEP = _TooDeep()
 _EXIT_MARK = "[gocode] the server "
 _EXIT_RE = re.compile(re.escape(_EXIT_MARK) + r"(exited with status (-?\d+)|was killed by signal (\d+))\s*$")
 
@@ -92,15 +102,33 @@ async def tolerant_stdio_client(
         nonlocal gone
         assert process.stdout is not None
         skipped = 0
-        buffer = ""
+        pending: list[str] = []  # the current line's chunks: joined once, when it ends
+        size = 0  # of pending; -1: skipping the rest of a line over LINE_LIMIT
         try:
             async with to_session:
                 try:
                     async for chunk in TextReceiveStream(process.stdout, errors="replace"):
-                        lines = (buffer + chunk).split("\n")
-                        buffer = lines.pop()
+                        if "\n" not in chunk:
+                            if size >= 0:
+                                pending.append(chunk)  # a long line costs one join, not one per chunk
+                                size += len(chunk)
+                            if size > LINE_LIMIT:
+                                log.warning(
+                                    "MCP server %r printed a line over %d MiB on stdout (skipped)",
+                                    name,
+                                    LINE_LIMIT >> 20,
+                                )
+                                pending, size = [], -1
+                            continue
+                        lines = chunk.split("\n")
+                        lines[0] = "".join([*pending, lines[0]]) if size >= 0 else ""
+                        pending = [lines.pop()]
+                        size = len(pending[0])
                         for line in lines:
-                            if (message := _parse(name, line, skipped)) is None:
+                            message = _parse(name, line, skipped)
+                            if isinstance(message, _TooDeep):
+                                message = await anyio.to_thread.run_sync(_parse_deep, name, line, skipped)
+                            if message is None:
                                 skipped += bool(line.strip())
                                 continue
                             await to_session.send(SessionMessage(message))
@@ -144,19 +172,42 @@ async def tolerant_stdio_client(
             tg.cancel_scope.cancel()
 
 
-def _parse(name: str, line: str, skipped: int) -> types.JSONRPCMessage | None:
-    """A JSON-RPC message, or None for a blank or non-JSON-RPC line (warned about, the first few)."""
+def _parse(name: str, line: str, skipped: int) -> types.JSONRPCMessage | _TooDeep | None:
+    """A JSON-RPC message, or None for a blank or non-JSON-RPC line (warned about, the first
+    few), or TOO_DEEP for one nested deeper than the parser reads (see :func:`_parse_deep`)."""
     if not line.strip():
         return None
     try:
         return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except (ValidationError, ValueError):
-        if skipped < NOISE_WARNINGS:
-            more = "; further ones are skipped silently" if skipped + 1 == NOISE_WARNINGS else ""
-            log.warning(
-                "MCP server %r printed a line on stdout that is not JSON-RPC (skipped%s): %.120r", name, more, line
-            )
+    except (ValidationError, ValueError) as exc:
+        if "recursion limit" in str(exc):
+            return TOO_DEEP
+        _not_jsonrpc(name, line, skipped)
         return None
+
+
+def _parse_deep(name: str, line: str, skipped: int) -> types.JSONRPCMessage | None:
+    """A message nested deeper than the parser reads (a tool's schema, say), with its deepest
+    parts cut, so its request is answered (the listing then leaves that tool out). Linear in the
+    line, but run in a worker thread: the line is untrusted and may be megabytes."""
+    pruned = nesting.prune(line)
+    if pruned is not None:
+        with contextlib.suppress(ValidationError, ValueError):
+            message = types.jsonrpc_message_adapter.validate_json(pruned, by_name=False)
+            log.warning(
+                "MCP server %r sent a message nested deeper than %d levels; read without its deepest parts",
+                name,
+                nesting.MESSAGE_DEPTH,
+            )
+            return message
+    _not_jsonrpc(name, line, skipped)
+    return None
+
+
+def _not_jsonrpc(name: str, line: str, skipped: int) -> None:
+    if skipped < NOISE_WARNINGS:
+        more = "; further ones are skipped silently" if skipped + 1 == NOISE_WARNINGS else ""
+        log.warning("MCP server %r printed a line on stdout that is not JSON-RPC (skipped%s): %.120r", name, more, line)
 
 
 async def _wait_end(process: Process) -> None:

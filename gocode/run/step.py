@@ -39,6 +39,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gocode.errors import GocodeError
+from gocode.mcp.nesting import SCHEMA_DEPTH, deeper_than
 from gocode.paths import cache_dir, state_dir
 from gocode.run.recording import Entry, Interceptor, Pending, value_result, wire
 from gocode.run.runner import RunResult
@@ -101,6 +102,9 @@ def client_tools(tools: list[Any]) -> ServerTools:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "(the tool)"
             raise StepError(f"client tool #{i + 1}: {where}: {first['msg']}") from None
+    for t in parsed:
+        if deeper_than(t.input_schema, SCHEMA_DEPTH) or deeper_than(t.output_schema, SCHEMA_DEPTH):
+            raise StepError(f"client tool {t.name!r}: its schema is nested deeper than {SCHEMA_DEPTH} levels")
     names = [t.name for t in parsed]
     if dup := sorted({n for n in names if names.count(n) > 1}):
         raise StepError(f"client tools declared twice: {', '.join(dup)}")

@@ -418,6 +418,20 @@ class _Builder:
         merged.update(type="object", properties=props, required=required)
         return merged
 
+    def convert(self, info: ToolInfo, func_name: str) -> ToolFunc | None:
+        """:meth:`tool`, or None (with a warning) for a schema it cannot convert: that tool is
+        left out, never its server or the tool set. What the failed conversion shared with
+        other tools (named $defs, the media types) is undone, so nothing refers to its types."""
+        defs, media, warned = dict(self.defs), self.media_declared, len(self.warnings)
+        try:
+            return self.tool(info, func_name, export(func_name))
+        except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+            self.defs, self.media_declared = defs, media
+            del self.warnings[warned:]
+            why = "it nests too deep" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"[:200]
+            self.warnings.append(f"{info.server}.{info.name}: left out: its schema cannot be converted to Go ({why})")
+            return None
+
     # One tool -> its function and declarations.
     def tool(self, info: ToolInfo, func_name: str, exported: str) -> ToolFunc:
         schema = info.input_schema if isinstance(info.input_schema, dict) else {}
@@ -504,7 +518,7 @@ def build_package(toolset: ToolSet) -> Package:
         b.types.claim(export(name))
     if any(not isinstance(t.output_schema, dict) and returns_media(t) for t in tools):
         b.media_names = (b.types.claim("Content"), b.types.claim("Media"))
-    funcs = [b.tool(t, name, export(name)) for t, name in plan]
+    funcs = [f for t, name in plan if (f := b.convert(t, name)) is not None]
     shared = _name_shared(_dedupe(funcs), b.types, funcs)
     kept = _guessed_field_types(_keep_tool_type_names(funcs, shared), b.types)
     return Package(tuple(kept), tuple(b.warnings), toolset.digest())

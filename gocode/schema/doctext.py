@@ -114,6 +114,8 @@ def one_line(text: str, limit: int = FIELD_DOC_LIMIT) -> str:
 
 def restates(text: str, *names: str) -> bool:
     """Whether a description says nothing but the name (``Repo Path`` for ``repo_path``)."""
+    if len(text) > 2 * sum(len(n) for n in names) + 64:
+        return False  # says more than the names: no need to split it (it is untrusted, of any length)
     said = {w.lower() for w in words(text)} - _FILLER_WORDS
     named = {w.lower() for n in names for w in words(n)}
     return said <= named

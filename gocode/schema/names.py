@@ -49,13 +49,12 @@ def words(name: str) -> list[str]:
 @functools.lru_cache(maxsize=1 << 16)  # a large tool set repeats the same names thousands of times
 def _words(name: str) -> tuple[str, ...]:
     out: list[str] = []
-    cur = ""
+    cur: list[str] = []  # the word so far: a list, as a string grown char by char is quadratic here
 
     def flush() -> None:
-        nonlocal cur
         if cur:
-            out.append(cur)
-        cur = ""
+            out.append("".join(cur))
+            cur.clear()
 
     name = unicodedata.normalize("NFKD", name)
     chars = [c for c in name if not unicodedata.combining(c)]
@@ -70,7 +69,7 @@ def _words(name: str) -> tuple[str, ...]:
                     prev.isupper() and c.isupper() and nxt.isascii() and nxt.islower()
                 ):
                     flush()
-            cur += c
+            cur.append(c)
         elif c.isalnum():
             flush()
             out.append(f"U{ord(c):x}")

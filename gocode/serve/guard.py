@@ -7,11 +7,13 @@ address gocode is bound to, on any port; ``--allowed-host NAME`` adds the names 
 behind a load balancer (``*`` accepts any name — only sensible with a token). A request
 without ``Origin`` (not a browser) is fine; a foreign ``Host`` gets 421, a foreign ``Origin`` 403.
 
-Pure: no I/O.
+Pure: no I/O (a name is resolved by :func:`gocode.serve.server.bind_address`, which asks
+:func:`is_loopback` about the address it found).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -23,10 +25,17 @@ WILDCARD_BINDS = ("0.0.0.0", "::", "")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
 
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` keeps the server to this machine."""
-    h = host.strip("[]").lower()
-    return h in LOOPBACK_NAMES or h.startswith("127.")
+def is_loopback(address: str) -> bool:
+    """Whether binding ``address`` keeps the server to this machine: an IP address in
+    127.0.0.0/8 or ``::1`` (an IPv4-mapped one included). A name is never taken at its word
+    (``127.evil.example`` is a name like any other): resolve it first and ask about the address."""
+    try:
+        ip = ipaddress.ip_address(address.strip().strip("[]"))
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
 
 
 def _hostname(value: str) -> str:

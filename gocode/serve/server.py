@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -489,6 +490,22 @@ def limit_malloc_arenas(arenas: int = 2) -> None:
         libc.mallopt(-8, arenas)  # M_ARENA_MAX
     except (OSError, AttributeError):
         pass
+
+
+def bind_address(host: str) -> str:
+    """The IP address binding ``host`` means: an address as given, ``localhost`` as 127.0.0.1
+    (whatever the resolver says), any other name as it resolves now (the first address). The
+    caller binds this address, so what was judged (loopback or not) is what is served.
+    Raises OSError when a name does not resolve."""
+    bare = host.strip().strip("[]")
+    if bare.lower() in ("localhost", "localhost."):
+        return "127.0.0.1"
+    with contextlib.suppress(ValueError):
+        return str(ipaddress.ip_address(bare))
+    infos = socket.getaddrinfo(bare, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    if not infos:
+        raise OSError(f"{host} does not resolve")
+    return str(infos[0][4][0])
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -65,8 +65,10 @@ if TYPE_CHECKING:  # the SDK loads with the first call: showing tools (gocode li
 
 SAVED_DIR = "saved"
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-_INPUT_DECL = re.compile(r"^\s*type\s+Input\s+struct\b", re.M)
-_OUTPUT_DECL = re.compile(r"^\s*type\s+Output\s+struct\b", re.M)
+# Indentation only before `type` (not \s*, which rescans every blank line below each line start:
+# quadratic in a source of blank lines).
+_INPUT_DECL = re.compile(r"^[ \t]*+type\s++Input\s++struct\b", re.M)
+_OUTPUT_DECL = re.compile(r"^[ \t]*+type\s++Output\s++struct\b", re.M)
 # Where a saved program run as a tool reads its input (go_templates/rt/input.go: EnvInput).
 INPUT_ENV = "GOCODE_INPUT"
 # The server name saved programs are Go functions of: `saved.last_commits` for callTool.

@@ -179,7 +179,7 @@ _NAME_SHARE = 0.3
 _VALUE_BOOST = 0.3
 _TOKENIZER = "gocode_en"
 _WORD = re.compile(r"[A-Za-z0-9]+")
-_PLURAL_INITIALISM = re.compile(r"[A-Z]{2,}s")
+_PLURAL_INITIALISM = re.compile(r"(?<![A-Z])[A-Z]{2,}+s")  # linear wherever it is run
 # Words of an ASCII identifier at case changes, as names.words splits them (getHTTPResponse →
 # get HTTP Response), by one regex: indexing a thousand tools calls it a hundred thousand times.
 _LOWER_WORD = re.compile(r"(?<![\w.])[a-z][a-z0-9]*(?![\w])")

@@ -12,13 +12,14 @@ the client as a real server would send them. Options:
     --fail-unless PATH exit 4 with a message on stderr unless PATH exists (a server that comes back)
     --start-delay S    sleep S seconds before reading stdin (a start-up spent waiting, not computing)
     --start-log PATH   append one line to PATH as the process starts (before the start delay)
+    --http PORT        serve the same over streamable HTTP on 127.0.0.1:PORT (JSON answers, stateless)
     --quit-after-initialize
                        close stdin before answering ``initialize``, then exit 5 a moment later (a
                        server that quits early: the client's next write finds the pipe closed
                        while stdout is still open)
 
-Every listed tool answers ``tools/call`` with the text ``NAME <arguments as JSON>``; the tool
-``die`` exits the process with status 9 (a server that dies mid-session).
+Every listed tool answers ``tools/call`` with the text ``NAME <arguments as JSON>`` (``repeat``:
+its ``text`` repeated ``times`` times); the tool ``die`` exits the process with status 9 (a server that dies mid-session).
 """
 
 from __future__ import annotations
@@ -77,6 +78,18 @@ TOOL_SETS: dict[str, list[dict[str, Any]]] = {
     ],
     "many": [_tool(f"tool_{i:03d}", {"properties": {"n": {"type": "integer"}}}, f"Tool {i}.") for i in range(300)],
     "plain": [_tool("ping", None, "Answer pong."), _tool("die", None, "Exit the server process.")],
+    # An echo/fetch-like tool: a result as long as asked, on one line.
+    "big": [
+        _tool(
+            "repeat",
+            {
+                "type": "object",
+                "properties": {"text": {"type": "string"}, "times": {"type": "integer"}},
+                "required": ["text", "times"],
+            },
+            "Answer text repeated times times, on one line.",
+        )
+    ],
 }
 
 NOISE = [
@@ -96,8 +109,12 @@ class Wild:
             json.loads(Path(args.tools_file).read_text())["tools"] if args.tools_file else TOOL_SETS[args.tools]
         )
         self.noise = 0
+        self.sent: list[dict[str, Any]] | None = None
 
     def send(self, msg: dict[str, Any]) -> None:
+        if self.sent is not None:  # over HTTP: the answer to the request being handled
+            self.sent.append(msg)
+            return
         if self.args.noise:
             print(NOISE[self.noise % len(NOISE)], flush=True)
             self.noise += 1
@@ -137,7 +154,11 @@ class Wild:
             if not any(t.get("name") == name for t in self.tools):
                 self.send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32602, "message": f"Unknown tool: {name}"}})
                 return
-            text = f"{name} {json.dumps(msg['params'].get('arguments') or {}, sort_keys=True)}"
+            args = msg["params"].get("arguments") or {}
+            if name == "repeat":
+                text = str(args.get("text", "")) * max(0, min(int(args.get("times", 1)), 1 << 25))
+            else:
+                text = f"{name} {json.dumps(args, sort_keys=True)}"
             self.send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
         elif method == "ping":
             self.send({"jsonrpc": "2.0", "id": mid, "result": {}})
@@ -145,6 +166,41 @@ class Wild:
             self.send(
                 {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
             )
+
+
+def serve_http(wild: Wild, port: int) -> None:
+    """The same answers over streamable HTTP at /mcp: one JSON answer per request, no sessions."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            wild.sent = []
+            wild.answer(json.loads(body))
+            sent, wild.sent = wild.sent, None
+            if not sent:
+                self.send_response(202)
+                self.end_headers()
+                return
+            data = json.dumps(sent[0], sort_keys=True).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self.send_response(405)
+            self.end_headers()
+
+        def do_DELETE(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 
 
 def main() -> None:
@@ -159,6 +215,7 @@ def main() -> None:
     p.add_argument("--start-delay", type=float, default=0.0)
     p.add_argument("--quit-after-initialize", action="store_true")
     p.add_argument("--start-log")
+    p.add_argument("--http", type=int, help="serve streamable HTTP (JSON answers, stateless) on this port")
     args = p.parse_args()
     if args.start_log:
         with open(args.start_log, "a") as f:
@@ -168,6 +225,9 @@ def main() -> None:
         print(f"wild: {args.fail_unless} is missing; cannot start", file=sys.stderr, flush=True)
         sys.exit(4)
     wild = Wild(args)
+    if args.http is not None:
+        serve_http(wild, args.http)
+        return
     if args.noise:
         print("wild server banner: hello from stdout", flush=True)
     for line in sys.stdin:
