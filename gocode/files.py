@@ -14,14 +14,18 @@ def write_file(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def dir_size(path: Path) -> int:
-    """Bytes used beneath ``path``; every entry counts at least one 4 KiB block (inodes are not free)."""
+def dir_size(path: Path | str, dir_fd: int | None = None) -> int:
+    """Bytes used beneath ``path`` (relative to ``dir_fd`` when given); every entry counts at
+    least one 4 KiB block (inodes are not free).
+
+    By directory descriptors (``os.fwalk``): the directories measured may be a program's, which
+    can swap one for a symlink during the walk; a path through it would measure elsewhere."""
     total = 0
-    for root, dirs, files in os.walk(path, onerror=lambda _e: None):
-        for name in files + dirs:
+    for _root, dirs, files, fd in os.fwalk(path, follow_symlinks=False, onerror=lambda _e: None, dir_fd=dir_fd):
+        for name, is_dir in [*((f, False) for f in files), *((d, True) for d in dirs)]:
             try:
-                st = os.lstat(os.path.join(root, name))
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:
                 continue
-            total += max(st.st_blocks * 512, 0 if name in dirs else st.st_size, 4096)
+            total += max(st.st_blocks * 512, 0 if is_dir else st.st_size, 4096)
     return total

@@ -21,6 +21,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from gocode.config import WorkspaceConfig, load_config
 from gocode.run import workdir
+from gocode.run.kept import OUTPUT_DIR
 from gocode.run.runner import RunResult
 from gocode.toolbox import Toolbox
 from tests.conftest import ROOT, background, config_from, demo_stdio, free_port, workspace  # noqa: F401 (fixture)
@@ -29,8 +30,11 @@ NOTES = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "n
 GOCODE = str(Path(sys.executable).parent / "gocode")
 
 
+KEY = "t"  # codeMode.workspace.id of the tests' configs: workspaces are DIR/<model>--t
+
+
 def notes_config(root: Path, **workspace_settings: object):
-    settings = {"dir": str(root), **workspace_settings}  # on by default
+    settings = {"dir": str(root), "id": KEY, **workspace_settings}  # on by default
     return config_from({"notes": NOTES}, defaults={"codeMode": {"workspace": settings}})
 
 
@@ -59,6 +63,28 @@ def test_workspace_paths_per_model_and_session(tmp_path):
     assert names == ["m", "m/session:abc"]
     path, freed = workdir.clean(per_session, "m")
     assert path == tmp_path / "m" and freed > 0 and not path.exists()
+
+
+@pytest.mark.fast
+def test_workspaces_are_keyed_by_config_and_model(tmp_path, monkeypatch):
+    settings = WorkspaceConfig(dir=str(tmp_path))
+    one, two = tmp_path / "one" / "gocode.yaml", tmp_path / "two" / "gocode.yaml"
+    for cfg in (one, two):
+        cfg.parent.mkdir()
+        cfg.write_text("mcpServers: {}\n")
+    a, b = workdir.owner(settings, str(one)), workdir.owner(settings, str(two))
+    assert a != b and len(a) == 10  # two projects, one model name: two workspaces
+    assert workdir.path_for(settings, "gpt-5", key=a) == tmp_path / f"gpt-5--{a}"
+    monkeypatch.chdir(one.parent)  # the same file named relatively: the same workspace
+    assert workdir.owner(settings, "gocode.yaml") == a
+    # A config built in code: keyed by the working directory; an explicit id wins over both.
+    assert workdir.owner(settings, "<config>") == workdir.owner(settings, None) != a
+    assert workdir.owner(settings.model_copy(update={"id": "shared-1"}), str(one)) == "shared-1"
+    with pytest.raises(ValueError, match="letters, digits"):
+        WorkspaceConfig(id="../x")
+    with pytest.raises(ValueError, match="totalMB"):
+        WorkspaceConfig(maxMB=10, totalMB=5)
+    assert WorkspaceConfig(maxMB=10).total_cap == 40 << 20
 
 
 @pytest.mark.fast
@@ -99,7 +125,7 @@ def test_files_persist_between_calls(tmp_path, workspace):  # noqa: F811
     read = 'fmt.Println(string(must(os.ReadFile("state.txt"))))\n'
     first, second = run_all(notes_config(tmp_path), workspace, write, read)
     assert (first.output, second.output) == ("true\n", "kept\n"), (first.error_text(), second.error_text())
-    assert (tmp_path / "default" / "state.txt").read_text() == "kept"
+    assert (tmp_path / f"default--{KEY}" / "state.txt").read_text() == "kept"
 
 
 ESCAPES = """\
@@ -131,8 +157,8 @@ def test_the_sandbox_keeps_a_program_inside_its_workspace(workspace):  # noqa: F
         pytest.skip(f"this host runs programs unconfined: {result.sandbox}")
     assert result.ok, result.error_text()
     assert result.output == "write ..: true\nread ..: true\nread via link: true\nwrite via link: true\n"
-    assert str(tmp_path / "default") in result.sandbox["files"]["readWrite"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["default", "other"]
+    assert str(tmp_path / f"default--{KEY}") in result.sandbox["files"]["readWrite"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"default--{KEY}", "other"]
     assert sorted(p.name for p in other.iterdir()) == ["secret.txt"]
     # A program that fails on such a path is told what it may reach.
     (failed,) = run_all(
@@ -149,20 +175,36 @@ def test_the_sandbox_keeps_a_program_inside_its_workspace(workspace):  # noqa: F
 @pytest.mark.go
 def test_a_workspace_over_its_cap_is_a_clear_error(tmp_path, workspace):  # noqa: F811
     grow = 'must(0, os.WriteFile("big.bin", make([]byte, 2<<20), 0o644))\nfmt.Println("wrote")\n'
+    more = 'must(0, os.WriteFile("more.bin", make([]byte, 256<<10), 0o644))\nfmt.Println("wrote")\n'
     hello = 'fmt.Println("hello")\n'
     config = notes_config(tmp_path, maxMB=1)
-    over, refused = run_all(config, workspace, grow, hello)
+    over, still, grown = run_all(config, workspace, grow, hello, more)
     # Found over the cap after the run, or killed by the watch on it during the run.
     assert over.phase == "limit" and "gocode workspace clean" in over.stderr, over.error_text()
     assert "over its cap of 1 MB" in over.stderr or "past its cap of 1 MiB" in over.stderr
-    assert refused.phase == "limit" and refused.stderr.startswith("not run: the workspace")
-    assert (tmp_path / "default" / "big.bin").stat().st_size == 2 << 20  # nothing deleted silently
+    # Over its cap, a workspace still runs programs (that is how a model deletes files), but
+    # one that grows it fails, and the model is told it is still over.
+    assert still.ok and still.output == "hello\n", still.error_text()
+    assert any("still over the cap" in w for w in still.warnings), still.warnings
+    assert grown.phase == "limit" and "gocode workspace clean" in grown.stderr, grown.error_text()
+    assert (tmp_path / f"default--{KEY}" / "big.bin").stat().st_size == 2 << 20  # nothing deleted silently
     cfg = tmp_path / "gocode.json"
-    cfg.write_text(json.dumps({"defaults": {"codeMode": {"workspace": {"dir": str(tmp_path)}}}}))
+    cfg.write_text(json.dumps({"defaults": {"codeMode": {"workspace": {"dir": str(tmp_path), "id": KEY}}}}))
     cleaned = subprocess.run([GOCODE, "workspace", "clean", "-c", str(cfg)], capture_output=True, text=True)
     assert cleaned.returncode == 0 and "removed" in cleaned.stderr
     (again,) = run_all(config, workspace, hello)
-    assert again.output == "hello\n", again.error_text()
+    assert again.output == "hello\n" and not again.warnings, again.error_text()
+
+
+@pytest.mark.go
+def test_a_workspace_over_its_cap_runs_the_program_that_deletes_files(tmp_path, workspace):  # noqa: F811
+    ws = tmp_path / f"default--{KEY}"
+    ws.mkdir()
+    (ws / "big.bin").write_bytes(b"x" * (3 << 20))  # over the 1 MB cap before any run
+    delete = 'must(0, os.Remove("big.bin"))\nfmt.Println("deleted")\n'
+    (deleted,) = run_all(notes_config(tmp_path, maxMB=1), workspace, delete)
+    assert deleted.ok and deleted.output == "deleted\n", deleted.error_text()
+    assert not deleted.warnings and not (ws / "big.bin").exists()
 
 
 @pytest.mark.go
@@ -172,9 +214,9 @@ def test_a_5mb_result_comes_back_as_head_tail_and_path(tmp_path, workspace):  # 
     assert result.ok, result.error_text()
     assert result.output_bytes == 5_000_000 and not result.truncated
     kept = Path(result.output_file or "")
-    assert kept.parent == tmp_path / "default" / workdir.OUTPUT_DIR and kept.stat().st_size == 5_000_000
+    assert kept.parent == tmp_path / f"default--{KEY}" / OUTPUT_DIR and kept.stat().st_size == 5_000_000
     assert result.output.startswith("BEGIN\nline 00000000\n") and result.output.endswith("END\n")
-    rel = kept.relative_to(tmp_path / "default")
+    rel = kept.relative_to(tmp_path / f"default--{KEY}")
     assert f"[output: 5000000 bytes in all, kept whole in the file {rel} of the working directory;" in result.output
     assert len(result.output) < 65536 + 400
     # The next program reads the rest from the file named in the answer.
@@ -199,10 +241,10 @@ def test_a_result_longer_than_the_cap_comes_back_as_head_tail_and_path(tmp_path,
     assert not answer.is_error, text
     kept = Path(answer.result.meta["io.gocode/run"]["resultFile"])
     assert answer.run is not None and answer.run.result_file == str(kept) and len(answer.value["text"]) == 800_000
-    assert kept.parent == tmp_path / "default" / workdir.OUTPUT_DIR and kept.suffix == ".json"
+    assert kept.parent == tmp_path / f"default--{KEY}" / OUTPUT_DIR and kept.suffix == ".json"
     size = kept.stat().st_size
     assert size > 800_000 and json.loads(kept.read_text())["text"].startswith("BEGIN\nline 00000000\n")
-    rel = kept.relative_to(tmp_path / "default")
+    rel = kept.relative_to(tmp_path / f"default--{KEY}")
     assert text.startswith('result: {"text": "BEGIN\\nline 00000000\\n')
     assert f"\n[result: {size} bytes in all, kept whole in the file {rel} of the working directory;" in text
     assert text.endswith('END\\n"}') and len(text) < 65536 + 400
@@ -261,7 +303,7 @@ def test_concurrent_runs_of_one_model_share_its_workspace_and_no_other_model_rea
         "mcpServers": {"weather": demo_stdio()},
         "defaults": {
             "model": "a",
-            "codeMode": {"maxConcurrentRuns": n, "timeout": 120, "workspace": {"dir": str(root)}},
+            "codeMode": {"maxConcurrentRuns": n, "timeout": 120, "workspace": {"dir": str(root), "id": KEY}},
         },
         "models": [{"ref": "a"}, {"ref": "b"}],
     }
@@ -290,7 +332,7 @@ def test_concurrent_runs_of_one_model_share_its_workspace_and_no_other_model_rea
     users = {line.split()[0] for line in outputs.values()}
     assert sorted(int(o.split()[1]) for o in outputs.values()) == [n] * n, outputs  # each saw all N at once
     assert rewrite == f"{n} {n}\n", rewrite
-    a = root / "a"
+    a = root / f"a--{KEY}"
     assert sorted(p.name for p in a.glob("run-*.txt")) == [f"run-{i}.txt" for i in range(n)]
     assert all(p.read_text() == "rewritten" for p in a.glob("run-*.txt"))
     if os.geteuid() == 0 and workdir.groups_usable():  # each run a user of its own, one group
@@ -314,4 +356,4 @@ def test_concurrent_runs_of_one_model_share_its_workspace_and_no_other_model_rea
     if (b.sandbox or {}).get("tier") is not None:
         assert b.output == "true\ntrue\n"
         if os.geteuid() == 0 and workdir.groups_usable():
-            assert (root / "b").stat().st_gid != a.stat().st_gid  # kept out by file permissions too
+            assert (root / f"b--{KEY}").stat().st_gid != a.stat().st_gid  # kept out by file permissions too
