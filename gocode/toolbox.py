@@ -674,7 +674,9 @@ class Toolbox:
         state = how.state or self.code_mode.state
         how = how.taking(state)
         toolset = state.view.code_tools
-        ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
+        ic = how.interceptor or Interceptor(
+            how.mode, tools={(t.server, t.name): t for t in toolset.tools()}, max_bytes=records.recording_cap()
+        )
         providers: dict[str, ToolProvider] = {p.name: p for p in how.providers}
         programs = state.saved_programs
         reach: list[Plan] = []  # what this run was checked (and approved) for, saved programs' tools included

@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from gocode.config import WorkspaceConfig, load_config
-from gocode.run import workdir
+from gocode.run import kept, workdir
 from gocode.run.kept import OUTPUT_DIR
 from gocode.run.runner import RunResult
 from gocode.toolbox import Toolbox
@@ -181,7 +181,7 @@ def test_a_workspace_over_its_cap_is_a_clear_error(tmp_path, workspace):  # noqa
     over, still, grown = run_all(config, workspace, grow, hello, more)
     # Found over the cap after the run, or killed by the watch on it during the run.
     assert over.phase == "limit" and "gocode workspace clean" in over.stderr, over.error_text()
-    assert "over its cap of 1 MB" in over.stderr or "past its cap of 1 MiB" in over.stderr
+    assert "over its cap of 1 MB" in over.stderr or "all its caps allow (codeMode.workspace.maxMB" in over.stderr
     # Over its cap, a workspace still runs programs (that is how a model deletes files), but
     # one that grows it fails, and the model is told it is still over.
     assert still.ok and still.output == "hello\n", still.error_text()
@@ -357,3 +357,159 @@ def test_concurrent_runs_of_one_model_share_its_workspace_and_no_other_model_rea
         assert b.output == "true\ntrue\n"
         if os.geteuid() == 0 and workdir.groups_usable():
             assert (root / f"b--{KEY}").stat().st_gid != a.stat().st_gid  # kept out by file permissions too
+
+
+# A program's own files in its workspace, planted where the controller keeps long output.
+LONG = 'fmt.Print(strings.Repeat("a line of long output\\n", 10_000))\n'  # 220 kB, past the 64 KiB cap
+PLANT_LINK = 'os.RemoveAll("gocode-output")\nmust(0, os.Symlink(%s, "gocode-output"))\nfmt.Println("planted")\n'
+
+
+def two_models(root: Path, **workspace_settings: object):
+    settings = {"dir": str(root), "id": KEY, **workspace_settings}
+    return config_from(
+        {"notes": NOTES},
+        defaults={"model": "a", "codeMode": {"workspace": settings}},
+        models=[{"ref": "a"}, {"ref": "b"}],
+    )
+
+
+def tree(path: Path) -> dict[str, tuple[int, int]]:
+    """Every entry beneath ``path`` (and ``path`` itself): its mode and size, links not followed."""
+    out = {".": (path.lstat().st_mode, 0)}
+    for p in sorted(path.rglob("*")):
+        st = p.lstat()
+        out[str(p.relative_to(path))] = (st.st_mode, st.st_size)
+    return out
+
+
+def kept_here(result: RunResult, ws: Path) -> Path:
+    kept = Path(result.output_file or "")
+    assert kept.parent == ws / OUTPUT_DIR and not (ws / OUTPUT_DIR).is_symlink(), result.output_file
+    assert kept.stat().st_size == result.output_bytes == 220_000
+    return kept
+
+
+@pytest.mark.go
+def test_a_planted_gocode_output_link_never_leads_the_controller_outside(workspace):  # noqa: F811
+    tmp = Path(tempfile.mkdtemp(prefix="gocode-plant-", dir="/tmp"))
+    tmp.chmod(0o755)
+    outside = tmp / "outside"  # any directory on the host
+    outside.mkdir()
+    outside.chmod(0o755)
+    for i in range(25):  # named like kept outputs, and older: what a prune by count would remove
+        f = outside / f"run-20200101-0000{i:02d}-abcdef.txt"
+        f.write_text("not gocode's")
+        os.utime(f, (1e9 + i, 1e9 + i))
+    before = tree(outside)
+    root = tmp / "ws"
+    config = two_models(root)
+    a_ws, b_ws = root / f"a--{KEY}", root / f"b--{KEY}"
+
+    async def go():
+        async with Toolbox(config, "b", workspace=workspace, prewarm=False) as b:
+            own = await b.execute(LONG)
+        b_kept = tree(b_ws / OUTPUT_DIR)
+        async with Toolbox(config, "a", workspace=workspace, prewarm=False) as a:
+            plant = await a.execute(PLANT_LINK % json.dumps(str(outside)))
+            assert own.ok and plant.output == "planted\n", (own.error_text(), plant.error_text())
+            out = await a.execute(LONG)
+            # The link is replaced by a directory of the workspace's own; the directory it named is as it was.
+            assert out.ok, out.error_text()
+            kept_here(out, a_ws)
+            assert tree(outside) == before and stat.S_IMODE(outside.stat().st_mode) == 0o755
+            # Pointed at another model's kept output: its files are untouched, this one's stay its own.
+            plant = await a.execute(PLANT_LINK % json.dumps(f"../b--{KEY}/gocode-output"))
+            assert plant.output == "planted\n", plant.error_text()
+            out = await a.execute(LONG)
+            assert out.ok, out.error_text()
+            kept_here(out, a_ws)
+            assert tree(b_ws / OUTPUT_DIR) == b_kept and len(b_kept) == 2
+
+    asyncio.run(go())
+    shutil.rmtree(tmp)
+
+
+@pytest.mark.go
+def test_bad_files_in_place_of_gocode_output_fail_only_the_kept_copy(tmp_path, workspace):  # noqa: F811
+    config = notes_config(tmp_path)
+    ws = tmp_path / f"default--{KEY}"
+    dangling = PLANT_LINK % '"/nonexistent/gocode-output"'
+    a_file = 'os.RemoveAll("gocode-output")\nmust(0, os.WriteFile("gocode-output", []byte("mine"), 0o644))\n'
+    dirs = (
+        'os.RemoveAll("gocode-output")\nfor i := 0; i < 25; i++ {\n'
+        '\tmust(0, os.MkdirAll(fmt.Sprintf("gocode-output/run-20200101-0000%02d-abcdef.txt", i), 0o755))\n}\n'
+    )
+
+    async def go():
+        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+            planted = await box.execute(dangling)
+            assert planted.ok, planted.error_text()
+            out = await box.execute(LONG)
+            assert out.ok, out.error_text()
+            kept_here(out, ws)
+            # A file of the program's own is not deleted: the output is cut, and the answer says why.
+            planted = await box.execute(a_file)
+            assert planted.ok, planted.error_text()
+            out = await box.execute(LONG)
+            assert out.ok and out.output_file is None, out.error_text()
+            assert out.truncated and "gocode-output is a file, not a directory" in out.output
+            assert (ws / "gocode-output").read_text() == "mine"
+            # Directories named like kept files are not kept files: left alone, and the output is kept.
+            planted = await box.execute(dirs)
+            assert planted.ok, planted.error_text()
+            out = await box.execute(LONG)
+            assert out.ok, out.error_text()
+            kept_here(out, ws)
+            assert sum(p.is_dir() for p in (ws / OUTPUT_DIR).iterdir()) == 25
+
+    asyncio.run(go())
+
+
+@pytest.mark.fast
+def test_open_kept_refuses_a_fifo_and_replaces_a_linked_path_to_the_workspace(tmp_path):
+    settings = WorkspaceConfig(dir=str(tmp_path / "root"), scope="session")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    model = workdir.path_for(settings, "m", key=KEY)
+    model.mkdir(parents=True)
+    (model / "sessions").symlink_to(outside)  # planted by a run of the model's own workspace
+    ws = workdir.path_for(settings, "m", "s1", key=KEY)
+    got = kept.open_kept(ws, settings, 1 << 20)
+    assert got is not None
+    got.file.close()
+    assert not (model / "sessions").is_symlink() and got.path.parent == ws / OUTPUT_DIR and got.path.exists()
+    assert list(outside.iterdir()) == []
+    shutil.rmtree(ws / OUTPUT_DIR)
+    os.mkfifo(ws / OUTPUT_DIR)
+    with pytest.raises(workdir.WorkspaceError, match="gocode-output is a fifo, not a directory"):
+        kept.open_kept(ws, settings, 1 << 20)
+
+
+@pytest.mark.go
+def test_kept_outputs_are_pruned_by_size_within_the_cap(tmp_path, workspace):  # noqa: F811
+    # Four outputs of 1.5 MB each in a 4 MB workspace: each kept whole, the oldest making room.
+    code = 'fmt.Print(strings.Repeat("x", 1_500_000))\n'
+    config = notes_config(tmp_path, maxMB=4)
+    results = run_all(config, workspace, code, code, code, code)
+    for r in results:
+        assert r.ok and r.output_file is not None, r.error_text()
+        assert r.output_bytes == 1_500_000 and "1500000 bytes in all, kept whole in the file" in r.output
+    ws = tmp_path / f"default--{KEY}"
+    assert Path(results[-1].output_file or "").stat().st_size == 1_500_000
+    assert workdir.usage(ws, config.defaults.code_mode.workdir).used <= 2 << 20  # half the cap, for kept files
+    assert [p.name for p in (ws / OUTPUT_DIR).iterdir()] == [Path(results[-1].output_file or "").name]
+
+
+@pytest.mark.go
+def test_the_sessions_of_a_model_share_a_total_cap(tmp_path, workspace):  # noqa: F811
+    grow = 'must(0, os.WriteFile("f.bin", make([]byte, 700<<10), 0o644))\nfmt.Println("wrote")\n'
+    config = notes_config(tmp_path, scope="session", maxMB=1, totalMB=2)
+
+    async def go():
+        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+            return [await box.execute(grow, session=s) for s in ("s1", "s2", "s3")]
+
+    one, two, three = asyncio.run(go())
+    assert one.ok and two.ok, (one.error_text(), two.error_text())
+    assert three.phase == "limit", three.error_text()
+    assert "totalMB" in three.stderr and "gocode workspace clean" in three.stderr

@@ -458,8 +458,9 @@ async def run_program(
     if over_disk:
         stderr = _append(
             stderr,
-            f"the program filled its workspace past its cap of {-over_disk[0] >> 20} MiB "
-            "(codeMode.workspace.maxMB) and was killed; delete files from it or run `gocode workspace clean`"
+            f"the program filled its workspace past {-over_disk[0] / 1e6:.1f} MB, all its caps allow "
+            "(codeMode.workspace.maxMB; totalMB for a model's sessions together; a workspace over a cap may only "
+            "shrink) and was killed; delete files from it or run `gocode workspace clean`"
             if over_disk[0] < 0
             else f"the program wrote more than {over_disk[0] >> 20} MiB into its scratch directory "
             "(codeMode.limits.scratchMB) and was killed",
