@@ -481,8 +481,12 @@ class CodeMode:
             return
         if kept is None:  # the workspace is full: the value is shown whole, as without a workspace
             return
-        with kept.file:
-            kept.file.write(data[: kept.cap])
+        try:
+            with kept.file:
+                kept.file.write(data[: kept.cap])
+        except OSError as exc:  # the disk is full: the value is shown whole, as without a workspace
+            result.warnings.append(f"the result() value was not kept in the workspace: {exc}")
+            return
         result.result_file = str(kept.path)
         tail = cap // 4
         result.result_excerpt = head_and_tail(

@@ -61,8 +61,15 @@ def test_workspace_paths_per_model_and_session(tmp_path):
     (a / "f.txt").write_text("x" * 10)
     names = [r["name"] for r in workdir.listing(per_session)]
     assert names == ["m", "m/session:abc"]
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("x")
+    (a / "out").symlink_to(outside)  # a program's link out: cleaning removes the link, not its target
+    (tmp_path / "m" / "sessions" / "zz").symlink_to(outside)  # no workspace: not listed, not measured
+    assert [r["name"] for r in workdir.listing(per_session)] == names
     path, freed = workdir.clean(per_session, "m")
     assert path == tmp_path / "m" and freed > 0 and not path.exists()
+    assert (outside / "keep.txt").read_text() == "x"
 
 
 @pytest.mark.fast

@@ -192,7 +192,11 @@ class _Capped:
         assert self.kept_file is not None
         room = self.kept_file.cap - self.kept
         if room > 0:
-            self.kept_file.file.write(data[:room])
+            try:
+                self.kept_file.file.write(data[:room])
+            except OSError:  # the disk is full: what is kept so far is what the answer names
+                self.kept_file.cap = self.kept
+                return
             self.kept += min(room, len(data))
 
     @property
