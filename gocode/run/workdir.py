@@ -128,6 +128,8 @@ def open_subdir(parent: int, name: str, where: Path, mode: int = 0o700) -> int:
                 st = os.stat(name, dir_fd=parent, follow_symlinks=False)
             except FileNotFoundError:
                 continue
+            if stat.S_ISDIR(st.st_mode):
+                raise  # a directory that cannot be opened (its mode): the error says why
             if not stat.S_ISLNK(st.st_mode):
                 raise WorkspaceError(
                     f"{where}: {name} is {_kind(st.st_mode)}, not a directory; remove it (os.Remove in a program) "
