@@ -80,9 +80,12 @@ def test_a_recording_is_capped_in_bytes_arguments_included(workspace, tmp_path, 
     async def go() -> Any:
         async with Toolbox(notes_config(tmp_path), workspace=workspace, prewarm=False) as box:
             result = await box.execute(code)
-            return result, await box.replay(result.run_id)
+            again = await box.replay(result.run_id)
+            monkeypatch.setenv("GOCODE_RECORDING_MAX_MB", "0.001")  # 1 kB: not even every call's hash fits
+            cut = await box.execute(code)
+            return result, again, cut, await box.replay(cut.run_id)
 
-    result, again = anyio.run(go)
+    result, again, cut, cut_again = anyio.run(go)
     assert result.ok and result.output == "done\n", result.error_text()
     path = records.root() / f"{result.run_id}.json"
     assert path.stat().st_size < (1 << 20) + 20_000  # 3.6 MB of arguments sent, at most 1 MiB of calls kept
@@ -90,6 +93,10 @@ def test_a_recording_is_capped_in_bytes_arguments_included(workspace, tmp_path, 
     calls = records.load(result.run_id).calls
     assert len(calls) == 12 and calls[-1].arguments is None and calls[-1].digest
     assert not again.ok and "too large to keep" in again.stderr and "<arguments too large to keep>" in again.stderr
+    left_out = records.load(cut.run_id).not_kept
+    assert cut.ok and 0 < left_out < 12 and len(records.load(cut.run_id).calls) == 12 - left_out
+    assert (records.root() / f"{cut.run_id}.json").stat().st_size < 1024 + 4096  # the calls, the code and tools
+    assert not cut_again.ok and f"the recording left out its last {left_out} calls, past its cap" in cut_again.stderr
 
 
 @pytest.mark.fast

@@ -127,6 +127,7 @@ class Recording:
     # Servers that are not in the config (Python functions, …): a replay answers them from the
     # recording whether or not they exist then.
     local: tuple[str, ...] = ()
+    not_kept: int = 0  # calls past the recording's cap, not recorded at all (a replay stops at the first)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -138,6 +139,7 @@ class Recording:
             "toolset": toolset_json(self.toolset),
             "calls": [c.as_json() for c in self.calls],
             "localServers": list(self.local),
+            **({"callsNotKept": self.not_kept} if self.not_kept else {}),
         }
 
     @classmethod
@@ -156,6 +158,7 @@ class Recording:
             float(doc.get("created", 0)),
             doc.get("mode", "live"),
             tuple(str(n) for n in doc.get("localServers") or ()),
+            int(doc.get("callsNotKept") or 0),
         )
 
 
@@ -220,10 +223,13 @@ def prune(directory: Path, now: float | None = None) -> int:
     return removed
 
 
-def settle(result: RunResult, ic: Interceptor) -> RunResult:
+def settle(result: RunResult, ic: Interceptor, not_kept: int = 0) -> RunResult:
     """A replay's result: failed, naming the call, when it diverged or a record did not decode,
-    even if the program ignored the error it was given."""
+    even if the program ignored the error it was given (``not_kept``: calls the recording left
+    out past its cap, which a replay cannot answer)."""
     problem = ic.failure or ic.divergence()
+    if problem is not None and not_kept:
+        problem += f" (the recording left out its last {not_kept} calls, past its cap: GOCODE_RECORDING_MAX_MB)"
     if problem is not None:
         result.ok = False
         if result.phase == "ok":
