@@ -520,3 +520,22 @@ def test_the_sessions_of_a_model_share_a_total_cap(tmp_path, workspace):  # noqa
     assert one.ok and two.ok, (one.error_text(), two.error_text())
     assert three.phase == "limit", three.error_text()
     assert "totalMB" in three.stderr and "gocode workspace clean" in three.stderr
+
+
+@pytest.mark.go
+def test_a_tree_too_deep_to_walk_fails_only_its_models_runs_and_can_be_deleted(tmp_path, workspace):  # noqa: F811
+    # 1,100 levels: deeper than Python recurses; the controller's walks are loops holding at most
+    # files.MAX_DEPTH descriptors, and a tree deeper than that counts as over any cap.
+    deep = 'must(0, os.MkdirAll(strings.Repeat("d/", 1100), 0o755))\nfmt.Println("made")\n'
+    hello = 'fmt.Println("hello")\n'
+    # Deepest first: os.RemoveAll holds a descriptor per level, past the sandbox's 256.
+    # (The first run may have been stopped before it made all 1,100: missing levels are skipped.)
+    delete = (
+        'for i := 1100; i > 0; i-- {\n\tif err := os.Remove(strings.Repeat("d/", i)); err != nil && !os.IsNotExist(err) {\n'
+        '\t\treturn err\n\t}\n}\nfmt.Println("deleted")\n'
+    )
+    made, still, deleted, after = run_all(notes_config(tmp_path), workspace, deep, hello, delete, hello)
+    assert made.phase == "limit" and "gocode workspace clean" in made.stderr, made.error_text()
+    assert still.ok and any("too deep to measure" in w for w in still.warnings), (still.error_text(), still.warnings)
+    assert deleted.ok and deleted.output == "deleted\n", deleted.error_text()
+    assert after.ok and not after.warnings, after.error_text()

@@ -31,13 +31,14 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gocode.config import WorkspaceConfig
-from gocode.files import dir_size
+from gocode.files import MAX_DEPTH, TOO_DEEP, dir_size, walk
 
 WORKSPACE_ENV = "GOCODE_WORKSPACE"
 ROOT_ENV = "GOCODE_WORKSPACES"
@@ -176,7 +177,9 @@ class Usage:
         return self.used > before.used or self.total > before.total
 
     def message(self) -> str:
-        if self.used > self.cap:
+        if self.used >= TOO_DEEP:
+            held = f"the workspace {self.path} has directories nested more than {MAX_DEPTH} deep, too deep to measure"
+        elif self.used > self.cap:
             held = f"the workspace {self.path} holds {self.used / 1e6:.1f} MB, over its cap of {self.cap / 1e6:.0f} MB "
             held += "(codeMode.workspace.maxMB)"
         else:
@@ -197,11 +200,10 @@ def prepare(path: Path, settings: WorkspaceConfig, owner: int | None = None) -> 
         if owner is not None:
             # By directory descriptors and lchown: a symlink a program planted (or swapped in for a
             # directory during the walk) is never followed.
-            for _dirpath, dirs, files, dir_fd in os.fwalk(".", follow_symlinks=False, dir_fd=fd):
-                for name in [*dirs, *files]:
+            for dir_fd, name, st, _deep in walk(".", fd):
+                if st.st_uid != owner:
                     with contextlib.suppress(FileNotFoundError):
-                        if os.lstat(name, dir_fd=dir_fd).st_uid != owner:
-                            os.chown(name, owner, owner, dir_fd=dir_fd, follow_symlinks=False)
+                        os.chown(name, owner, owner, dir_fd=dir_fd, follow_symlinks=False)
             if os.fstat(fd).st_uid != owner:
                 os.fchown(fd, owner, owner)
     finally:
@@ -293,13 +295,12 @@ def regroup(path: Path, gid: int, dir_fd: int | None = None) -> None:
     """Everything beneath ``path`` (or the directory ``dir_fd``) the group's and group
     read-write, without ever following a link.
 
-    By directory descriptors (``os.fwalk``), never by path: a program running meanwhile may swap
-    a directory for a symlink, and a path through it would lead outside."""
+    By directory descriptors (:func:`gocode.files.walk`), never by path: a program running
+    meanwhile may swap a directory for a symlink, and a path through it would lead outside."""
     top: Path | str = "." if dir_fd is not None else path
-    for _dirpath, dirs, files, fd in os.fwalk(top, follow_symlinks=False, dir_fd=dir_fd):
-        for name in [*dirs, *files]:
-            with contextlib.suppress(OSError):  # gone meanwhile (a concurrent run), or a socket
-                _own(name, gid, directory=False, dir_fd=fd)
+    for fd, name, _st, _deep in walk(top, dir_fd):
+        with contextlib.suppress(OSError):  # gone meanwhile (a concurrent run), or a socket
+            _own(name, gid, directory=False, dir_fd=fd)
 
 
 def _own(entry: Path | str, gid: int, directory: bool, dir_fd: int | None = None) -> None:
@@ -369,7 +370,7 @@ def listing(settings: WorkspaceConfig) -> list[dict[str, Any]]:
         found.extend(_subdirs(model / "sessions") if "sessions" in {p.name for p in _subdirs(model)} else [])
     out = []
     for p in found:
-        files = sum(len(f) for _, _, f, _ in os.fwalk(p, follow_symlinks=False))
+        files = sum(not stat.S_ISDIR(st.st_mode) for _, _, st, _ in walk(p))
         rel = p.relative_to(base)
         out.append(
             {
@@ -399,5 +400,8 @@ def clean(settings: WorkspaceConfig, model: str | None, key: str | None = None) 
     if not path.is_dir() or path.is_symlink():
         return path, 0
     freed = dir_size(path)
-    shutil.rmtree(path)
+    try:
+        shutil.rmtree(path)
+    except RecursionError:  # a tree deeper than Python recurses: rm walks it without following links
+        subprocess.run(["rm", "-rf", "--", str(path)], check=True)
     return path, freed
