@@ -539,3 +539,24 @@ def test_a_tree_too_deep_to_walk_fails_only_its_models_runs_and_can_be_deleted(t
     assert still.ok and any("too deep to measure" in w for w in still.warnings), (still.error_text(), still.warnings)
     assert deleted.ok and deleted.output == "deleted\n", deleted.error_text()
     assert after.ok and not after.warnings, after.error_text()
+
+
+@pytest.mark.go
+def test_a_direct_runs_result_file_swapped_for_a_fifo_is_not_waited_on(tmp_path):
+    # A program started with --direct (unsandboxed) gives result() back through a file, which it
+    # may replace: a fifo there once blocked the controller's read for ever.
+    code = (
+        'p := os.Getenv("GOCODE_RESULT_FILE")\nmust(0, os.Remove(p))\nmust(0, syscall.Mkfifo(p, 0o600))\n'
+        'fmt.Println("swapped")\n'
+    )
+    cfg = tmp_path / "gocode.json"
+    cfg.write_text(json.dumps({"mcpServers": {"notes": NOTES}, "defaults": {"codeMode": {"sandbox": "off"}}}))
+    try:
+        got = subprocess.run(
+            [GOCODE, "exec", "--direct", "--json", "-c", str(cfg), "-"],
+            input=code, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("the controller waited on the fifo the program left in place of its result file")
+    doc = json.loads(got.stdout)
+    assert got.returncode == 0 and doc["output"] == "swapped\n" and doc["result"] is None, got.stderr
