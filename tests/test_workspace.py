@@ -432,8 +432,10 @@ def test_a_planted_gocode_output_link_never_leads_the_controller_outside(workspa
             kept_here(out, a_ws)
             assert tree(b_ws / OUTPUT_DIR) == b_kept and len(b_kept) == 2
 
-    asyncio.run(go())
-    shutil.rmtree(tmp)
+    try:
+        asyncio.run(go())
+    finally:
+        shutil.rmtree(tmp)
 
 
 @pytest.mark.go
