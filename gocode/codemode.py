@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -37,6 +38,7 @@ from gocode.program.plan import Plan, nil_result_hint, plan_from_answer, program
 from gocode.run import workdir as workdirs
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver, refused, tools_needing_approval
 from gocode.run.env import unsandboxed_env
+from gocode.run.kept import KeptFile, open_kept
 from gocode.run.runner import LineFn, RunResult, head_and_tail, kept_label, run_program
 from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for, process_limit
 from gocode.schema.ir import Package
@@ -456,7 +458,14 @@ class CodeMode:
         """The workspace programs of this model (or session) start in; None when turned off."""
         if not self.settings.workdir.enabled:
             return None
-        return workdirs.path_for(self.settings.workdir, self.model or self.config.defaults.model, session)
+        settings = self.settings.workdir
+        key = workdirs.owner(settings, self.config.source)
+        return workdirs.path_for(settings, self.model or self.config.defaults.model, session, key)
+
+    def _keeper(self, workdir: Path) -> Callable[[], KeptFile | None]:
+        """Opens the file a run's long output is kept in (when it first passes the cap)."""
+        file_cap = self.settings.limits.file_size_mb << 20
+        return lambda: open_kept(workdir, self.settings.workdir, file_cap)
 
     def keep_result(self, result: RunResult, session: str | None = None) -> None:
         """A result() value whose JSON is longer than the output cap is kept whole in the
@@ -470,17 +479,26 @@ class CodeMode:
         cap = self.settings.max_output_bytes
         if len(data) <= cap:
             return
-        found = workdirs.usage(workdir, self.settings.workdir)
-        room = min(found.cap - found.used, self.settings.limits.file_size_mb << 20)
-        if room <= 0:  # the workspace is full: the value is shown whole, as without a workspace
+        file_cap = self.settings.limits.file_size_mb << 20
+        try:
+            kept = open_kept(workdir, self.settings.workdir, file_cap, "result", ".json")
+        except OSError as exc:  # gocode-output is not a directory: the value is shown whole
+            result.warnings.append(f"the result() value was not kept in the workspace: {exc}")
             return
-        path = workdirs.output_file(workdir, "result", ".json")
-        path.write_bytes(data[:room])
-        result.result_file = str(path)
+        if kept is None:  # the workspace is full: the value is shown whole, as without a workspace
+            return
+        try:
+            with kept.file:
+                kept.file.write(data[: kept.cap])
+        except OSError as exc:  # the disk is full: the value is shown whole, as without a workspace
+            result.warnings.append(f"the result() value was not kept in the workspace: {exc}")
+            return
+        result.result_file = str(kept.path)
         tail = cap // 4
         result.result_excerpt = head_and_tail(
-            data[: cap - tail], data[-tail:], len(data), min(room, len(data)), kept_label(path, workdir), "result"
-        )
+            data[: cap - tail], data[-tail:], len(data), min(kept.cap, len(data)), kept_label(kept.path, workdir),
+            "result",
+        )  # fmt: skip
 
     async def plan(self, code: str, progress: Progress | None = None) -> BuildResult:
         """Which tools ``code`` can call (``BuildResult.plan``), from the type check alone:
@@ -564,13 +582,16 @@ class CodeMode:
         workdir = self.workdir(session)
         found = None
         if workdir is not None:
-            found = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
-            if found.over:
+            try:
+                await asyncio.to_thread(workdirs.prepare, workdir, self.settings.workdir)
+            except OSError as exc:
                 return RunResult(
-                    False, "limit", stderr=f"not run: {found.message()}", plan=plan.as_json(),
-                    build_ms=build.duration_ms, duration_ms=(time.monotonic() - start) * 1000,
+                    False, "sandbox", stderr=f"the workspace {workdir} cannot be prepared: {exc}",
+                    plan=plan.as_json(), build_ms=build.duration_ms, duration_ms=(time.monotonic() - start) * 1000,
                 )  # fmt: skip
-            await asyncio.to_thread(workdirs.prepare, workdir)
+            # A workspace over its cap still runs programs, which may shrink it but not grow
+            # it (the watch below, and the check after): how a model deletes files to get out.
+            found = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
         servers = specs if specs is not None else self.server_specs(view)
         if specs is None:  # servers the program starts itself run where gocode was started, not in the workspace
             for spec in servers.values():
@@ -617,6 +638,8 @@ class CodeMode:
                     unconfined_note["note"] = got.note
         else:
             unconfined_note = {"setting": setting, "tier": None}
+        if confinement is not None and found is not None:
+            confinement.cwd_limit = found.used + max(found.room, 0)
         for target in (env, confinement.env if confinement is not None else None):
             if target is not None:
                 target.update(program_env or {})
@@ -641,21 +664,21 @@ class CodeMode:
                 timeout=run_timeout,
                 max_output=self.settings.max_output_bytes,
                 confinement=confinement,
-                keep_output=workdirs.output_file(workdir) if workdir is not None else None,
                 # A kept output is a file like any other: at most fileSizeMB, and never past the cap.
-                keep_cap=min(self.settings.limits.file_size_mb << 20, found.cap - found.used)
-                if found is not None
-                else 0,
+                keep=self._keeper(workdir) if workdir is not None else None,
                 on_line=on_line,
             )
             if result_file is not None and result.ok:
-                result.result = _read_result(Path(result_file))
+                result.result = _read_result(Path(result_file), self.settings.limits.file_size_mb << 20)
                 await asyncio.to_thread(self.keep_result, result, session)
         if workdir is not None:
             left = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
-            if left.over:  # the files stay (nothing is deleted silently); the next run is refused
+            assert found is not None
+            if left.over and left.grew(found):  # the files stay (nothing is deleted silently)
                 result.ok, result.phase = False, "limit"
-                result.stderr = (result.stderr.rstrip() + "\n" if result.stderr.strip() else "") + left.message()
+                result.stderr = _append_line(result.stderr, left.message())
+            elif left.over:  # it shrank, or left it as it was: not its fault, but the model should know
+                result.warnings.append(f"still over the cap: {left.message()}")
         if unconfined_note is not None:
             result.sandbox = unconfined_note
         if result.phase == "runtime":
@@ -664,7 +687,7 @@ class CodeMode:
         result.plan = build.plan.as_json() if build.plan is not None else None
         result.cached_binary = build.cached
         result.build_mode = build.mode
-        result.warnings = list(build.notes)
+        result.warnings = [*build.notes, *result.warnings]
         result.duration_ms = (time.monotonic() - start) * 1000
         return result
 
@@ -675,11 +698,20 @@ def _append_line(text: str, line: str) -> str:
     return (text.rstrip() + "\n" if text.strip() else "") + line
 
 
-def _read_result(path: Path) -> Any:
-    """The value a program wrote for ``result()`` (None if it wrote none or it is not JSON)."""
+def _read_result(path: Path, cap: int) -> Any:
+    """The value a program wrote for ``result()`` (None if it wrote none, it is not JSON, or
+    not a regular file of at most ``cap`` bytes). The program may have replaced the file: it is
+    opened without following a link and without blocking on a fifo."""
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
+            return None
+        raw = f.read(cap + 1)
+    if len(raw) > cap:
         return None
     if not raw:
         return None

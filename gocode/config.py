@@ -184,10 +184,39 @@ class WorkspaceConfig(_Strict):
         default="model", description="one directory per model, or per client session (MCP sessions)"
     )
     max_mb: int = Field(default=256, ge=1, alias="maxMB", description="size cap of one workspace")
+    total_mb: int | None = Field(
+        default=None,
+        ge=1,
+        alias="totalMB",
+        description="size cap of a model's workspaces together (scope session: all its sessions); default 4 × maxMB",
+    )
     dir: str | None = Field(
         default=None,
         description="where workspaces live; default $GOCODE_WORKSPACES or ~/.local/state/gocode/workspaces",
     )
+    id: str | None = Field(
+        default=None,
+        description="whose workspaces these are; default a hash of the config file's path (docs/workspace.md)",
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, value: str | None) -> str | None:
+        # Part of a directory name: no separators, no dots leading it.
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", value):
+            raise ValueError("must be 1-32 letters, digits, '-' or '_', starting with a letter or digit")
+        return value
+
+    @model_validator(mode="after")
+    def _total_holds_one(self) -> WorkspaceConfig:
+        if self.total_mb is not None and self.total_mb < self.max_mb:
+            raise ValueError(f"totalMB ({self.total_mb}) must be at least maxMB ({self.max_mb})")
+        return self
+
+    @property
+    def total_cap(self) -> int:
+        """Bytes a model's workspaces may hold together."""
+        return (self.total_mb if self.total_mb is not None else 4 * self.max_mb) << 20
 
 
 class CodeModeConfig(_Strict):

@@ -676,7 +676,9 @@ class Toolbox:
         state = how.state or self.code_mode.state
         how = how.taking(state)
         toolset = state.view.code_tools
-        ic = how.interceptor or Interceptor(how.mode, tools={(t.server, t.name): t for t in toolset.tools()})
+        ic = how.interceptor or Interceptor(
+            how.mode, tools={(t.server, t.name): t for t in toolset.tools()}, max_bytes=records.recording_cap()
+        )
         providers: dict[str, ToolProvider] = {p.name: p for p in how.providers}
         programs = state.saved_programs
         reach: list[Plan] = []  # what this run was checked (and approved) for, saved programs' tools included
@@ -727,7 +729,9 @@ class Toolbox:
             await anyio.to_thread.run_sync(self.code_mode.keep_result, result, session)
         if how.interceptor is None:  # a step's calls travel in its continuation instead
             local = tuple(s.server for s in toolset.servers if s.server not in self.config.mcp_servers)
-            recording = records.Recording(records.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local)
+            recording = records.Recording(
+                records.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local, not_kept=ic.not_kept
+            )
             result.run_id = await _keep(recording)
         return result
 
@@ -742,7 +746,7 @@ class Toolbox:
         ic = Interceptor("replay", recording.calls)
         result = await self.execute(recording.code if code is None else code, timeout, _pass=_Pass("replay", ic))
         result.run_id = run_id
-        return records.settle(result, ic)
+        return records.settle(result, ic, recording.not_kept)
 
     async def step(
         self,
@@ -1041,7 +1045,7 @@ async def replay_offline(
     if result.ok:
         result.result = run.result
         await anyio.to_thread.run_sync(code_mode.keep_result, result)
-    return records.settle(result, ic)
+    return records.settle(result, ic, recording.not_kept)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from tests.conftest import demo_stdio
 from tests.test_cli import gocode
 from tests.test_stateless import counter_config, side_effects
+from tests.test_workspace import notes_config
 
 CODE = """
 c, err := increment(ctx, IncrementInput{By: 3})
@@ -52,6 +54,49 @@ def test_recordings_round_trip_and_are_pruned(tmp_path, monkeypatch):
         records.save(records.Recording(records.new_run_id(), "", toolset), tmp_path)
         time.sleep(0.01)
     assert len(list(tmp_path.glob("r*.json"))) == 2
+
+
+@pytest.mark.fast
+def test_recordings_are_private_and_capped_in_bytes_together(tmp_path, monkeypatch):
+    toolset = ToolSet((ServerTools("s", (ToolInfo("s", "t", "d", {"type": "object"}),)),))
+    directory = tmp_path / "recordings"
+    monkeypatch.setenv("GOCODE_RECORDINGS_MAX_MB", "1")
+    for _ in range(3):  # 400 kB each: only two fit in 1 MB
+        records.save(records.Recording(records.new_run_id(), "x" * 400_000, toolset), directory)
+        time.sleep(0.01)
+    files = list(directory.glob("r*.json"))
+    assert len(files) == 2 and stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files)
+
+
+@pytest.mark.go
+def test_a_recording_is_capped_in_bytes_arguments_included(workspace, tmp_path, monkeypatch):
+    monkeypatch.setenv("GOCODE_RECORDING_MAX_MB", "1")
+    code = (
+        'big := strings.Repeat("x", 300_000)\nfor i := 0; i < 12; i++ {\n'
+        '\tmust(addNote(ctx, AddNoteInput{Name: fmt.Sprint("n", i), Text: big}))\n}\nfmt.Println("done")\n'
+    )
+
+    async def go() -> Any:
+        async with Toolbox(notes_config(tmp_path), workspace=workspace, prewarm=False) as box:
+            result = await box.execute(code)
+            again = await box.replay(result.run_id)
+            monkeypatch.setenv("GOCODE_RECORDING_MAX_MB", "0.001")  # 1 kB: not even every call's hash fits
+            cut = await box.execute(code)
+            return result, again, cut, await box.replay(cut.run_id)
+
+    result, again, cut, cut_again = anyio.run(go)
+    assert result.ok and result.output == "done\n", result.error_text()
+    path = records.root() / f"{result.run_id}.json"
+    assert path.stat().st_size < (1 << 20) + 20_000  # 3.6 MB of arguments sent, at most 1 MiB of calls kept
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    calls = records.load(result.run_id).calls
+    assert len(calls) == 12 and calls[-1].arguments is None and calls[-1].digest
+    assert not again.ok and "too large to keep" in again.stderr and "<arguments too large to keep>" in again.stderr
+    left_out = records.load(cut.run_id).not_kept
+    assert cut.ok and 0 < left_out < 12 and len(records.load(cut.run_id).calls) == 12 - left_out
+    assert (records.root() / f"{cut.run_id}.json").stat().st_size < 1024 + 4096  # the calls, the code and tools
+    assert not cut_again.ok and f"the recording left out its last {left_out} calls, past its cap" in cut_again.stderr
 
 
 @pytest.mark.fast

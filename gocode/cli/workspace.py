@@ -39,10 +39,12 @@ def workspace_ls(config_path: str | None, as_json: bool) -> None:
 @model_option
 @handle_errors
 def workspace_clean(config_path: str | None, model: str | None) -> None:
-    """Delete every file of one model's workspace (the default model's without --model)."""
+    """Delete every file of one model's workspace for this config (the default model's without --model)."""
     from gocode.config import load_config
     from gocode.run import workdir
 
     config = load_config(config_path)
-    path, freed = workdir.clean(config.code_mode_for(model).workdir, model or config.defaults.model)
+    settings = config.code_mode_for(model).workdir
+    key = workdir.owner(settings, config.source)  # this config's workspaces, not another project's
+    path, freed = workdir.clean(settings, model or config.defaults.model, key)
     _err(f"removed {path} ({_human(freed)})")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -81,7 +82,8 @@ class Entry:
     """One recorded call: the tool, its arguments and its result (MCP ``CallToolResult`` wire JSON).
 
     ``result`` is None for a call still pending (client-owned, not answered yet) or one whose
-    result was too big to keep (``dropped`` says so).
+    result was too big to keep (``dropped`` says so). ``digest``: the arguments' hash, when the
+    arguments themselves were too big to keep (``arguments`` is then None; the position stays).
     """
 
     server: str
@@ -90,18 +92,29 @@ class Entry:
     n: int
     result: dict[str, Any] | None = None
     dropped: bool = False
+    digest: str | None = None
 
     @property
     def position(self) -> Position:
-        return Position(self.server, self.tool, args_hash(self.arguments), self.n)
+        return Position(self.server, self.tool, self.digest or args_hash(self.arguments), self.n)
 
     def describe(self) -> str:
         """The call as a reader knows it: ``tool({"a":1})`` and its position."""
         nth = f", the {_ordinal(self.n + 1)} with these arguments" if self.n else ""
-        return f"{self.tool}({canonical(self.arguments)[:300]}) (server {self.server}, position {self.position}{nth})"
+        args = "<arguments too large to keep>" if self.digest else canonical(self.arguments)[:300]
+        return f"{self.tool}({args}) (server {self.server}, position {self.position}{nth})"
+
+    def slim(self) -> Entry:
+        """This call without its result, and without its arguments too when ``arguments`` is
+        set: what a recording keeps of it past its cap."""
+        digest = self.digest or args_hash(self.arguments)
+        return Entry(self.server, self.tool, None, self.n, None, dropped=True, digest=digest)
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"server": self.server, "tool": self.tool, "arguments": self.arguments, "n": self.n}
+        if self.digest:
+            out["argumentsDigest"] = self.digest
+            del out["arguments"]
         if self.result is not None:
             out["result"] = self.result
         if self.dropped:
@@ -119,9 +132,11 @@ class Entry:
             or not isinstance(n, int)
             or n < 0
             or (result is not None and not isinstance(result, dict))
+            or not (doc.get("argumentsDigest") is None or re.fullmatch(r"[0-9a-f]{16}", str(doc["argumentsDigest"])))
         ):
             raise ValueError(f"not a recorded call: {str(doc)[:200]}")
-        return cls(doc["server"], doc["tool"], doc.get("arguments"), n, result, bool(doc.get("dropped")))
+        digest = doc.get("argumentsDigest")
+        return cls(doc["server"], doc["tool"], doc.get("arguments"), n, result, bool(doc.get("dropped")), digest)
 
 
 def _ordinal(n: int) -> str:
@@ -225,7 +240,9 @@ class Interceptor:
 
     ``recorded``: results known from earlier passes or the run being replayed. ``client``:
     the (server, tool) pairs the caller owns. ``tools``: every tool by (server, tool), for
-    dry-run stubs. ``max_bytes``: the recording's cap; results past it are kept as ``dropped``.
+    dry-run stubs. ``max_bytes``: the recording's cap, arguments included: past it a call is kept
+    without its result (``dropped``), then without its arguments (their hash), and once even
+    that does not fit, not at all (``not_kept`` counts them; a replay then stops at the first).
     """
 
     mode: Mode
@@ -240,6 +257,7 @@ class Interceptor:
     # Asked before a new call reaches a server, with the calls known so far: a message refuses
     # it (a step pass whose continuation is already over its bound makes no further side effect).
     admit: Callable[[list[Entry]], str | None] | None = None
+    not_kept: int = 0
 
     def __post_init__(self) -> None:
         self._known = {e.position: e for e in self.recorded}
@@ -351,8 +369,14 @@ class Interceptor:
     def _keep(self, entry: Entry) -> None:
         size = len(canonical(entry.as_json()))
         if entry.result is not None and (size > MAX_RESULT_BYTES or self.size + size > self.max_bytes):
-            entry = Entry(entry.server, entry.tool, entry.arguments, entry.n, None, dropped=True)
+            entry = Entry(entry.server, entry.tool, entry.arguments, entry.n, None, dropped=True, digest=entry.digest)
             size = len(canonical(entry.as_json()))
+        if size > MAX_RESULT_BYTES or self.size + size > self.max_bytes:  # the arguments are what is large
+            entry = entry.slim()
+            size = len(canonical(entry.as_json()))
+        if self.size + size > self.max_bytes:
+            self.not_kept += 1
+            return
         self.size += size
         self.calls.append(entry)
 

@@ -4,8 +4,11 @@ A pooled run's calls (:mod:`gocode.run.recording`) are kept with the program and
 it was built against, so ``gocode exec --replay RUN_ID`` can build the same program and answer
 every call from the record without any server. Files live in ``$GOCODE_STATE_DIR/recordings``
 (else the cache directory's ``recordings``); only the newest ``GOCODE_RECORDINGS_MAX`` (default
-500) younger than ``GOCODE_RECORDINGS_MAX_AGE`` days (default 14) are kept. Writes are atomic
-(a temporary file renamed into place), so a reader never sees half a recording.
+500) younger than ``GOCODE_RECORDINGS_MAX_AGE`` days (default 14), together at most
+``GOCODE_RECORDINGS_MAX_MB`` (default 256), are kept; one recording's calls, arguments included,
+at most ``GOCODE_RECORDING_MAX_MB`` (default 16). A recording holds what tools were sent and
+answered: files are ``0600`` in a ``0700`` directory. Writes are atomic (a temporary file renamed
+into place), so a reader never sees half a recording.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from gocode.toolset import ServerTools, ToolInfo, ToolSet
 RUN_ID = re.compile(r"^r[0-9a-f]{16}$")
 DEFAULT_MAX = 500
 DEFAULT_MAX_AGE_DAYS = 14.0
+DEFAULT_MAX_MB = 256  # all kept recordings together
+DEFAULT_RECORDING_MAX_MB = 16  # one recording's calls
 
 
 class RecordingError(GocodeError):
@@ -42,6 +47,19 @@ def new_run_id() -> str:
 
 def root() -> Path:
     return (state_dir() or cache_dir()) / "recordings"
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value >= 0 else default
+
+
+def recording_cap() -> int:
+    """Bytes one recording's calls may take (``GOCODE_RECORDING_MAX_MB``), for the interceptor."""
+    return int(_env_number("GOCODE_RECORDING_MAX_MB", DEFAULT_RECORDING_MAX_MB) * (1 << 20))
 
 
 def toolset_json(toolset: ToolSet) -> list[dict[str, Any]]:
@@ -109,6 +127,7 @@ class Recording:
     # Servers that are not in the config (Python functions, …): a replay answers them from the
     # recording whether or not they exist then.
     local: tuple[str, ...] = ()
+    not_kept: int = 0  # calls past the recording's cap, not recorded at all (a replay stops at the first)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -120,6 +139,7 @@ class Recording:
             "toolset": toolset_json(self.toolset),
             "calls": [c.as_json() for c in self.calls],
             "localServers": list(self.local),
+            **({"callsNotKept": self.not_kept} if self.not_kept else {}),
         }
 
     @classmethod
@@ -138,16 +158,29 @@ class Recording:
             float(doc.get("created", 0)),
             doc.get("mode", "live"),
             tuple(str(n) for n in doc.get("localServers") or ()),
+            int(doc.get("callsNotKept") or 0),
         )
 
 
 def save(recording: Recording, directory: Path | None = None) -> Path:
     directory = directory or root()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.fchmod(fd, 0o700)  # private, also when an earlier version made it 0755
+    finally:
+        os.close(fd)
     path = directory / f"{recording.run_id}.json"
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(recording.as_json(), separators=(",", ":")), encoding="utf-8")
-    tmp.replace(path)
+    tmp = path.with_suffix(f".tmp{os.getpid()}-{secrets.token_hex(4)}")
+    data = json.dumps(recording.as_json(), separators=(",", ":")).encode()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     prune(directory)
     return path
 
@@ -166,29 +199,37 @@ def load(run_id: str, directory: Path | None = None) -> Recording:
 
 
 def prune(directory: Path, now: float | None = None) -> int:
-    """Keep the newest recordings within the caps (``GOCODE_RECORDINGS_MAX``, ``…_MAX_AGE`` days)."""
-    keep = int(os.environ.get("GOCODE_RECORDINGS_MAX", DEFAULT_MAX))
-    max_age = float(os.environ.get("GOCODE_RECORDINGS_MAX_AGE", DEFAULT_MAX_AGE_DAYS)) * 86400
+    """Keep the newest recordings within the caps (``GOCODE_RECORDINGS_MAX``, ``…_MAX_AGE`` days,
+    ``…_MAX_MB`` in all)."""
+    keep = int(_env_number("GOCODE_RECORDINGS_MAX", DEFAULT_MAX))
+    max_age = _env_number("GOCODE_RECORDINGS_MAX_AGE", DEFAULT_MAX_AGE_DAYS) * 86400
+    max_bytes = _env_number("GOCODE_RECORDINGS_MAX_MB", DEFAULT_MAX_MB) * (1 << 20)
     now = time.time() if now is None else now
     files = []
     for p in directory.glob("r*.json"):
         try:
-            files.append((p.stat().st_mtime, p))
+            st = p.lstat()
         except OSError:
             continue
+        files.append((st.st_mtime, st.st_size, p))
     files.sort(reverse=True)
-    removed = 0
-    for i, (mtime, p) in enumerate(files):
-        if i >= keep or now - mtime > max_age:
+    removed = held = 0
+    for i, (mtime, size, p) in enumerate(files):
+        if i >= keep or now - mtime > max_age or (i > 0 and held + size > max_bytes):
             p.unlink(missing_ok=True)
             removed += 1
+        else:
+            held += size
     return removed
 
 
-def settle(result: RunResult, ic: Interceptor) -> RunResult:
+def settle(result: RunResult, ic: Interceptor, not_kept: int = 0) -> RunResult:
     """A replay's result: failed, naming the call, when it diverged or a record did not decode,
-    even if the program ignored the error it was given."""
+    even if the program ignored the error it was given (``not_kept``: calls the recording left
+    out past its cap, which a replay cannot answer)."""
     problem = ic.failure or ic.divergence()
+    if problem is not None and not_kept:
+        problem += f" (the recording left out its last {not_kept} calls, past its cap: GOCODE_RECORDING_MAX_MB)"
     if problem is not None:
         result.ok = False
         if result.phase == "ok":

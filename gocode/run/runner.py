@@ -31,6 +31,7 @@ from gocode.run.gotraceback import trim_traceback
 from gocode.run.workdir import regroup
 
 if TYPE_CHECKING:
+    from gocode.run.kept import KeptFile
     from gocode.run.sandbox import Confinement
 
 Phase = Literal[
@@ -113,22 +114,29 @@ class RunResult:
         return doc
 
 
+# Opens the file long output is kept in (None: no room for it); called once, when output
+# first passes the cap.
+KeepFn = Callable[[], "KeptFile | None"]
+
+
 class _Capped:
     """Keeps the first ``limit`` bytes of a stream and counts the rest.
 
-    With ``keep`` (a file path), a stream longer than ``limit`` is written there whole (up to
-    ``keep_cap`` bytes) and its last bytes are kept too, so the answer can show head and tail.
-    ``on_line`` gets each complete line kept within ``limit``, as it arrives.
+    With ``keep`` (opens a file, see :func:`gocode.run.kept.open_kept`), a stream longer than
+    ``limit`` is written there whole (up to the file's cap) and its last bytes are kept too, so
+    the answer can show head and tail. ``on_line`` gets each complete line kept within
+    ``limit``, as it arrives.
     """
 
     def __init__(
-        self, limit: int, keep: Path | None = None, keep_cap: int = 0, label: str = "", on_line: LineFn | None = None
+        self, limit: int, keep: KeepFn | None = None, cwd: Path | None = None, on_line: LineFn | None = None
     ) -> None:
-        self.limit, self.buf, self.dropped, self.label = limit, bytearray(), 0, label
-        self.keep, self.keep_cap, self.kept, self.total = keep, keep_cap, 0, 0
+        self.limit, self.buf, self.dropped = limit, bytearray(), 0
+        self.keep, self.cwd, self.kept, self.total = keep, cwd, 0, 0
         self.tail_limit = limit // 4
         self.tail = bytearray()
-        self._file: Any = None
+        self.kept_file: KeptFile | None = None
+        self.keep_note = ""  # why output past the cap was not kept
         self.on_line = on_line
         self._told = 0  # bytes of buf already handed to on_line
 
@@ -141,12 +149,12 @@ class _Capped:
                     self.buf += chunk[:room]
                 self.dropped += max(0, len(chunk) - max(room, 0))
                 if self.keep is not None and self.total > self.limit:
-                    self._spill(chunk)
+                    await self._spill(chunk)
                 await self._tell(final=False)
             await self._tell(final=True)
         finally:
-            if self._file is not None:
-                self._file.close()
+            if self.kept_file is not None:
+                self.kept_file.file.close()
 
     async def _tell(self, final: bool) -> None:
         """Hand the complete lines kept so far to on_line (and a last partial one at the end)."""
@@ -164,10 +172,16 @@ class _Capped:
                 self.on_line = None
                 return
 
-    def _spill(self, chunk: bytes) -> None:
+    async def _spill(self, chunk: bytes) -> None:
         assert self.keep is not None
-        if self._file is None:  # the head is in buf; the rest of this chunk follows it
-            self._file = open(self.keep, "wb")  # noqa: SIM115 (closed at the end of drain)
+        if self.kept_file is None:  # the head is in buf; the rest of this chunk follows it
+            try:
+                self.kept_file = await asyncio.to_thread(self.keep)
+            except OSError as exc:  # the workspace's gocode-output is not a directory, …
+                self.keep_note = f"output past the cap not kept: {exc}"
+            if self.kept_file is None:
+                self.keep = None
+                return
             done = len(self.buf)
             self._write(bytes(self.buf))
             chunk = chunk[len(chunk) - (self.total - done) :]
@@ -175,14 +189,19 @@ class _Capped:
         self.tail = (self.tail + chunk)[-self.tail_limit :]
 
     def _write(self, data: bytes) -> None:
-        room = self.keep_cap - self.kept
+        assert self.kept_file is not None
+        room = self.kept_file.cap - self.kept
         if room > 0:
-            self._file.write(data[:room])
+            try:
+                self.kept_file.file.write(data[:room])
+            except OSError:  # the disk is full: what is kept so far is what the answer names
+                self.kept_file.cap = self.kept
+                return
             self.kept += min(room, len(data))
 
     @property
     def spilled(self) -> bool:
-        return self._file is not None
+        return self.kept_file is not None
 
     def text(self) -> str:
         return self.buf.decode("utf-8", "replace")
@@ -190,7 +209,9 @@ class _Capped:
     def head_and_tail(self) -> str:
         """The head and the tail of a kept stream, with where the whole of it is."""
         head_b, tail_b = bytes(self.buf[: self.limit - self.tail_limit]), bytes(self.tail)
-        return head_and_tail(head_b, tail_b, self.total, self.kept, self.label or str(self.keep))
+        assert self.kept_file is not None
+        where = kept_label(self.kept_file.path, self.cwd) if self.cwd is not None else str(self.kept_file.path)
+        return head_and_tail(head_b, tail_b, self.total, self.kept, where)
 
 
 def head_and_tail(head_b: bytes, tail_b: bytes, total: int, kept: int, where: str, what: str = "output") -> str:
@@ -366,17 +387,16 @@ async def run_program(
     timeout: float,
     max_output: int,
     confinement: Confinement | None = None,
-    keep_output: Path | None = None,
-    keep_cap: int = 0,
+    keep: KeepFn | None = None,
     on_line: LineFn | None = None,
 ) -> RunResult:
     """Run a built program to completion or ``timeout``; never raises for the program's failures.
 
-    With ``keep_output``, output beyond ``max_output`` is written whole to that file (at most
-    ``keep_cap`` bytes) and the answer shows its head and tail and the path. ``on_line`` gets
-    each line the program prints, as it prints it (within ``max_output``). However it ends
-    (cancelled too), the program's process group is killed and reaped before it returns;
-    ``confinement`` stays the caller's to close after that.
+    With ``keep``, output beyond ``max_output`` is written whole to the file it opens (at most
+    its cap) and the answer shows its head and tail and the path. ``on_line`` gets each line the
+    program prints, as it prints it (within ``max_output``). However it ends (cancelled too),
+    the program's process group is killed and reaped before it returns; ``confinement`` stays
+    the caller's to close after that.
     """
     start = time.monotonic()
     try:
@@ -389,8 +409,7 @@ async def run_program(
                              "(gocode's user is at its process limit, RLIMIT_NPROC, or the host is out of memory)",
                              run_ms=(time.monotonic() - start) * 1000)  # fmt: skip
         raise
-    label = kept_label(keep_output, cwd) if keep_output is not None else ""
-    out, err = _Capped(max_output, keep_output, keep_cap, label, on_line), _Capped(STDERR_LIMIT)
+    out, err = _Capped(max_output, keep, cwd, on_line), _Capped(STDERR_LIMIT)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
     status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None
@@ -412,10 +431,12 @@ async def run_program(
     truncated = out.dropped > 0 and not (out.spilled and out.kept == out.total)
     kept: dict[str, Any] = {"output_bytes": out.total}
     if out.spilled:
+        assert out.kept_file is not None
         output = out.head_and_tail()
-        kept["output_file"] = str(keep_output)
+        kept["output_file"] = str(out.kept_file.path)
     elif truncated:
-        output += f"\n[output truncated: {out.dropped} more bytes beyond the {max_output}-byte limit]"
+        why = f"; {out.keep_note}" if out.keep_note else ""
+        output += f"\n[output truncated: {out.dropped} more bytes beyond the {max_output}-byte limit{why}]"
     raw_stderr = err.text()  # with the runtime's frames, which tell which limit was hit
     stderr = trim_traceback(raw_stderr)
     if err.dropped:
@@ -441,8 +462,9 @@ async def run_program(
     if over_disk:
         stderr = _append(
             stderr,
-            f"the program filled its workspace past its cap of {-over_disk[0] >> 20} MiB "
-            "(codeMode.workspace.maxMB) and was killed; delete files from it or run `gocode workspace clean`"
+            f"the program filled its workspace past {-over_disk[0] / 1e6:.1f} MB, all its caps allow "
+            "(codeMode.workspace.maxMB; totalMB for a model's sessions together; a workspace over a cap may only "
+            "shrink) and was killed; delete files from it or run `gocode workspace clean`"
             if over_disk[0] < 0
             else f"the program wrote more than {over_disk[0] >> 20} MiB into its scratch directory "
             "(codeMode.limits.scratchMB) and was killed",

@@ -509,7 +509,9 @@ async def _confinement(
                 group = await asyncio.to_thread(workdirs.share, workdir, settings.workdir)
                 argv += ["-group", str(group), "-umask", "0o007"]
             else:  # runs as gocode's own user (or all as nobody): that user owns it
-                await asyncio.to_thread(workdirs.prepare, workdir, uid if uid is not None else os.geteuid())
+                await asyncio.to_thread(
+                    workdirs.prepare, workdir, settings.workdir, uid if uid is not None else os.geteuid()
+                )
         except OSError as exc:
             raise SandboxError(f"the workspace {workdir} cannot be prepared: {exc}") from exc
         argv += ["-rw", str(workdir)]
