@@ -208,7 +208,7 @@ class RunCgroups:
             if mechanism.startswith("cgroup v2"):  # the runs below it get the controller too
                 (home / "cgroup.subtree_control").write_text("+pids\n")
             if self._home is None:
-                atexit.register(clear, home, 1.0)
+                atexit.register(_clear_at_exit, home, os.getpid())
             self._home = home
             return home
 
@@ -223,6 +223,13 @@ class RunCgroups:
         """One round of SIGKILL to every process in a run's cgroup, without waiting (the run's
         end, at once: :meth:`remove` follows and waits)."""
         kill_all(path)
+
+
+def _clear_at_exit(home: Path, owner: int) -> None:
+    """Empty and remove gocode's directory as its controller exits (a forked child that exits
+    is not its controller: the runs in it are its parent's)."""
+    if os.getpid() == owner:
+        clear(home, wait=1.0)
 
 
 def _clear_patiently(path: Path) -> None:

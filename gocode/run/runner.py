@@ -471,6 +471,7 @@ async def run_program(
         over_disk: list[int] = []
         watcher = asyncio.ensure_future(_watch_scratch(proc, confinement, over_disk)) if confinement else None
         timed_out = False
+        # Nothing awaited since the launch: a cancellation lands inside, where the program is reaped.
         async with _stopped(proc, confinement, watcher, readers, cgroup):
             try:
                 await asyncio.wait_for(proc.wait(), timeout)
