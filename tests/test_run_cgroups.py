@@ -83,7 +83,7 @@ def alive(pid: int) -> bool:
 
 
 def run_cgroups_below(base: Path, pid: int) -> list[Path]:
-    return [run for home in base.glob(f"gocode-{pid}*") for run in home.glob("run-*")]
+    return [run for home in base.glob(f"gocode-{pid}-*") for run in home.glob("run-*")]
 
 
 # --- a detached process of an unsandboxed run ---------------------------------------------------
