@@ -108,6 +108,13 @@ def test_a_process_that_left_the_process_group_does_not_outlive_an_unsandboxed_r
     anyio.run(go)
 
 
+def test_the_program_gets_the_environment_it_was_given_through_the_shell_that_joins_its_cgroup(tmp_path, base):
+    for env in ({"A": "1"}, {"A": "1", "PWD": "/elsewhere"}):  # the shell exports a PWD of its own
+        got = anyio.run(partial(run_program, Path("/usr/bin/env"), env, tmp_path, timeout=30, max_output=4096))
+        assert got.ok, got.error_text()
+        assert dict(line.split("=", 1) for line in got.output.splitlines()) == env
+
+
 # --- the cgroups of a controller that crashed -------------------------------------------------
 
 

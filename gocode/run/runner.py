@@ -47,8 +47,9 @@ STDERR_LIMIT = 16 * 1024
 REAP_WAIT_S = 10.0  # how long a killed program may take to be reaped
 # Outside the sandbox (no launcher) a shell moves itself into the run's cgroup and execs the
 # program. A cgroup it cannot join leaves the run as it was without one: its process group.
+# The shell exports PWD of its own: the program gets the environment it was given.
 SHELL = "/bin/sh"
-_JOIN = '{ echo 0 >"$1"; } 2>/dev/null; shift; exec "$@"'
+_JOIN = '{ echo 0 >"$1"; } 2>/dev/null; %s; shift 2; exec "$@"'
 # Called with each line the program prints on stdout (without its newline) while it runs.
 LineFn = Callable[[str], Awaitable[None]]
 
@@ -241,7 +242,8 @@ async def launch(
     if confinement is None:
         argv = [str(binary)]
         if cgroup is not None and os.access(SHELL, os.X_OK):
-            argv = [SHELL, "-c", _JOIN, "sh", str(cgroup / "cgroup.procs"), *argv]
+            pwd = "PWD=$2; export PWD" if "PWD" in env else "unset PWD"
+            argv = [SHELL, "-c", _JOIN % pwd, "sh", str(cgroup / "cgroup.procs"), env.get("PWD", ""), *argv]
         proc = await _start(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=str(cwd), start_new_session=True,
