@@ -120,10 +120,24 @@ def verdict(name: str, me: Controller) -> Literal["keep", "kill", "empty"]:
         return "keep"
     pid = int(m[1])
     if m[2] is None:  # an older gocode's name: a live pid may be its controller
-        return "keep" if start_time(pid) is not None else "empty"
+        return "keep" if _exists(pid) else "empty"
     if int(m[3]) != me.pidns:  # that pid is another process here
         return "keep"
-    return "keep" if start_time(pid) == int(m[2]) else "kill"
+    if not _exists(pid):
+        return "kill"
+    start = start_time(pid)  # unreadable (another user's, /proc mounted hidepid): may be it
+    return "kill" if start is not None and start != int(m[2]) else "keep"
+
+
+def _exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists (a signal 0 tells, where /proc may hide it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # not ours to signal; a name no pid has: keep it
+        return True
+    return True
 
 
 def sweep(base: Path, me: Controller, budget: float = SWEEP_S) -> int:
