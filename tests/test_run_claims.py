@@ -82,9 +82,8 @@ def held_uid_claims(lock_dir: Path) -> int:
 
 
 def run_cgroups_of(pid: int) -> int:
-    found = find_base()
-    home = found[0] / f"gocode-{pid}" if found else None
-    return len(list(home.glob("run-*"))) if home is not None and home.is_dir() else 0
+    found = find_base()  # gocode's directory: gocode-<pid>-<start time>-<pid namespace>
+    return len(list(found[0].glob(f"gocode-{pid}-*/run-*"))) if found else 0
 
 
 def run_user_processes() -> int:

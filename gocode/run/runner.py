@@ -3,7 +3,9 @@
 Every program starts through :func:`launch` (the one place the sandbox wrapper can
 take over). It runs in a new session and process group; the MCP servers it starts stay in
 that group, so on a timeout — and after every normal exit, to sweep up orphans that npx or
-uvx wrappers leave behind — the whole group is killed.
+uvx wrappers leave behind — the whole group is killed. Where the host lets gocode make
+cgroups, every run also has one (the sandbox's, else one without a cap), and its end kills
+whatever that cgroup holds: a process that left the group (``setsid``) too.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import anyio
 from gocode.files import dir_size
 from gocode.mcp.toolcall import ToolCall
 from gocode.program.diagnostics import Diagnostic
+from gocode.run import owned
+from gocode.run.cgroups import run_cgroups
 from gocode.run.gotraceback import trim_traceback
 from gocode.run.workdir import regroup
 
@@ -42,6 +46,11 @@ Phase = Literal[
 RETRYABLE_PHASES = frozenset({"busy", "warming", "resources"})
 STDERR_LIMIT = 16 * 1024
 REAP_WAIT_S = 10.0  # how long a killed program may take to be reaped
+# Outside the sandbox (no launcher) a shell moves itself into the run's cgroup and execs the
+# program. A cgroup it cannot join leaves the run as it was without one: its process group.
+# The shell exports PWD of its own: the program gets the environment it was given.
+SHELL = "/bin/sh"
+_JOIN = '{ echo 0 >"$1"; } 2>/dev/null; %s; shift 2; exec "$@"'
 # Called with each line the program prints on stdout (without its newline) while it runs.
 LineFn = Callable[[str], Awaitable[None]]
 
@@ -242,16 +251,22 @@ def kept_label(path: Path, cwd: Path) -> str:
 
 
 async def launch(
-    binary: Path, env: Mapping[str, str], cwd: Path, confinement: Confinement | None = None
+    binary: Path, env: Mapping[str, str], cwd: Path, confinement: Confinement | None = None, cgroup: Path | None = None
 ) -> tuple[asyncio.subprocess.Process, int | None]:
     """Start a program in its own session/process group: the one place programs start.
 
-    Under a sandbox it starts the launcher, which confines itself and execs the program; the
-    returned descriptor then yields the launcher's policy (or error) line, and EOF at exec.
+    Under a sandbox it starts the launcher, which confines itself (joining the sandbox's cgroup)
+    and execs the program; the returned descriptor then yields the launcher's policy (or error)
+    line, and EOF at exec. Without one, a ``cgroup`` is joined before the program starts.
+    Cancelled meanwhile, it kills and reaps what it started before the cancellation goes on.
     """
     if confinement is None:
-        proc = await asyncio.create_subprocess_exec(
-            str(binary), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        argv = [str(binary)]
+        if cgroup is not None and os.access(SHELL, os.X_OK):
+            pwd = "PWD=$2; export PWD" if "PWD" in env else "unset PWD"
+            argv = [SHELL, "-c", _JOIN % pwd, "sh", str(cgroup / "cgroup.procs"), env.get("PWD", ""), *argv]
+        proc = await _start(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=str(cwd), start_new_session=True,
         )  # fmt: skip
         return proc, None
@@ -263,7 +278,7 @@ async def launch(
             argv += ["-listen-sock", str(theirs.fileno())]
         argv += ["--", str(confinement.program or binary)]
         fds = (write_end,) if theirs is None else (write_end, theirs.fileno())
-        proc = await asyncio.create_subprocess_exec(
+        proc = await _start(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=confinement.env, cwd=str(confinement.cwd or confinement.scratch),
             start_new_session=True, pass_fds=fds,
@@ -280,6 +295,41 @@ async def launch(
     if ours is not None:
         confinement.endpoint = asyncio.ensure_future(_serve_endpoint(ours, confinement.port))
     return proc, read_end
+
+
+async def _start(*argv: str, **options: Any) -> asyncio.subprocess.Process:
+    """``asyncio.create_subprocess_exec``, finished even when the caller is cancelled.
+
+    Cancelled inside it, asyncio kills the child (not its group) and waits for it, but a second
+    cancellation (anyio delivers one at every await of a cancelled scope) ends that wait: the
+    run then gave back its user and cgroup before its child was reaped. Here the start runs to
+    its end in a task of its own; a cancelled caller's child has its group killed and is reaped
+    (within REAP_WAIT_S) before the cancellation goes on."""
+    started = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **options))
+    try:
+        with anyio.CancelScope(shield=True):
+            return await asyncio.shield(started)
+    except asyncio.CancelledError:
+        await _stop_started(started)
+        raise
+
+
+async def _stop_started(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
+        try:
+            proc = await asyncio.shield(started)
+        except asyncio.CancelledError:  # cancelled once more (plain asyncio): kill it when it exists
+            started.add_done_callback(_kill_started)
+            return
+        except Exception:
+            return  # it did not start
+        _kill_group(proc.pid)
+        await proc.wait()
+
+
+def _kill_started(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not started.cancelled() and started.exception() is None:
+        _kill_group(started.result().pid)
 
 
 async def _serve_endpoint(channel: socket.socket, port: int) -> None:
@@ -351,16 +401,38 @@ def _kill_group(pgid: int) -> None:
 
 
 @contextlib.asynccontextmanager
+async def _run_cgroup(confinement: Confinement | None) -> AsyncIterator[Path | None]:
+    """The run's cgroup: the sandbox's (its to give back), else one of the run's own without a
+    cap where the host lets gocode make one, emptied and removed however the run ends."""
+    if confinement is not None:
+        yield confinement.cgroup
+        return
+    cgroup = await owned.claim(lambda: run_cgroups.create(None), _remove_cgroup)
+    try:
+        yield cgroup
+    finally:
+        if cgroup is not None:
+            await owned.release(lambda: run_cgroups.remove(cgroup))
+
+
+def _remove_cgroup(cgroup: Path | None) -> None:
+    if cgroup is not None:
+        run_cgroups.remove(cgroup)
+
+
+@contextlib.asynccontextmanager
 async def _stopped(
     proc: asyncio.subprocess.Process,
     confinement: Confinement | None,
     watcher: asyncio.Future[None] | None,
     readers: asyncio.Future[Any],
+    cgroup: Path | None,
 ) -> AsyncIterator[None]:
     """Owns a started program: on every way out (it ended, timed out, the run was cancelled or
     failed) its process group is killed and it is reaped before the body's caller goes on, so
     the run user and cgroup it held can be given back. A program that ended by itself still has
-    its group killed: orphans of its servers."""
+    its group killed: orphans of its servers. So is what its cgroup holds (a process that left
+    the group), whose pipes would otherwise keep the output open."""
     try:
         yield
     except BaseException:
@@ -369,6 +441,8 @@ async def _stopped(
         raise
     finally:
         _kill_group(proc.pid)
+        if cgroup is not None:
+            run_cgroups.kill(cgroup)
         if watcher is not None:
             watcher.cancel()
         if confinement is not None and confinement.endpoint is not None:
@@ -394,38 +468,41 @@ async def run_program(
 
     With ``keep``, output beyond ``max_output`` is written whole to the file it opens (at most
     its cap) and the answer shows its head and tail and the path. ``on_line`` gets each line the
-    program prints, as it prints it (within ``max_output``). However it ends (cancelled too),
-    the program's process group is killed and reaped before it returns; ``confinement`` stays
-    the caller's to close after that.
+    program prints, as it prints it (within ``max_output``). However it ends (cancelled too,
+    even while it starts), the program's process group and whatever its cgroup holds are killed
+    and the program is reaped before it returns; a run outside the sandbox has its cgroup
+    removed too, while ``confinement`` stays the caller's to close after that.
     """
     start = time.monotonic()
-    try:
-        proc, status_fd = await launch(binary, env, cwd, confinement)
-    except OSError as exc:
-        if exc.errno in (errno.EAGAIN, errno.ENOMEM):
-            # gocode's own process could not start another: its user is at its process limit,
-            # or the host out of memory for a moment. Nothing the program did.
-            return RunResult(False, "resources", "", f"{_EXHAUSTED} starting the program: {exc.strerror} "
-                             "(gocode's user is at its process limit, RLIMIT_NPROC, or the host is out of memory)",
-                             run_ms=(time.monotonic() - start) * 1000)  # fmt: skip
-        raise
-    out, err = _Capped(max_output, keep, cwd, on_line), _Capped(STDERR_LIMIT)
-    assert proc.stdout is not None and proc.stderr is not None
-    readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
-    status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None
-    over_disk: list[int] = []
-    watcher = asyncio.ensure_future(_watch_scratch(proc, confinement, over_disk)) if confinement else None
-    timed_out = False
-    async with _stopped(proc, confinement, watcher, readers):
+    async with _run_cgroup(confinement) as cgroup:
         try:
-            await asyncio.wait_for(proc.wait(), timeout)
+            proc, status_fd = await launch(binary, env, cwd, confinement, cgroup)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.ENOMEM):
+                # gocode's own process could not start another: its user is at its process limit,
+                # or the host out of memory for a moment. Nothing the program did.
+                return RunResult(False, "resources", "", f"{_EXHAUSTED} starting the program: {exc.strerror} "
+                                 "(gocode's user is at its process limit, RLIMIT_NPROC, or the host is out of memory)",
+                                 run_ms=(time.monotonic() - start) * 1000)  # fmt: skip
+            raise
+        out, err = _Capped(max_output, keep, cwd, on_line), _Capped(STDERR_LIMIT)
+        assert proc.stdout is not None and proc.stderr is not None
+        readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
+        status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None
+        over_disk: list[int] = []
+        watcher = asyncio.ensure_future(_watch_scratch(proc, confinement, over_disk)) if confinement else None
+        timed_out = False
+        # Nothing awaited since the launch: a cancellation lands inside, where the program is reaped.
+        async with _stopped(proc, confinement, watcher, readers, cgroup):
+            try:
+                await asyncio.wait_for(proc.wait(), timeout)
+            except TimeoutError:
+                timed_out = True
+        policy = await status if status is not None else None
+        try:
+            await asyncio.wait_for(readers, 5)
         except TimeoutError:
-            timed_out = True
-    policy = await status if status is not None else None
-    try:
-        await asyncio.wait_for(readers, 5)
-    except TimeoutError:
-        readers.cancel()
+            readers.cancel()
     run_ms = (time.monotonic() - start) * 1000
     output = out.text()
     truncated = out.dropped > 0 and not (out.spilled and out.kept == out.total)
