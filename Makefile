@@ -44,6 +44,7 @@ demo: $(BIN)/gocode
 lint: $(BIN)/gocode
 	$(BIN)/ruff check gocode tests examples bench deploy
 	$(BIN)/ruff format --check gocode tests examples bench deploy
+	$(BIN)/mypy
 
 test: setup lint
 	$(BIN)/pytest -q -p no:cacheprovider

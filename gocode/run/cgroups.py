@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Literal
 
 ROOT = Path("/sys/fs/cgroup")
 # Tests of hosts without cgroups: the per-run users are then the mechanism.
@@ -61,7 +62,7 @@ class RunCgroups:
 
     def __init__(self, root: Path = ROOT) -> None:
         self._root = root
-        self._found: tuple[Path, str] | bool | None = False  # False: not looked yet
+        self._found: tuple[Path, str] | Literal[False] | None = False  # False: not looked yet
         self._home: Path | None = None
         self._lock = threading.Lock()
 

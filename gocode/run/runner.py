@@ -33,7 +33,18 @@ if TYPE_CHECKING:
     from gocode.run.sandbox import Confinement
 
 Phase = Literal[
-    "ok", "code", "compile", "runtime", "timeout", "limit", "resources", "sandbox", "busy", "warming", "approval"
+    "ok",
+    "code",
+    "compile",
+    "runtime",
+    "timeout",
+    "limit",
+    "resources",
+    "sandbox",
+    "busy",
+    "warming",
+    "approval",
+    "setup",
 ]
 # Failures a retry may cure: no slot free, still warming up, the host out of processes or memory
 # for a moment (the program itself did not fail).
