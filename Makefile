@@ -14,7 +14,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
 
-.PHONY: demo test test-fast lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask bench-cli haproxy clean
+.PHONY: demo test test-fast test-go lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask bench-cli haproxy clean
 
 $(BIN)/gocode: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,7 @@ demo: $(BIN)/gocode
 lint: $(BIN)/gocode
 	$(BIN)/ruff check gocode tests examples bench deploy
 	$(BIN)/ruff format --check gocode tests examples bench deploy
+	$(BIN)/mypy
 
 test: setup lint
 	$(BIN)/pytest -q -p no:cacheprovider
@@ -56,6 +57,10 @@ test: setup lint
 FAST_FILES = $(shell grep -l 'mark\.fast' tests/test_*.py)
 test-fast: $(BIN)/gocode lint
 	$(BIN)/pytest -q -p no:cacheprovider -m fast --hypothesis-profile=fast $(FAST_FILES)
+
+# The Go sources' unit tests (go_templates/*/..._test.go) alone; `make test` runs them too, in pytest.
+test-go: setup
+	$(BIN)/pytest -q -p no:cacheprovider tests/test_go_unit.py
 
 bench: setup
 	$(BIN)/python bench/run.py

@@ -32,6 +32,13 @@ def go_sum_template() -> str:
     return (data_root() / "go.sum.tmpl").read_text(encoding="utf-8")
 
 
+def package_sources(package: str) -> dict[str, str]:
+    """A shipped Go package's files (``go_templates/<package>/*.go``), name → source, in name
+    order; its ``_test.go`` files are left out (``go test`` runs them, no built program has them)."""
+    files = sorted((templates_dir() / package).glob("*.go"))
+    return {p.name: p.read_text(encoding="utf-8") for p in files if not p.name.endswith("_test.go")}
+
+
 def rt_sources() -> dict[str, str]:
-    """The runtime package's files (``go_templates/rt/*.go``), name → source, in name order."""
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "rt").glob("*.go"))}
+    """The runtime package's files (``go_templates/rt``), name → source, in name order."""
+    return package_sources("rt")

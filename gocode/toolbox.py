@@ -62,7 +62,7 @@ from gocode.run import records
 from gocode.run import step as stepping
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver
 from gocode.run.limiter import Busy, RunLimiter, default_limit
-from gocode.run.recording import Interceptor
+from gocode.run.recording import Interceptor, Mode
 from gocode.run.runner import LineFn, RunResult
 from gocode.run.setup import Notice, SetUp, SetUpError
 from gocode.schema.builder import build_package
@@ -866,11 +866,11 @@ class Toolbox:
             )
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)]), None
         if route.tool is None:
-            code = (arguments or {}).get("code")
-            if not isinstance(code, str):
+            source = (arguments or {}).get("code")
+            if not isinstance(source, str):
                 return error_result(f"{TOOL_NAME} needs a string argument `code` (the Go statements to run)"), None
             run = await self.execute(
-                code, approve=approve, session=session, on_line=reporter.line if progress else None
+                source, approve=approve, session=session, on_line=reporter.line if progress else None
             )
             return run_to_result(run), run
         try:
@@ -1052,7 +1052,7 @@ async def replay_offline(
 class _Pass:
     """How one program's calls are answered (see :class:`~gocode.run.recording.Interceptor`)."""
 
-    mode: str
+    mode: Mode
     interceptor: Interceptor | None = None  # None: a fresh one for ``mode``, recorded afterwards
     # The tool set and saved programs the outermost call took (None: take the current one now):
     # the saved programs it runs are that set's, whatever is saved or replaced meanwhile.

@@ -29,3 +29,5 @@ def test_wheel_ships_templates_and_go_mod(tmp_path):
     ):
         assert needed in names
     assert "gocode/demo/server.py" in names
+    # The Go packages' unit tests run from the checkout only.
+    assert not [n for n in names if n.endswith("_test.go")]

@@ -259,7 +259,7 @@ func callWith(ctx context.Context, server, tool string, args any, progress func(
 	if err != nil {
 		return nil, err
 	}
-	if args == nil {
+	if isNil(args) { // also a nil map (callTool(ctx, name, nil)): arguments are an object, never null
 		args = map[string]any{}
 	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}

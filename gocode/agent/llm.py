@@ -100,7 +100,7 @@ def client_for(model: ModelConfig, env: Mapping[str, str] | None = None) -> Chat
         )
     if model.type not in PROVIDERS:
         raise ModelError(f"model {model.ref!r} has type {model.type!r}; gocode ask speaks {' and '.join(PROVIDERS)}")
-    provider: Provider = model.type  # type: ignore[assignment]
+    provider: Provider = model.type
     if not model.id:
         raise ModelError(f"model {model.ref!r} has no `id` (the model name the API expects)")
     key_env = model.api_key_env or DEFAULT_KEY_ENV[provider]

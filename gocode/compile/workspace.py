@@ -627,14 +627,14 @@ class Workspace:
         saved = self._homes.get(tools_path, self.dir / tools_path.removeprefix("gocodews/")) / "direct.json"
         with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
             doc = json.loads(saved.read_text())
-            cfg = golink.DirectConfig(
+            kept = golink.DirectConfig(
                 Path(doc["compile"]), Path(doc["link"]), Path(doc["importcfg"]), doc["lang"], doc["godebug"]
             )
             # A listing made before the standard library was compiled is replaced once it is.
             whole = doc.get("std", True) or not self.std_ready
-            if doc.get("bindings") == bindings_hash and cfg.importcfg.is_file() and whole:
+            if doc.get("bindings") == bindings_hash and kept.importcfg.is_file() and whole:
                 self._note_partial(tools_path, bool(doc.get("std", True)))
-                return cfg
+                return kept
         whole = self.std_ready
         cfg = await self._list_direct(tools_path, whole)
         if cfg is not None:

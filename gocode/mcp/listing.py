@@ -193,9 +193,9 @@ def _tool_info(server: str, raw: dict[str, Any]) -> ToolInfo:
         server=server,
         name=str(raw.get("name", "")),
         description=str(raw.get("description") or ""),
-        input_schema=raw.get("inputSchema") if isinstance(raw.get("inputSchema"), dict) else {},
-        output_schema=raw.get("outputSchema") if isinstance(raw.get("outputSchema"), dict) else None,
-        title=raw.get("title") if isinstance(raw.get("title"), str) else None,
+        input_schema=i if isinstance(i := raw.get("inputSchema"), dict) else {},
+        output_schema=o if isinstance(o := raw.get("outputSchema"), dict) else None,
+        title=t if isinstance(t := raw.get("title"), str) else None,
         definition=raw,
     )
 

@@ -232,7 +232,9 @@ class Loopback:
                 await anyio.sleep(0.01)
 
     def lookup(self, token: str | None) -> Run | None:
-        run = self._runs.get(token) if token else None
+        if not token:
+            return None
+        run = self._runs.get(token)
         # The dict lookup found it; compare again in constant time so timing reveals nothing.
         return run if run is not None and hmac.compare_digest(run.token, token) else None
 
@@ -326,12 +328,12 @@ class Loopback:
                 message=f"tool {params.name!r} of server {server!r} is not in code mode",
             )
         if run.foreseen is None or not run.foreseen(server, params.name):
-            error = (
+            refused = (
                 f"tool {params.name!r} of server {server!r} is not among the tools this program was "
                 "checked (and approved) for; call tools through their functions or callTool with a constant name"
             )
-            run.calls.append(ToolCall(server, params.name, 0.0, error))
-            return types.CallToolResult(content=[types.TextContent(type="text", text=error)], is_error=True)
+            run.calls.append(ToolCall(server, params.name, 0.0, refused))
+            return types.CallToolResult(content=[types.TextContent(type="text", text=refused)], is_error=True)
         start = time.monotonic()
         error: str | None = None
         result: types.CallToolResult | None = None
@@ -442,7 +444,7 @@ def _app(server: Server[Any]) -> Starlette:
 def _progress(ctx: ServerRequestContext[Any]) -> ProgressFnT | None:
     """Pass a tool's progress on to the program, when its request asked for progress."""
     meta = ctx.meta or {}
-    if meta.get("progress_token") is None and meta.get("progressToken") is None:  # type: ignore[misc]
+    if meta.get("progress_token") is None and meta.get("progressToken") is None:
         return None
 
     async def forward(progress: float, total: float | None, message: str | None) -> None:

@@ -139,7 +139,9 @@ def claim(name: str, argv: list[str], env: Mapping[str, str], cwd: str | None, e
     """The process started for server ``name`` if it was started exactly as asked (else None),
     its stderr from now on sharing ``errlog`` (what it printed so far included)."""
     waiting = _WAITING.get()
-    got = waiting.get(name) if waiting is not None else None
+    if waiting is None:
+        return None
+    got = waiting.get(name)
     if got is None or got.command != Command(argv, dict(env), cwd):
         return None
     if got.token != anyio.lowlevel.current_token() or got.process.returncode is not None:

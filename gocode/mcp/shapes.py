@@ -198,7 +198,7 @@ def merge(a: Shape, b: Shape) -> Shape:
             if kind in a and kind in b:
                 return {kind: merge(a[kind], b[kind])}
         if {"map", "object"} <= a.keys() | b.keys():  # an object's keys seen as data once stay data
-            inner: Shape = a.get("map")
+            inner = a.get("map")
             for v in [*a.get("object", {}).values(), *b.get("object", {}).values(), b.get("map")]:
                 inner = merge(inner, v)
             return {"map": inner}

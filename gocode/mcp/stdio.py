@@ -73,7 +73,8 @@ async def tolerant_stdio_client(
     taken over instead of starting another.
     """
     argv = [params.command, *params.args]
-    process = prestart.claim(name, argv, params.env or {}, params.cwd, errlog) if errlog is not None else None
+    cwd = None if params.cwd is None else str(params.cwd)
+    process = prestart.claim(name, argv, params.env or {}, cwd, errlog) if errlog is not None else None
     if process is None:
         process = await anyio.open_process(
             argv,

@@ -23,7 +23,7 @@ from typing import Any
 
 from gocode.errors import ToolchainError
 from gocode.files import write_file
-from gocode.resources import templates_dir
+from gocode.resources import package_sources
 
 # One request is milliseconds; anything near this is code built to stall the checker.
 CALL_TIMEOUT = 30.0
@@ -34,7 +34,7 @@ class CheckTimeout(ToolchainError):
 
 
 def sources() -> dict[str, str]:
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "gofix").glob("*.go"))}
+    return package_sources("gofix")
 
 
 KEEP_VERSIONS = 4  # other gocode versions sharing the cache may still use theirs

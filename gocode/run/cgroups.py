@@ -172,7 +172,7 @@ class RunCgroups:
 
     def __init__(self, root: Path = ROOT) -> None:
         self._root = root
-        self._found: tuple[Path, str] | bool | None = False  # False: not looked yet
+        self._found: tuple[Path, str] | Literal[False] | None = False  # False: not looked yet
         self._home: Path | None = None
         self._swept = False
         self._lock = threading.Lock()

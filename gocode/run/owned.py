@@ -26,10 +26,11 @@ async def claim(make: Callable[[], T], undo: Callable[[T], object]) -> T:
     done = asyncio.get_running_loop().run_in_executor(None, make)
     try:
         with anyio.CancelScope(shield=True):
-            return await asyncio.shield(done)
+            made = await asyncio.shield(done)
     except BaseException:
         done.add_done_callback(lambda f: _undo(f, undo))
         raise
+    return made
 
 
 def _undo(done: asyncio.Future[T], undo: Callable[[T], object]) -> None:

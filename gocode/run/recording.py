@@ -215,7 +215,7 @@ def _zero(schema: Any, root: Any, depth: int) -> Any:
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
     if kind == "object" or (kind is None and "properties" in schema):
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        props = p if isinstance(p := schema.get("properties"), dict) else {}
         return {k: _zero(v, root, depth - 1) for k, v in props.items()}
     return {"string": "", "integer": 0, "number": 0, "boolean": False, "array": []}.get(kind or "")
 

@@ -39,7 +39,18 @@ if TYPE_CHECKING:
     from gocode.run.sandbox import Confinement
 
 Phase = Literal[
-    "ok", "code", "compile", "runtime", "timeout", "limit", "resources", "sandbox", "busy", "warming", "approval"
+    "ok",
+    "code",
+    "compile",
+    "runtime",
+    "timeout",
+    "limit",
+    "resources",
+    "sandbox",
+    "busy",
+    "warming",
+    "approval",
+    "setup",
 ]
 # Failures a retry may cure: no slot free, still warming up, the host out of processes or memory
 # for a moment (the program itself did not fail).
@@ -308,10 +319,11 @@ async def _start(*argv: str, **options: Any) -> asyncio.subprocess.Process:
     started = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **options))
     try:
         with anyio.CancelScope(shield=True):
-            return await asyncio.shield(started)
+            proc = await asyncio.shield(started)
     except asyncio.CancelledError:
         await _stop_started(started)
         raise
+    return proc
 
 
 async def _stop_started(started: asyncio.Future[asyncio.subprocess.Process]) -> None:

@@ -41,7 +41,7 @@ from gocode.compile.workspace import Workspace
 from gocode.config import DEFAULT_UID_RANGE, CodeModeConfig, SandboxLimits, uid_range
 from gocode.errors import GocodeError
 from gocode.files import write_file
-from gocode.resources import templates_dir
+from gocode.resources import package_sources
 from gocode.run import hostprobe, owned
 from gocode.run import workdir as workdirs
 from gocode.run.cgroups import run_cgroups
@@ -180,7 +180,7 @@ class Launcher:
 
     def _sources(self) -> tuple[dict[str, str], Path]:
         """The launcher's shipped source files, and the binary built from them."""
-        sources = {p.name: p.read_text(encoding="utf-8") for p in sorted((templates_dir() / "launcher").glob("*.go"))}
+        sources = package_sources("launcher")
         digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()[:16]
         # Not in bin/: that directory keeps only the newest programs.
         return sources, self.workspace.dir / "launcher" / f"launcher-{digest}"
@@ -450,7 +450,8 @@ async def confine(
         cgroup = await owned.claim(lambda: run_cgroups.create(lim.threads), _remove_cgroup)
         if cgroup is not None:
             claims.callback(run_cgroups.remove, cgroup)
-        run_dir = Path(await owned.claim(lambda: _mkrundir(binary, launcher_path, uid), _remove_tree))
+        made: str = await owned.claim(lambda: _mkrundir(binary, launcher_path, uid), _remove_tree)
+        run_dir = Path(made)
         claims.callback(shutil.rmtree, run_dir, True)
         confinement = await _confinement(
             settings, decision, limits, launcher_path, run_dir, uid, cgroup, port, servers_json, workdir

@@ -303,7 +303,7 @@ class _Builder:
         if not isinstance(props, dict) or not props:
             return self.map_of(ctx, schema, hint, pointer)
         name = name or self.types.claim(hint)
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        required = r if isinstance(r := schema.get("required"), list) else []
         missing = [r for r in required if isinstance(r, str) and r not in props]
         if missing:
             self.warn(src, f"required names not among the properties are ignored: {', '.join(missing)}")
@@ -463,8 +463,8 @@ class _Builder:
                 # its Go type as it is: `(float64, error)`, not a named type wrapping it.
                 output_type = expr
             elif expr != name:
-                doc = _description(info.output_schema) + notes or ["The tool's structured result."]
-                ctx_out.decls.append(TypeDecl(name, _doc(name, doc), expr, Source(info.server, info.name)))
+                lines = _description(info.output_schema) + notes or ["The tool's structured result."]
+                ctx_out.decls.append(TypeDecl(name, _doc(name, lines), expr, Source(info.server, info.name)))
             decls.extend(ctx_out.decls)
         elif self.media_names and returns_media(info):
             output_type = self.media_names[0]

@@ -164,7 +164,7 @@ def _object_keys(schema: Any) -> tuple[tuple[str, ...], tuple[tuple[str, Any], .
     single allowed value)."""
     if not isinstance(schema, dict):
         return (), ()
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    props = p if isinstance(p := schema.get("properties"), dict) else {}
     required = tuple(r for r in schema.get("required", []) or [] if isinstance(r, str) and r in props)
     consts: list[tuple[str, Any]] = []
     for r in required:

@@ -204,9 +204,9 @@ class ToolServer:
                 return warming_up_result()
         gone = _disconnect_event(ctx)
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
+        async def forward(progress: float, total: float | None, message: str | None) -> None:
             # A passed-through tool's progress goes on to our client (a no-op unless it asked).
-            await ctx.session.report_progress(value, total, message)
+            await ctx.session.report_progress(progress, total, message)
 
         async def notice(text: str) -> None:
             # The machine's one-off set-up, which a first call waits for: said in the client's log too.
@@ -233,7 +233,7 @@ class ToolServer:
                         result, _ = await self.toolbox.call_mcp(
                             params.name,
                             params.arguments,
-                            progress,
+                            forward,
                             approve,
                             self._session_key(ctx),
                             notice=notice,

@@ -80,7 +80,7 @@ def python_tool(
     """
     if not callable(fn):
         raise ConfigError(f"Python tools must be callables; got {type(fn).__name__}")
-    tool_name = name or getattr(fn, "__name__", "")
+    tool_name = name or str(getattr(fn, "__name__", ""))
     if not _TOOL_NAME.match(tool_name):
         raise ConfigError(
             f"Python tool {tool_name or fn!r}: a tool name uses 1-128 letters, digits, '_', '-' or '.' "
@@ -103,7 +103,8 @@ def python_tool(
             input_schema = adapter.json_schema()
             arguments = functools.partial(_model_arguments, adapter, params[0])
         else:
-            input_schema = TypeAdapter(fn).json_schema()
+            # pydantic describes a callable's arguments; its stub types the parameter as a type form only.
+            input_schema = TypeAdapter(fn).json_schema()  # type: ignore[arg-type]
             validator = SchemaValidator(generate_arguments_schema(fn))
             arguments = functools.partial(_plain_arguments, validator)
         returns, output_schema, structured = _return_type(hints.get("return", inspect.Signature.empty))

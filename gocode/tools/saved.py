@@ -289,7 +289,7 @@ def _schemas(info: ToolInfo) -> dict[str, Any]:
     return {"inputSchema": info.input_schema, "outputSchema": info.output_schema}
 
 
-def reaches(name: str, calls: list[str] | tuple[str, ...], saved: dict[str, SavedProgram]) -> list[str]:
+def reaches(name: str, calls: list[str] | tuple[str, ...], saved: Mapping[str, SavedProgram]) -> list[str]:
     """The chain through which a program named ``name`` calling ``calls`` would call itself
     (``[name, …, name]``), or ``[]`` when it cannot."""
     prefix = SAVED_SERVER + "."
@@ -311,7 +311,7 @@ def reaches(name: str, calls: list[str] | tuple[str, ...], saved: dict[str, Save
     return walk([name], calls)
 
 
-def expand_plan(plan: Plan, saved: dict[str, SavedProgram]) -> Plan:
+def expand_plan(plan: Plan, saved: Mapping[str, SavedProgram]) -> Plan:
     """``plan`` with every tool a saved program it calls can reach (through others too): what
     approving it means. A saved program that may call any tool makes the whole plan "any"."""
     tools = set(plan.tools)

@@ -50,7 +50,12 @@ class Trees:
     def from_json(cls, doc: dict[str, Any]) -> Trees:
         import numpy as np
 
-        roots, feature, threshold, left, right, value = [], [], [], [], [], []
+        roots: list[int] = []
+        feature: list[int] = []
+        threshold: list[float] = []
+        left: list[int] = []
+        right: list[int] = []
+        value: list[float] = []
         depth = 0
         for t in doc["trees"]:
             base = len(feature)

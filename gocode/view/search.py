@@ -620,7 +620,7 @@ class SearchIndex:
         with ``within``, only those scoring at least that share of the best (by meaning too)."""
         ranked = self.ranking(query, limit).scored
         if ranked and within > 0:
-            ranked = [(e, score) for e, score in ranked if score >= within * ranked[0][1]]
+            ranked = tuple((e, score) for e, score in ranked if score >= within * ranked[0][1])
         return [e for e, _ in ranked]
 
     def ranking(self, query: str, limit: int = DEFAULT_LIMIT) -> Ranking:
