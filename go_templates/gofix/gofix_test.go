@@ -206,7 +206,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := check(mainGo(tt.model), loadImportcfg(importcfg), "go1.25")
+			got := check(mainGo(tt.model), loadImportcfg(importcfg), "go1.25", nil)
 			if got.Phase != tt.phase {
 				t.Fatalf("phase %q, want %q (errors %v)", got.Phase, tt.phase, got.Errors)
 			}
@@ -218,10 +218,10 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
-	if got := check(mainGo("fmt.Println(1)"), false, "go1.25"); got.Phase != "unchecked" || got.Plan == nil {
+	if got := check(mainGo("fmt.Println(1)"), false, "go1.25", nil); got.Phase != "unchecked" || got.Plan == nil {
 		t.Fatalf("without export data only the plan is computed: %+v", got)
 	}
-	if got := check(mainGo(strings.Repeat("_ = nope\n", 20)), true, "go1.25"); len(got.Errors) != maxErrors {
+	if got := check(mainGo(strings.Repeat("_ = nope\n", 20)), true, "go1.25", nil); len(got.Errors) != maxErrors {
 		t.Fatalf("%d errors reported, want at most %d", len(got.Errors), maxErrors)
 	}
 }
@@ -288,7 +288,7 @@ func TestPlan(t *testing.T) {
 		Pairs: [][2]string{},
 		Any:   []string{"model.go:4: callTool with a name computed at run time"},
 	}
-	if got := check(src, false, "go1.25").Plan; !reflect.DeepEqual(got, want) {
+	if got := check(src, false, "go1.25", nil).Plan; !reflect.DeepEqual(got, want) {
 		t.Fatalf("plan = %+v, want %+v", got, want)
 	}
 }

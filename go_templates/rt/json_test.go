@@ -161,30 +161,3 @@ func TestExpandRefs(t *testing.T) {
 		}
 	}
 }
-
-func TestSchemaOf(t *testing.T) {
-	type node struct {
-		Name     string  `json:"name" desc:"what it is called"`
-		Weight   float64 `json:"weight,omitempty"`
-		Children []*node `json:"children"`
-		Data     []byte  `json:"data"`
-		Skip     int     `json:"-"`
-		hidden   int
-	}
-	got := schemaOf(reflect.TypeOf(node{}), map[reflect.Type]bool{})
-	want := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"name":     map[string]any{"type": "string", "description": "what it is called"},
-			"weight":   map[string]any{"type": "number"},
-			"children": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
-			"data":     map[string]any{"type": "string", "contentEncoding": "base64"},
-		},
-		"additionalProperties": false,
-		"required":             []string{"name", "children", "data"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("schemaOf = %#v", got)
-	}
-	_ = node{}.hidden
-}
