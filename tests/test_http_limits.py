@@ -16,8 +16,6 @@ import anyio
 import httpx2
 import pytest
 
-from gocode.mcp.admission import MAX_REQUESTS_PER_RUN, MAX_WAITING_PER_RUN
-from gocode.mcp.loopback import MAX_BODY
 from tests import test_ops as ops
 from tests.http_clients import LIST, closed_by_server, connect, head, loopback, post, response
 
@@ -28,6 +26,12 @@ INIT = {
 ACCEPT = "application/json, text/event-stream"
 
 pytestmark = pytest.mark.go
+
+# The documented limits of the loopback (docs/sandbox.md): the largest body, and per run the
+# requests admitted at once and those that may wait.
+MAX_BODY = 4 * 1024 * 1024
+MAX_REQUESTS_PER_RUN = 16
+MAX_WAITING_PER_RUN = 256
 
 
 def jsonrpc_error(body: bytes) -> str:
