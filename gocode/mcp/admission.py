@@ -3,7 +3,7 @@
 A program can open as many connections to the loopback as its open-files limit allows and post
 a body up to the cap on each; every body admitted is read, joined and parsed in the controller
 (a few times its size in memory). So each run gets a :class:`RunGate`: at most
-``max_requests`` requests admitted at once and at most ``max_bytes`` of their bodies (a body
+``max_requests`` requests (the endpoint's POSTs: tool calls) admitted at once and at most ``max_bytes`` of their bodies (a body
 without ``Content-Length`` counts as the whole cap); the next ``max_waiting`` wait, first come
 first served, before their bodies are read (a waiting request costs a connection, not its
 body); beyond that a request is refused at once. A run can only starve itself: other runs have

@@ -504,9 +504,13 @@ class _Guard:
         if declared is not None and (declared < 0 or declared > MAX_BODY):
             await send_refusal(send, 413, f"the request body is {declared} bytes; at most {MAX_BODY} are accepted")
             return
+        if scope.get("method") != "POST":  # no body, no tool call (a GET stream may last the run)
+            await self.app(scope, receive, send)
+            return
+        chunked = any(k.lower() == b"transfer-encoding" for k, _ in scope.get("headers", ()))
         try:
-            # Chunked (no length): it may be as large as the cap, so it reserves that much.
-            async with run.gate.admit(MAX_BODY if declared is None else declared):
+            # Chunked: it may be as large as the cap, so it reserves that much.
+            async with run.gate.admit(declared if declared is not None else MAX_BODY if chunked else 0):
                 messages = await read_body(receive, MAX_BODY)
                 if messages is None:
                     await send_refusal(send, 413, f"the request body is over {MAX_BODY} bytes, the most accepted")
