@@ -25,6 +25,8 @@ from gocode.mcp.loopback import CONTROLLER_SERVER, SERVER_HEADER
 from tests import test_ops as ops
 from tests.http_clients import LIST, closed_by_server, loopback, post, response
 
+pytestmark = pytest.mark.go  # serve's fuzz builds and runs a program at its end
+
 MAX_BODY = 4 * 1024 * 1024  # the loopback's documented cap (docs/sandbox.md), and serve's default
 INIT = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
