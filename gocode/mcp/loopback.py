@@ -501,7 +501,10 @@ class _Guard:
             return
         scope[RUN_KEY] = run
         declared = declared_length(scope)
-        if declared is not None and (declared < 0 or declared > MAX_BODY):
+        if declared is not None and declared < 0:
+            await send_refusal(send, 400, "the Content-Length header is not a number of bytes")
+            return
+        if declared is not None and declared > MAX_BODY:
             await send_refusal(send, 413, f"the request body is {declared} bytes; at most {MAX_BODY} are accepted")
             return
         if scope.get("method") != "POST":  # no body, no tool call (a GET stream may last the run)
