@@ -9,7 +9,8 @@ the loopback endpoint programs call) a protocol that bounds each stage of a conn
 
 - **headers**: a connection waiting for a request (just opened, or after a response) must
   deliver the request line and headers within ``header_timeout`` (total, not per byte);
-- **body**: once the headers are in, the whole body within ``body_timeout``;
+- **body**: once the headers are in, the whole body within ``body_timeout`` (time the app
+  leaves it unread, its reading paused, does not count);
 - **count**: at most ``max_connections`` open; a new one beyond that closes the connection
   that has waited longest for its next request (half-open, or idle between requests), so
   clients that send promptly keep being served; when every connection has a request under
@@ -125,7 +126,7 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
             if stage != "headers":
                 waiting.pop(self, None)
             self._stage = stage
-            self._deadline = self.loop.call_later(seconds, self._drop)
+            self._deadline = self.loop.call_later(seconds, self._expired)
 
         def _settle(self) -> None:
             waiting.pop(self, None)
@@ -133,6 +134,14 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
+
+        def _expired(self) -> None:
+            if self._stage == "body" and self.flow.read_paused:
+                # The app has not read what came (a request waiting for its turn): not the
+                # client's delay, so its time starts again.
+                self._arm("body", limits.body_timeout)
+                return
+            self._drop()
 
         def _drop(self) -> None:
             """Close a connection that took too long (or made room): no response, nothing logged."""

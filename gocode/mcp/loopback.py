@@ -50,7 +50,7 @@ from starlette.routing import Route
 
 from gocode.mcp import logs
 from gocode.mcp.admission import Refused, RunGate
-from gocode.mcp.httplimits import DEFAULT_BODY_TIMEOUT_S, ConnectionLimits, uvicorn_options
+from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider, ToolProviderError
 from gocode.mcp.shapes import ShapeRecorder
@@ -185,8 +185,7 @@ class Loopback:
             access_log=False,
             timeout_graceful_shutdown=1,
             ws="none",  # programs speak HTTP only; uvicorn's websocket support is imports on every start
-            # A body may wait for its run's gate (unread) as long as a call may take.
-            **uvicorn_options(ConnectionLimits(body_timeout=max(DEFAULT_BODY_TIMEOUT_S, self.call_timeout))),
+            **uvicorn_options(ConnectionLimits()),
         )
         self._server = _QuietServer(config)
         self._stopped = anyio.Event()
