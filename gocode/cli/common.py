@@ -113,6 +113,7 @@ def _setup_logging(log_format: str = "text") -> None:
     debug = bool(os.environ.get("GOCODE_DEBUG"))
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(logs.RequestIdFilter())
+    handler.addFilter(logs.FloodFilter())  # one failure repeated by thousands of clients: a few lines
     handler.setFormatter(logs.JsonFormatter() if log_format == "json" else logs.TextFormatter())
     if not debug:
 

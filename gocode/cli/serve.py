@@ -8,7 +8,9 @@ import sys
 import click
 
 from gocode.cli.common import _err, _progress, _setup_logging, config_option, handle_errors, model_option
+from gocode.mcp.httplimits import DEFAULT_BODY_TIMEOUT_S, DEFAULT_HEADER_TIMEOUT_S
 from gocode.serve.guard import DEFAULT_MAX_BODY
+from gocode.serve.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_IDLE_S
 
 
 @click.command()
@@ -48,6 +50,48 @@ from gocode.serve.guard import DEFAULT_MAX_BODY
     help="HTTP: larger request bodies get 413.",
 )
 @click.option(
+    "--max-connections",
+    type=click.IntRange(1),
+    default=None,
+    help="HTTP: open connections at most; beyond it the one waiting longest for its request is closed. "
+    "Default: 1024, or a quarter of the open-files limit when lower.",
+)
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(0.1),
+    default=DEFAULT_HEADER_TIMEOUT_S,
+    show_default=True,
+    help="HTTP: seconds a connection has to send a request's headers (and between requests).",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(0.1),
+    default=DEFAULT_BODY_TIMEOUT_S,
+    show_default=True,
+    help="HTTP: seconds a client has to send a request's body once its headers are in.",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_SESSIONS,
+    show_default=True,
+    help="HTTP: MCP sessions open at once, all clients together.",
+)
+@click.option(
+    "--max-sessions-per-client",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    show_default=True,
+    help="HTTP: MCP sessions one client address may hold open; its next initialize gets 429.",
+)
+@click.option(
+    "--session-idle-timeout",
+    type=click.FloatRange(1),
+    default=DEFAULT_SESSION_IDLE_S,
+    show_default=True,
+    help="HTTP: seconds an MCP session lives without a request.",
+)
+@click.option(
     "--insecure-no-auth",
     is_flag=True,
     help="HTTP: allow a non-loopback --host without a token. ANYONE WHO REACHES THE PORT CAN RUN CODE.",
@@ -83,6 +127,12 @@ def serve(
     metrics_token: str | None,
     allowed_hosts: tuple[str, ...],
     max_body_bytes: int,
+    max_connections: int | None,
+    header_timeout: float,
+    body_timeout: float,
+    max_sessions: int,
+    max_sessions_per_client: int,
+    session_idle_timeout: float,
     insecure_no_auth: bool,
     log_format: str,
     no_prewarm: bool,
@@ -96,9 +146,11 @@ def serve(
     import asyncio
 
     from gocode.config import load_config
+    from gocode.mcp.httplimits import ConnectionLimits
     from gocode.serve import server as server_mod
     from gocode.serve import start
     from gocode.serve.guard import is_loopback
+    from gocode.serve.sessions import SessionLimits
 
     _setup_logging(log_format)
     config = load_config(config_path)
@@ -134,7 +186,13 @@ def serve(
             raise click.UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     elif token and os.environ.get("GOCODE_TOKEN") != token:
         _err("gocode: warning: --token only applies to --transport http")
-    options = server_mod.HttpOptions(tuple(allowed_hosts), max_body_bytes, metrics_token)
+    options = server_mod.HttpOptions(
+        tuple(allowed_hosts),
+        max_body_bytes,
+        metrics_token,
+        connections=ConnectionLimits(header_timeout, body_timeout, max_connections),
+        sessions=SessionLimits(max_sessions, max_sessions_per_client, session_idle_timeout),
+    )
     server_mod.limit_malloc_arenas()  # a long-running server: resident memory stays flat
     try:
         asyncio.run(

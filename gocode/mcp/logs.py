@@ -40,6 +40,42 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+class FloodFilter(logging.Filter):
+    """At most ``burst`` warnings (and worse) of one kind per ``window`` seconds; the rest are
+    counted, and the next one let through says how many were not logged.
+
+    A kind is the logger and the message before its arguments: an accept loop out of
+    descriptors, or thousands of clients each failing the same way, log one template over and
+    over (once, 800 MB in five minutes). Information lines (a call's one line) are never held back.
+    """
+
+    def __init__(self, burst: int = 10, window: float = 60.0, kinds: int = 1024) -> None:
+        super().__init__()
+        self.burst, self.window, self.kinds = burst, window, kinds
+        self._seen: dict[tuple[str, str], list[float]] = {}  # kind -> [window start, let through, dropped]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        key = (record.name, str(record.msg)[:200])
+        now = time.monotonic()
+        seen = self._seen.get(key)
+        if seen is None or now - seen[0] >= self.window:
+            if seen is None and len(self._seen) >= self.kinds:
+                self._seen.pop(next(iter(self._seen)))  # the oldest kind: the table stays small
+            dropped = int(seen[2]) if seen is not None else 0
+            self._seen[key] = [now, 1, 0]
+            if dropped:
+                record.msg = f"{record.getMessage()} (and {dropped} more like it in {self.window:.0f} s, not logged)"
+                record.args = None
+            return True
+        if seen[1] < self.burst:
+            seen[1] += 1
+            return True
+        seen[2] += 1
+        return False
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: ts, level, logger, msg, request_id, and the record's extras."""
 

@@ -13,7 +13,10 @@ The pseudo-server ``@gocode`` is the controller itself: a program's ``searchTool
 value it gives ``result()`` reach it there.
 
 Every run gets a fresh token, valid only while it runs; a request without a live token gets
-401. The calls a program makes are recorded per run (tool, duration, error) and returned with
+401. What a run may hold is bounded before its bodies are read: a body over
+:data:`MAX_BODY` gets 413, and each run's :class:`~gocode.mcp.admission.RunGate` admits a few
+requests (and bytes of body) at once, queues some more and refuses the rest with 429 (see
+docs/sandbox.md); the listener's connections are bounded by :mod:`gocode.mcp.httplimits`. The calls a program makes are recorded per run (tool, duration, error) and returned with
 its result; a call still running when its run ends (the program finished or was killed at its
 timeout) is cancelled. The endpoint is stateless (no MCP sessions to keep) and answers in plain JSON,
 which is the cheapest exchange for the Go client.
@@ -46,6 +49,8 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from gocode.mcp import logs
+from gocode.mcp.admission import Refused, RunGate
+from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider, ToolProviderError
 from gocode.mcp.shapes import ShapeRecorder
@@ -68,6 +73,9 @@ RESULT_LIMIT = 1 << 20  # bytes of JSON a program's result() may hand back
 MCP_PATH = "/mcp"
 STREAM_PATH = "/mcp-stream"
 CLOSE_WAIT_S = 1.0  # how long closing a run waits for its cancelled calls to unwind
+# The largest request body a program may post (a tool's arguments, result()'s value): above
+# RESULT_LIMIT, and the MCP SDK's own default.
+MAX_BODY = 4 * 1024 * 1024
 
 Learn = Callable[[types.CallToolResult], Awaitable[None]]  # records a live result's shape
 
@@ -98,6 +106,7 @@ class Run:
     # declare is refused, so an approval covers exactly what was shown. None: not known yet.
     foreseen: Callable[[str, str], bool] | None = None
     request_id: str | None = None  # the execute_go_code call it belongs to, for log lines
+    gate: RunGate = field(default_factory=RunGate)  # what it may have under way at the endpoint
 
 
 class _QuietServer(uvicorn.Server):
@@ -178,6 +187,7 @@ class Loopback:
             access_log=False,
             timeout_graceful_shutdown=1,
             ws="none",  # programs speak HTTP only; uvicorn's websocket support is imports on every start
+            **uvicorn_options(ConnectionLimits()),
         )
         self._server = _QuietServer(config)
         self._stopped = anyio.Event()
@@ -225,6 +235,7 @@ class Loopback:
         """End a run: its token stops working, and calls still in flight are cancelled (and
         recorded in ``run.calls``, waiting at most a second for them to unwind)."""
         self._runs.pop(run.token, None)
+        run.gate.close()
         for scope in list(run.scopes):
             scope.cancel()
         with anyio.move_on_after(CLOSE_WAIT_S, shield=True):  # also when the caller is being cancelled
@@ -426,8 +437,12 @@ def _app(server: Server[Any]) -> Starlette:
         allowed_hosts=["127.0.0.1:*", "localhost:*"],
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*"],
     )
-    plain = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True, security_settings=security)
-    streamed = StreamableHTTPSessionManager(app=server, json_response=False, stateless=True, security_settings=security)
+    plain = StreamableHTTPSessionManager(
+        app=server, json_response=True, stateless=True, security_settings=security, max_request_body_size=MAX_BODY
+    )
+    streamed = StreamableHTTPSessionManager(
+        app=server, json_response=False, stateless=True, security_settings=security, max_request_body_size=MAX_BODY
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -475,19 +490,80 @@ def _forward(
 
 
 class _Guard:
-    """ASGI middleware: only requests carrying a live run's token get through."""
+    """ASGI middleware: only requests carrying a live run's token get through, within the run's
+    gate, with a body no larger than :data:`MAX_BODY` (read here, before the SDK parses it)."""
 
     def __init__(self, app: Any, loopback: Loopback) -> None:
         self.app, self.loopback = app, loopback
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            run = self.loopback.lookup(bearer_token(scope))
-            if run is None:
-                await send_unauthorized(send)
-                return
-            scope[RUN_KEY] = run
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        run = self.loopback.lookup(bearer_token(scope))
+        if run is None:
+            await send_unauthorized(send)
+            return
+        scope[RUN_KEY] = run
+        declared = declared_length(scope)
+        if declared is not None and declared < 0:
+            await send_refusal(send, 400, "the Content-Length header is not a number of bytes")
+            return
+        if declared is not None and declared > MAX_BODY:
+            await send_refusal(send, 413, f"the request body is {declared} bytes; at most {MAX_BODY} are accepted")
+            return
+        if scope.get("method") != "POST":  # no body, no tool call (a GET stream may last the run)
+            await self.app(scope, receive, send)
+            return
+        chunked = any(k.lower() == b"transfer-encoding" for k, _ in scope.get("headers", ()))
+        try:
+            # Chunked: it may be as large as the cap, so it reserves that much.
+            async with run.gate.admit(declared if declared is not None else MAX_BODY if chunked else 0):
+                messages = await read_body(receive, MAX_BODY)
+                if messages is None:
+                    await send_refusal(send, 413, f"the request body is over {MAX_BODY} bytes, the most accepted")
+                    return
+                if messages[0].get("type") != "http.request":
+                    return  # nobody left to answer
+                if run.gate.closed:
+                    raise Refused("the program's run has ended")
+
+                async def replay() -> Any:
+                    return messages.pop(0) if messages else await receive()
+
+                await self.app(scope, replay, send)
+        except Refused as exc:
+            await send_refusal(send, 503 if run.gate.closed else 429, str(exc), retry_after=not run.gate.closed)
+
+
+def declared_length(scope: Any) -> int | None:
+    """The request's ``Content-Length`` (-1 when it is not a number), None when it has none."""
+    value = next((v for k, v in scope.get("headers", ()) if k.lower() == b"content-length"), None)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return -1
+
+
+async def read_body(receive: Any, limit: int) -> list[Any] | None:
+    """The request's body as one ``http.request`` message (or the disconnect that came before its
+    end), or None as soon as the body passes ``limit``."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message.get("type") != "http.request":
+            return [message]  # the client left before its body ended
+        body = message.get("body", b"")
+        size += len(body)
+        if size > limit:
+            return None
+        chunks.append(body)
+        if not message.get("more_body", False):
+            break
+    return [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
 
 
 def bearer_token(scope: Any) -> str | None:
@@ -505,6 +581,22 @@ async def send_unauthorized(send: Any) -> None:
         (b"content-type", b"application/json"),
         (b"www-authenticate", b'Bearer realm="gocode"'),
         (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),  # its body (if any) is never read: nothing to keep the connection for
     ]
     await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_refusal(send: Any, status: int, message: str, retry_after: bool = False) -> None:
+    """A request refused before it was read: a JSON-RPC error (no id: nothing was parsed) with
+    ``status``, and the connection closed after it (its body may be unread)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    if retry_after:
+        headers.append((b"retry-after", b"1"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

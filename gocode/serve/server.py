@@ -9,7 +9,9 @@ When an upstream tool list changes, clients are told: sessions on the handshake 
 Over HTTP the server binds 127.0.0.1 unless told otherwise and, with a token set, refuses
 every request without ``Authorization: Bearer <token>`` (compared in constant time). It checks
 ``Host``/``Origin`` against an allow-list (:mod:`gocode.serve.guard`), caps request bodies, and
-answers ``/healthz``, ``/readyz`` and ``/metrics`` (:mod:`gocode.serve.ops`).
+answers ``/healthz``, ``/readyz`` and ``/metrics`` (:mod:`gocode.serve.ops`). Before any of it,
+slow and half-open connections are bounded (:mod:`gocode.mcp.httplimits`); sessions are
+capped per client (:mod:`gocode.serve.sessions`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import sys
 import time
 import warnings
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -40,12 +42,14 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gocode.mcp import sdk_private
+from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.results import warming_up_result
 from gocode.run.approvals import InputRequired, elicitation_approver
 from gocode.serve import ops
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
+from gocode.serve.sessions import SessionGuard, SessionLimits
 from gocode.toolbox import Toolbox, UnknownToolError
 from gocode.view.rules import SEARCH_TOOL_NAME
 
@@ -294,11 +298,13 @@ class ToolServer:
             streamable_http_path=MCP_PATH,
             host=host,
             max_request_body_size=options.max_body,
+            max_sessions=options.sessions.total,
+            session_idle_timeout=options.sessions.idle_s,
             # Host/Origin are checked by HttpGuard, with the operator's allow-list, for every path.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         return HttpGuard(
-            app,
+            SessionGuard(app, options.sessions),
             token,
             hosts=HostPolicy.for_bind(host, options.allowed_hosts),
             metrics_token=options.metrics_token,
@@ -316,6 +322,8 @@ class HttpOptions:
     allowed_hosts: tuple[str, ...] = ()
     max_body: int = DEFAULT_MAX_BODY
     metrics_token: str | None = None
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # timeouts, the cap: before any token
+    sessions: SessionLimits = field(default_factory=SessionLimits)  # per client, in all, idle expiry
 
 
 DISCONNECTED_KEY = "gocode.disconnected"
@@ -528,12 +536,14 @@ async def serve_http(
 ) -> None:
     import uvicorn  # a dependency of mcp; imported here so stdio serving does not pay for it
 
+    options = options or HttpOptions()
     config = uvicorn.Config(
         tool_server.http_app(host, token, options),
         log_level="warning",
         log_config=None,  # uvicorn's records go through gocode's handler (text or JSON)
         lifespan="on",
         access_log=False,
+        **uvicorn_options(options.connections),  # slow or half-open clients, before any token
     )
     await uvicorn.Server(config).serve(sockets=[sock])
 

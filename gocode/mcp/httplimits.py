@@ -1,0 +1,164 @@
+"""Connection limits of gocode's HTTP listeners, enforced before any request reaches an app.
+
+uvicorn's h11 protocol waits for a request's headers and body for as long as a client keeps
+its connection open (its keep-alive timer starts only after a response), and accepts until
+the process runs out of descriptors; then the accept loop fails and logs on every attempt.
+So a client that half-sends thousands of requests holds every descriptor, before any token
+is looked at. :func:`uvicorn_options` gives both listeners (``gocode serve``'s HTTP port and
+the loopback endpoint programs call) a protocol that bounds each stage of a connection:
+
+- **headers**: a connection waiting for a request (just opened, or after a response) must
+  deliver the request line and headers within ``header_timeout`` (total, not per byte);
+- **body**: once the headers are in, the whole body within ``body_timeout`` (time the app
+  leaves it unread, its reading paused, does not count);
+- **count**: at most ``max_connections`` open; a new one beyond that closes the connection
+  that has waited longest for its next request (half-open, or idle between requests), so
+  clients that send promptly keep being served; when every connection has a request under
+  way, the new one gets 503 and is closed.
+
+A connection running a request (an app answering, a program running) has no deadline here:
+that is bounded by the call's own timeout. The limits hold per listener. Thread-bound: one
+event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+DEFAULT_BODY_TIMEOUT_S = 60.0
+DEFAULT_KEEP_ALIVE_S = 5
+MAX_CONNECTIONS_CEILING = 1024
+MAX_HEADER_BYTES = 16 * 1024
+ACCEPT_BATCH = 128  # request line and headers; h11 answers 400 beyond it
+
+
+def default_max_connections() -> int:
+    """1024, or a quarter of the open-files limit when that is lower: the rest stays for MCP
+    servers, programs and the other listener."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS_CEILING
+    return max(16, min(MAX_CONNECTIONS_CEILING, soft // 4))
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """What one listener allows a connection (see the module docstring)."""
+
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT_S
+    body_timeout: float = DEFAULT_BODY_TIMEOUT_S
+    max_connections: int | None = None  # None: default_max_connections()
+
+    def connections(self) -> int:
+        return self.max_connections if self.max_connections is not None else default_max_connections()
+
+
+_BUSY_BODY = json.dumps(
+    {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "too many open connections; retry shortly"}}
+).encode()
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
+    b"connection: close\r\ncontent-length: " + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n" + _BUSY_BODY
+)
+
+
+def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
+    """An h11 protocol class enforcing ``limits``; one class per listener (it keeps the
+    listener's waiting connections)."""
+    # Here, not at the top: `gocode serve --help` reads this module's defaults.
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    cap = limits.connections()
+    # Connections waiting for their next request's headers, oldest first (dicts keep order).
+    waiting: dict[_Limited, None] = {}
+
+    class _Limited(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+        _stage: str = "headers"
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)  # type: ignore[arg-type]
+            if len(self.connections) > cap:
+                victim = next(iter(waiting), None)
+                if victim is None:
+                    # Every connection has a request under way: refuse this one, saying why.
+                    self.connections.discard(self)
+                    transport.write(_BUSY)  # type: ignore[attr-defined]
+                    transport.close()
+                    return
+                victim._drop()
+            self._await_request()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._settle()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            state = self.conn.their_state
+            if state is h11.SEND_BODY and self._stage == "headers":
+                self._arm("body", limits.body_timeout)
+            elif state is not h11.IDLE and state is not h11.SEND_BODY:
+                self._settle()  # the request is in (or the connection is ending): the app's time now
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                self._await_request()
+
+        def _await_request(self) -> None:
+            waiting[self] = None
+            self._arm("headers", limits.header_timeout)
+
+        def _arm(self, stage: str, seconds: float) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            if stage != "headers":
+                waiting.pop(self, None)
+            self._stage = stage
+            self._deadline = self.loop.call_later(seconds, self._expired)
+
+        def _settle(self) -> None:
+            waiting.pop(self, None)
+            self._stage = "app"
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expired(self) -> None:
+            if self._stage == "body" and self.flow.read_paused:
+                # The app has not read what came (a request waiting for its turn): not the
+                # client's delay, so its time starts again.
+                self._arm("body", limits.body_timeout)
+                return
+            self._drop()
+
+        def _drop(self) -> None:
+            """Close a connection that took too long (or made room): no response, nothing logged."""
+            self._settle()
+            if not self.transport.is_closing():
+                self.transport.abort()
+
+    return _Limited
+
+
+def uvicorn_options(limits: ConnectionLimits) -> dict[str, Any]:
+    """Keyword arguments for ``uvicorn.Config`` that enforce ``limits``."""
+    return {
+        "http": protocol_class(limits),
+        "timeout_keep_alive": DEFAULT_KEEP_ALIVE_S,
+        "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
+        # Also how many connections asyncio accepts in one go, before a dropped one's descriptor
+        # is closed: kept small, so a burst cannot overshoot the cap into the open-files limit.
+        "backlog": ACCEPT_BATCH,
+    }
