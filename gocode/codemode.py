@@ -153,8 +153,11 @@ class CodeMode:
 
     @property
     def shape_scope(self) -> str:
-        """Whose learned shapes this code mode reads and writes: the model ref in effect."""
-        return self.model or self.config.defaults.model or ""
+        """Whose learned shapes this code mode reads and writes: the config's owner (as for
+        workspaces: ``codeMode.workspace.id``, else its file) and the model ref in effect, so two
+        projects naming the same model never read each other's results."""
+        owner = workdirs.owner(self.settings.workdir, self.config.source)
+        return f"{owner}/{self.model or self.config.defaults.model or ''}"
 
     async def __aenter__(self) -> CodeMode:
         await self.refresh()

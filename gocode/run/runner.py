@@ -551,7 +551,7 @@ async def run_program(
     if over_disk:
         stderr = _append(
             stderr,
-            f"the program filled its workspace past {-over_disk[0] / 1e6:.1f} MB, all its caps allow "
+            f"the program filled its workspace past {(-over_disk[0] - 1) / 1e6:.1f} MB, all its caps allow "
             "(codeMode.workspace.maxMB; totalMB for a model's sessions together; a workspace over a cap may only "
             "shrink) and was killed; delete files from it or run `gocode workspace clean`"
             if over_disk[0] < 0
@@ -693,8 +693,8 @@ async def _watch_scratch(proc: asyncio.subprocess.Process, c: Confinement, over:
             over.append(c.scratch_limit)
             _kill_group(proc.pid)
             return
-        if c.cwd is not None and c.cwd_limit and await asyncio.to_thread(dir_size, c.cwd) > c.cwd_limit:
-            over.append(-c.cwd_limit)  # negative: the workspace's cap
+        if c.cwd is not None and c.cwd_limit is not None and await asyncio.to_thread(dir_size, c.cwd) > c.cwd_limit:
+            over.append(-c.cwd_limit - 1)  # negative: the workspace's cap (minus one, so a cap of 0 is told apart)
             _kill_group(proc.pid)
             return
         if c.cwd is not None and c.cwd_group is not None:

@@ -378,7 +378,7 @@ class Confinement:
     endpoint: asyncio.Future[None] | None = None  # the task serving that listener during the run
     uid: int | None = None  # the run user from run_uids, given back by release()
     cwd: Path | None = None  # where the program starts (its workspace), else scratch
-    cwd_limit: int = 0  # the workspace's cap (bytes), watched like scratch
+    cwd_limit: int | None = None  # the workspace's cap (bytes), watched like scratch; 0 is a cap too
     cwd_group: int | None = None  # the model's group, when runs of other users share the workspace
     cgroup: Path | None = None  # the run's pids cgroup, removed by close()
     threads: int = 0  # codeMode.limits.threads (0: no per-run limit applies)

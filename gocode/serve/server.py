@@ -543,6 +543,10 @@ async def serve_http(
         log_config=None,  # uvicorn's records go through gocode's handler (text or JSON)
         lifespan="on",
         access_log=False,
+        # X-Forwarded-For names the client (its session allowance) only from the proxies the
+        # operator lists in FORWARDED_ALLOW_IPS: uvicorn's default trusts 127.0.0.1, so any local
+        # client could claim a new address for every session.
+        proxy_headers="FORWARDED_ALLOW_IPS" in os.environ,
         **uvicorn_options(options.connections),  # slow or half-open clients, before any token
     )
     await uvicorn.Server(config).serve(sockets=[sock])
