@@ -110,6 +110,28 @@ async def refused(request: ApprovalRequest, approver: Approver | None) -> str | 
     return refusal(request, "it was not approved")
 
 
+async def approval(
+    settings: ApprovalConfig,
+    reach: Plan,
+    tools: Mapping[tuple[str, str], ToolInfo],
+    request_for: Callable[[tuple[str, ...]], ApprovalRequest],
+    approver: Approver | None,
+    exempt_server: str = "",
+) -> str | None:
+    """The approve step of a run: None when the program may run, else why not.
+
+    ``reach`` is everything the program can call (the tools its saved programs reach
+    included); ``request_for`` names what approving the tools held means (the program hash
+    covers whatever else runs with it). Calls to ``exempt_server`` are held for what they reach
+    (counted in ``reach``), not for themselves."""
+    held = tools_needing_approval(settings, reach, tools)
+    if exempt_server:
+        held = tuple(h for h in held if not h.startswith(exempt_server + "."))
+    if not held or held == (ANY_TOOL,):
+        return None
+    return await refused(request_for(held), approver)
+
+
 # --- over MCP: elicitation ------------------------------------------------------------------
 
 # The key of gocode's one input request in the multi-round-trip flow, and the form it asks.

@@ -20,41 +20,23 @@ import signal
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from gocode.files import dir_size
-from gocode.mcp.toolcall import ToolCall
-from gocode.program.diagnostics import Diagnostic
 from gocode.run import owned
 from gocode.run.cgroups import run_cgroups
 from gocode.run.gotraceback import trim_traceback
+from gocode.run.kept import head_and_tail, kept_label
+from gocode.run.result import RunResult
 from gocode.run.workdir import regroup
 
 if TYPE_CHECKING:
     from gocode.run.kept import KeptFile
     from gocode.run.sandbox import Confinement
 
-Phase = Literal[
-    "ok",
-    "code",
-    "compile",
-    "runtime",
-    "timeout",
-    "limit",
-    "resources",
-    "sandbox",
-    "busy",
-    "warming",
-    "approval",
-    "setup",
-]
-# Failures a retry may cure: no slot free, still warming up, the host out of processes or memory
-# for a moment (the program itself did not fail).
-RETRYABLE_PHASES = frozenset({"busy", "warming", "resources"})
 STDERR_LIMIT = 16 * 1024
 REAP_WAIT_S = 10.0  # how long a killed program may take to be reaped
 # Outside the sandbox (no launcher) a shell moves itself into the run's cgroup and execs the
@@ -64,74 +46,6 @@ SHELL = "/bin/sh"
 _JOIN = '{ echo 0 >"$1"; } 2>/dev/null; %s; shift 2; exec "$@"'
 # Called with each line the program prints on stdout (without its newline) while it runs.
 LineFn = Callable[[str], Awaitable[None]]
-
-
-@dataclass
-class RunResult:
-    """The answer to one ``execute_go_code`` call.
-
-    ``ok`` with ``phase="ok"`` when the program exited 0; otherwise ``phase`` says where it
-    failed: ``code`` (the code could not be placed in Run), ``compile``, ``runtime`` (non-zero
-    exit, including an error returned from Run) or ``timeout``. ``output`` is what the
-    program printed on stdout (so far), ``stderr`` its error stream or the compiler's messages.
-    ``result`` is the value the program gave ``result(v)`` (JSON data), None if it gave none.
-    """
-
-    ok: bool
-    phase: Phase
-    output: str = ""
-    stderr: str = ""
-    exit_code: int | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    duration_ms: float = 0.0
-    build_ms: float = 0.0
-    run_ms: float = 0.0
-    cached_binary: bool = False
-    build_mode: str = ""  # "direct" (compiler and linker), "go build", or "cached"
-    truncated: bool = False
-    pooled: bool = False  # the program reached the servers through the controller's sessions
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    sandbox: dict[str, Any] | None = None  # the effective policy when sandboxed (tier, limits, …)
-    run_id: str = ""  # the recording of its calls (gocode exec --replay RUN_ID); pooled runs only
-    output_file: str | None = None  # where output beyond the cap was kept whole (in the workspace)
-    output_bytes: int = 0  # what the program printed on stdout in all
-    plan: dict[str, Any] | None = None  # the tools the program could call, known before it ran
-    result: Any = None
-    # A result() whose JSON is longer than the output cap: kept whole in the workspace, and what
-    # a model reads of it instead (head, tail, size and the file); see gocode.codemode.keep_result.
-    result_file: str | None = None
-    result_excerpt: str = ""
-
-    def error_text(self) -> str:
-        """What a model reads when the call failed: the phase, the messages, the output so far."""
-        if self.ok:
-            return ""
-        heads = {
-            "code": "the code cannot be placed in Run",
-            "compile": "compile error",
-            "runtime": f"runtime error (exit status {self.exit_code})",
-            "timeout": "timeout",
-            "limit": "a sandbox limit was reached",
-            "sandbox": "the sandbox refused to run the program",
-            "busy": "not run (retry later)",
-            "approval": "held for approval",
-            "warming": "not run yet (retry shortly)",
-            "setup": "not run",
-            "resources": "the host ran out of a resource (retry later)",
-        }
-        parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
-        if self.output:
-            parts.append(f"stdout before the failure:\n{self.output.rstrip()}")
-        return "\n\n".join(parts)
-
-    def as_json(self) -> dict[str, Any]:
-        doc = asdict(self)
-        doc["duration_ms"] = round(self.duration_ms, 1)
-        doc["build_ms"] = round(self.build_ms, 1)
-        doc["run_ms"] = round(self.run_ms, 1)
-        doc["tool_calls"] = [c.as_json() for c in self.tool_calls]
-        return doc
 
 
 # Opens the file long output is kept in (None: no room for it); called once, when output
@@ -232,33 +146,6 @@ class _Capped:
         assert self.kept_file is not None
         where = kept_label(self.kept_file.path, self.cwd) if self.cwd is not None else str(self.kept_file.path)
         return head_and_tail(head_b, tail_b, self.total, self.kept, where)
-
-
-def head_and_tail(head_b: bytes, tail_b: bytes, total: int, kept: int, where: str, what: str = "output") -> str:
-    """What a model reads of a text kept in a file: its head, a line with its size and the
-    file, its tail (pure)."""
-    # Whole lines where there are lines: a model reads them more easily than cut ones.
-    if (cut := head_b.rfind(b"\n")) > len(head_b) // 2:
-        head_b = head_b[: cut + 1]
-    if 0 <= (cut := tail_b.find(b"\n")) < len(tail_b) // 2:
-        tail_b = tail_b[cut + 1 :]
-    head, tail = head_b.decode("utf-8", "replace"), tail_b.decode("utf-8", "replace")
-    whole = "kept whole" if kept == total else f"its first {kept} bytes kept (the workspace cap)"
-    sep = "" if head.endswith("\n") else "\n"
-    return (
-        f"{head}{sep}[{what}: {total} bytes in all, {whole} in {where}; "
-        f"shown: the first {len(head.encode())} and the last {len(tail.encode())} bytes; "
-        "read the file in the next program for the rest]\n"
-        f"{tail}"
-    )
-
-
-def kept_label(path: Path, cwd: Path) -> str:
-    """How the answer names a kept file: as the program sees it, which starts in ``cwd`` and
-    may not be able to reach it by its absolute path."""
-    if path.is_relative_to(cwd):
-        return f"the file {path.relative_to(cwd)} of the working directory"
-    return str(path)
 
 
 async def launch(
