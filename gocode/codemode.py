@@ -181,7 +181,8 @@ class CodeMode:
                 "to no model: `gocode saved --adopt` moves them to one",
             )
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
-        inferred = self._typed_outputs(view)
+        keep = typeable(view)
+        inferred = {k: v for k, v in self.shapes.inferred().items() if k in keep}
         view = with_inferred_outputs(view, inferred)
         package = package_for(view.code_tools)  # built once per tool set and gocode, then read back
         infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
@@ -200,10 +201,6 @@ class CodeMode:
     def saved_store(self) -> SavedStore:
         """This config and model's saved programs (see :func:`gocode.tools.saved.store_key`)."""
         return SavedStore.for_model(self.config, self.model)
-
-    def _typed_outputs(self, view: ToolView) -> dict[tuple[str, str], dict[str, Any]]:
-        keep = typeable(view)
-        return {k: v for k, v in self.shapes.inferred().items() if k in keep}
 
     def inferred_changed(self) -> bool:
         """Whether the result types inferred from the tools' results differ from those the
@@ -432,9 +429,7 @@ class CodeMode:
 
     async def prewarm(self, progress: Progress | None = None) -> None:
         """Prepare the workspace and compile this tool set's bindings, so the first call only links."""
-        if not self.workspace.ready:
-            await asyncio.to_thread(self.workspace.ensure, progress)
-        await self.workspace.build(self.package, ModelCode(""))
+        await check_and_build(self.workspace, self.package, ModelCode(""), progress)
 
     def workdir(self, session: str | None = None) -> Path | None:
         """The workspace programs of this model (or session) start in; None when turned off."""
@@ -476,21 +471,14 @@ class CodeMode:
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
-        The steps (docs/architecture.md, "A run"): check and build, approve, prepare the
-        workspace and environment, confine, launch, finish. ``reach`` is how the program reaches
-        its tools (:mod:`gocode.run.reach`): by default its own sessions to this config's
-        servers (direct mode). ``on_line`` gets each line the program prints while it runs.
-        ``package`` replaces the tool set's bindings (the tool set plus client-owned tools);
-        ``godebug`` adds Go runtime settings (``randautoseed=0`` for passes that must repeat
-        themselves); ``program_env`` adds variables to the program's environment (a saved
-        program's input). A program that can call tools needing approval
-        (``codeMode.approval``) runs only if ``approve`` says so; ``on_plan`` learns what the
-        program can call before it starts. The program starts in its workspace
-        (``codeMode.workspace``; per ``session`` when its scope is ``session``). A run whose
-        calls are all answered without a server (``calls_servers`` false: a replay or a dry run)
-        needs no approval. ``state``: the tool set the caller took for this call (by default
-        the current one, taken here, before the build); what is built, approved and run is read
-        from it alone.
+        The steps are docs/architecture.md's "A run". ``reach``: how the program reaches its tools
+        (:mod:`gocode.run.reach`; by default its own sessions, direct mode). ``on_line`` gets each
+        line printed, as printed; ``package`` replaces the bindings (with client-owned tools);
+        ``godebug`` and ``program_env`` add to the program's environment. A program that can call
+        tools needing approval runs only if ``approve`` says so, unless ``calls_servers`` is false
+        (a replay or a dry run); ``on_plan`` learns what it can call before it starts. It starts in
+        its workspace (per ``session`` when so scoped). ``state``: the tool set the caller took for
+        this call (by default the current one); what is built, approved and run is read from it alone.
         """
         start = time.monotonic()
         state = state or self.state

@@ -20,6 +20,7 @@ import signal
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -373,6 +374,7 @@ async def run_program(
     removed too, while ``confinement`` stays the caller's to close after that.
     """
     start = time.monotonic()
+    out, err = _Capped(max_output, keep, cwd, on_line), _Capped(STDERR_LIMIT)
     async with _run_cgroup(confinement) as cgroup:
         try:
             proc, status_fd = await launch(binary, env, cwd, confinement, cgroup)
@@ -384,7 +386,6 @@ async def run_program(
                                  "(gocode's user is at its process limit, RLIMIT_NPROC, or the host is out of memory)",
                                  run_ms=(time.monotonic() - start) * 1000)  # fmt: skip
             raise
-        out, err = _Capped(max_output, keep, cwd, on_line), _Capped(STDERR_LIMIT)
         assert proc.stdout is not None and proc.stderr is not None
         readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
         status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None
@@ -402,7 +403,69 @@ async def run_program(
             await asyncio.wait_for(readers, 5)
         except TimeoutError:
             readers.cancel()
-    run_ms = (time.monotonic() - start) * 1000
+    ended = _Ended(
+        proc.returncode, timed_out, over_disk[0] if over_disk else None, policy, (time.monotonic() - start) * 1000
+    )
+    return _answer(ended, out, err, max_output, timeout, confinement)
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How a program's process ended, as the runner saw it."""
+
+    code: int | None  # its exit status (negative: the signal)
+    timed_out: bool
+    over_disk: int | None  # the cap it was killed for passing (negative: its workspace's)
+    policy: dict[str, Any] | None  # the launcher's status line (sandboxed runs)
+    run_ms: float
+
+
+def _answer(
+    ended: _Ended, out: _Capped, err: _Capped, max_output: int, timeout: float, confinement: Confinement | None
+) -> RunResult:
+    """The runner's answer: what the program printed and why it ended (pure, but for reading
+    the kept file's path)."""
+    output, truncated, kept = _output(out, max_output)
+    raw_stderr = err.text()  # with the runtime's frames, which tell which limit was hit
+    stderr = trim_traceback(raw_stderr)
+    if err.dropped:
+        stderr += f"\n[stderr truncated: {err.dropped} more bytes]"
+    sandbox = None
+    if confinement is not None:
+        refused = _not_started(ended, stderr, raw_stderr, confinement)
+        if refused is not None:
+            return refused
+        assert ended.policy is not None
+        sandbox = {**ended.policy, "setting": confinement.decision.setting}
+        if confinement.decision.warning:
+            sandbox["warning"] = confinement.decision.warning
+    ran = RunResult(
+        False, "runtime", output, stderr, ended.code, run_ms=ended.run_ms, truncated=truncated, sandbox=sandbox, **kept
+    )
+    if ended.over_disk is not None:
+        return replace(ran, phase="limit", exit_code=None, stderr=_append(stderr, _over_disk(ended.over_disk)))
+    if ended.timed_out:
+        killed = f"the program did not finish within {timeout:g} s and was killed (with every process it started)"
+        return replace(ran, phase="timeout", exit_code=None, stderr=_append(stderr, killed))
+    if ended.code == 0:
+        return replace(ran, ok=True, phase="ok")
+    if ended.code is not None and ended.code < 0:
+        stderr = _append(stderr, f"killed by signal {signal.Signals(-ended.code).name}")
+    if confinement is None:
+        return replace(ran, stderr=stderr)
+    if _THREAD_LIMIT.search(raw_stderr) and confinement.threads:
+        # The program reached its own cap (a cgroup or a user per run): a retry would too.
+        return replace(ran, phase="limit", stderr=_append(stderr, f"(sandbox: at most {confinement.threads} threads "
+                       "and processes per run: codeMode.limits.threads)"))  # fmt: skip
+    if _THREAD_LIMIT.search(raw_stderr):
+        # A limit shared with other processes of its user: it may be free again soon.
+        return replace(ran, phase="resources", stderr=_append(stderr, f"({_EXHAUSTED}: the threads of the user it "
+                       "runs as, RLIMIT_NPROC, shared with that user's other processes)"))  # fmt: skip
+    return replace(ran, stderr=_append(stderr, _limit_hint(raw_stderr, ended.code, confinement)))
+
+
+def _output(out: _Capped, max_output: int) -> tuple[str, bool, dict[str, Any]]:
+    """What a model reads of stdout, whether it was cut, and where it was kept whole."""
     output = out.text()
     truncated = out.dropped > 0 and not (out.spilled and out.kept == out.total)
     kept: dict[str, Any] = {"output_bytes": out.total}
@@ -413,70 +476,37 @@ async def run_program(
     elif truncated:
         why = f"; {out.keep_note}" if out.keep_note else ""
         output += f"\n[output truncated: {out.dropped} more bytes beyond the {max_output}-byte limit{why}]"
-    raw_stderr = err.text()  # with the runtime's frames, which tell which limit was hit
-    stderr = trim_traceback(raw_stderr)
-    if err.dropped:
-        stderr += f"\n[stderr truncated: {err.dropped} more bytes]"
-    sandbox = None
-    if confinement is not None:
-        if policy is not None and policy.get("error"):
-            error = str(policy["error"])
-            if _exhausted(error):
-                return RunResult(
-                    False, "resources", "", _exhaustion(error, confinement), proc.returncode, run_ms=run_ms
-                )
-            return RunResult(False, "sandbox", "", error, proc.returncode, run_ms=run_ms)
-        if policy is None:
-            if _THREAD_LIMIT.search(raw_stderr):  # the launcher itself could not start a thread
-                return RunResult(False, "resources", "", _exhaustion(stderr, confinement), proc.returncode,
-                                 run_ms=run_ms)  # fmt: skip
-            return RunResult(False, "sandbox", "", stderr or "the sandbox launcher stopped before the program started",
-                             proc.returncode, run_ms=run_ms)  # fmt: skip
-        sandbox = {**policy, "setting": confinement.decision.setting}
-        if confinement.decision.warning:
-            sandbox["warning"] = confinement.decision.warning
-    if over_disk:
-        stderr = _append(
-            stderr,
-            f"the program filled its workspace past {-over_disk[0] / 1e6:.1f} MB, all its caps allow "
+    return output, truncated, kept
+
+
+def _not_started(ended: _Ended, stderr: str, raw_stderr: str, c: Confinement) -> RunResult | None:
+    """The answer when the sandbox launcher did not start the program (None when it did)."""
+    code, run_ms = ended.code, ended.run_ms
+    if ended.policy is not None and ended.policy.get("error"):
+        error = str(ended.policy["error"])
+        if _exhausted(error):
+            return RunResult(False, "resources", "", _exhaustion(error, c), code, run_ms=run_ms)
+        return RunResult(False, "sandbox", "", error, code, run_ms=run_ms)
+    if ended.policy is None:
+        if _THREAD_LIMIT.search(raw_stderr):  # the launcher itself could not start a thread
+            return RunResult(False, "resources", "", _exhaustion(stderr, c), code, run_ms=run_ms)
+        return RunResult(
+            False, "sandbox", "", stderr or "the sandbox launcher stopped before the program started", code,
+            run_ms=run_ms,
+        )  # fmt: skip
+    return None
+
+
+def _over_disk(cap: int) -> str:
+    if cap < 0:
+        return (
+            f"the program filled its workspace past {-cap / 1e6:.1f} MB, all its caps allow "
             "(codeMode.workspace.maxMB; totalMB for a model's sessions together; a workspace over a cap may only "
             "shrink) and was killed; delete files from it or run `gocode workspace clean`"
-            if over_disk[0] < 0
-            else f"the program wrote more than {over_disk[0] >> 20} MiB into its scratch directory "
-            "(codeMode.limits.scratchMB) and was killed",
         )
-        return RunResult(
-            False, "limit", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
-        )
-    if timed_out:
-        stderr = _append(
-            stderr, f"the program did not finish within {timeout:g} s and was killed (with every process it started)"
-        )
-        return RunResult(
-            False, "timeout", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
-        )
-    code = proc.returncode
-    if code == 0:
-        return RunResult(True, "ok", output, stderr, 0, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept)
-    if code is not None and code < 0:
-        stderr = _append(stderr, f"killed by signal {signal.Signals(-code).name}")
-    if confinement is not None:
-        if _THREAD_LIMIT.search(raw_stderr) and confinement.threads:
-            # The program reached its own cap (a cgroup or a user per run): a retry would too.
-            stderr = _append(stderr, f"(sandbox: at most {confinement.threads} threads and processes per run: "
-                             "codeMode.limits.threads)")  # fmt: skip
-            return RunResult(
-                False, "limit", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
-            )
-        if _THREAD_LIMIT.search(raw_stderr):
-            # A limit shared with other processes of its user: it may be free again soon.
-            stderr = _append(stderr, f"({_EXHAUSTED}: the threads of the user it runs as, RLIMIT_NPROC, "
-                             "shared with that user's other processes)")  # fmt: skip
-            return RunResult(False, "resources", output, stderr, code, run_ms=run_ms, truncated=truncated,
-                             sandbox=sandbox, **kept)  # fmt: skip
-        stderr = _append(stderr, _limit_hint(raw_stderr, code, confinement))
-    return RunResult(
-        False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
+    return (
+        f"the program wrote more than {cap >> 20} MiB into its scratch directory "
+        "(codeMode.limits.scratchMB) and was killed"
     )
 
 
