@@ -33,7 +33,7 @@ from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
-from gocode.run.approvals import ApprovalRequest, Approver, approval
+from gocode.run.approvals import ApprovalRequest, Approver, AskFirst, approval, refusal
 from gocode.run.env import unsandboxed_env, with_run_settings
 from gocode.run.kept import KeptFile, open_kept
 from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, server_spec
@@ -491,9 +491,11 @@ class CodeMode:
             on_plan(plan)
         why = await _approval(self.settings.approval, code, plan, package, state, approve) if calls_servers else None
         if why is not None:
+            asks = why.request if isinstance(why, AskFirst) else None
             return RunResult(
-                False, "approval", stderr=why, plan=plan.as_json(), build_ms=build.duration_ms,
-                build_mode=build.mode, cached_binary=build.cached, duration_ms=(time.monotonic() - start) * 1000,
+                False, "approval", stderr=refusal(asks, "the client is asked first") if asks else str(why),
+                plan=plan.as_json(), build_ms=build.duration_ms, build_mode=build.mode, cached_binary=build.cached,
+                duration_ms=(time.monotonic() - start) * 1000, asks=asks,
             )  # fmt: skip
         run = _Run(
             self.workspace, self.settings, reach or OwnSessions(self.server_specs(state.view)), self.workdir(session),
@@ -504,8 +506,9 @@ class CodeMode:
 
 async def _approval(
     settings: ApprovalConfig, code: str, plan: Plan, package: Package, state: ToolState, approve: Approver | None
-) -> str | None:
-    """The approve step over one tool set: None when the program may run, else why not."""
+) -> str | AskFirst | None:
+    """The approve step over one tool set: None when the program may run, else why not (or
+    that the client must be asked first)."""
     # What approving it means: the tools the saved programs it calls can reach count too.
     covered = expand_plan(plan, state.saved_programs) if state.saved_programs else plan
 

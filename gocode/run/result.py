@@ -17,6 +17,7 @@ from gocode.config import CodeModeConfig
 from gocode.mcp.toolcall import ToolCall
 from gocode.program.diagnostics import Diagnostic, parse_diagnostics
 from gocode.program.plan import nil_result_hint
+from gocode.run.approvals import ApprovalRequest
 from gocode.run.kept import head_and_tail, kept_label, open_kept
 from gocode.run.workdir import Usage
 
@@ -78,6 +79,9 @@ class RunResult:
     # a model reads of it instead (head, tail, size and the file); see keep_value.
     result_file: str | None = None
     result_excerpt: str = ""
+    # Phase "approval" with the client still to be asked (2026-07-28 era): what it is asked.
+    # Not part of the answer's JSON: the server turns it into its request to the client.
+    asks: ApprovalRequest | None = None
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
@@ -107,6 +111,7 @@ class RunResult:
         doc["build_ms"] = round(self.build_ms, 1)
         doc["run_ms"] = round(self.run_ms, 1)
         doc["tool_calls"] = [c.as_json() for c in self.tool_calls]
+        del doc["asks"]
         return doc
 
 
