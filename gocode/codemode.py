@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from gocode.compile.workspace import BuildResult, Progress, Workspace, check_and_build
 from gocode.config import ApprovalConfig, CodeModeConfig, Config, ServerConfig
@@ -39,7 +39,7 @@ from gocode.run.kept import KeptFile, open_kept
 from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, server_spec
 from gocode.run.result import RunResult, compile_failure, finish, keep_value
 from gocode.run.runner import LineFn, run_program
-from gocode.run.sandbox import Confinement, SandboxError, decide, launcher_for, process_limit
+from gocode.run.sandbox import Confinement, SandboxError, probe_state, process_limit
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
 from gocode.schema.media import returns_media
@@ -105,7 +105,13 @@ class ToolState:
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
-    def __init__(self, config: Config, model: str | None = None, *, workspace: Workspace | None = None) -> None:
+    def __init__(
+        self, config: Config, model: str | None = None, *, workspace: Workspace | None = None,
+        offer_saved: bool = False, shapes_cache: ListingCache | Literal[False] | None = None,
+    ) -> None:  # fmt: skip
+        """``offer_saved``: the saved programs are Go functions of the server ``saved`` too (a
+        controller answers their calls: a pooled toolbox, or a listing). ``shapes_cache``: where
+        learned result shapes are kept (None: the default place, False: nowhere)."""
         self.config = config
         self.model = model
         self.settings = config.code_mode_for(model)
@@ -125,12 +131,11 @@ class CodeMode:
         self._sandbox: dict[str, Any] | None = None
         # What the servers' results looked like (the toolbox's loopback endpoint records them),
         # this model's own: one model's results never reach what another reads.
-        self.shapes = ShapeRecorder(ListingCache(), dict(config.mcp_servers), self.shape_scope)
+        cache = ListingCache() if shapes_cache is None else shapes_cache or None
+        self.shapes = ShapeRecorder(cache, dict(config.mcp_servers), self.shape_scope)
         # The result types inferred from those shapes that the current package uses, per tool.
         self._inferred: dict[tuple[str, str], dict[str, Any]] = {}
-        # Offer the saved programs as Go functions of the server `saved` (a controller answers
-        # their calls, so only a pooled toolbox, or a listing such as search, turns this on).
-        self.offer_saved = False
+        self.offer_saved = offer_saved
         self._state: ToolState | None = None
 
     @property
@@ -345,7 +350,7 @@ class CodeMode:
         asked from Python (:meth:`~gocode.run.sandbox.Launcher.quick_probe`), and
         :meth:`confirm_sandbox` checks that answer against the launcher's once it exists."""
         if self._sandbox is None:
-            self._sandbox = await self._sandbox_for(quick=True)
+            self._sandbox = await probe_state(self.workspace, self.settings.sandbox, quick=True)
         return self.sandbox_state()
 
     async def confirm_sandbox(self) -> bool:
@@ -353,26 +358,10 @@ class CodeMode:
         changes the tier :meth:`resolve_sandbox` found (the description must then change)."""
         if self._sandbox is None or self.settings.sandbox == "off":
             return False
-        got = await self._sandbox_for(quick=False)
+        got = await probe_state(self.workspace, self.settings.sandbox, quick=False)
         changed = got.get("tier") != self._sandbox.get("tier")
         self._sandbox = got
         return changed
-
-    async def _sandbox_for(self, *, quick: bool) -> dict[str, Any]:
-        setting = self.settings.sandbox
-        state: dict[str, Any] = {"setting": setting, "tier": None}
-        if setting != "off":
-            try:
-                launcher = launcher_for(self.workspace)
-                if not quick and not launcher.built and not self.workspace.ready:
-                    await asyncio.to_thread(self.workspace.ensure)
-                decision = decide(setting, await (launcher.quick_probe() if quick else launcher.probe()))
-                state.update(tier=decision.tier)
-                if decision.note or decision.error or decision.warning:
-                    state["note"] = decision.note or decision.error or decision.warning
-            except (GocodeError, OSError) as exc:
-                state["note"] = f"the sandbox could not be set up here: {exc}"
-        return state
 
     @property
     def sandbox_resolved(self) -> bool:

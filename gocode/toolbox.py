@@ -55,7 +55,6 @@ from gocode.mcp.loopback import Loopback
 from gocode.mcp.loopback import Run as LoopbackRun
 from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.provider import ToolProvider, ToolProviderError
-from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.plan import Plan
 from gocode.program.render import tools_import_path
@@ -186,21 +185,21 @@ class Toolbox:
         self.python_tools = _python_tools(self.config, tools, python_server, pooled)
         self.model = model
         self.settings = self.config.code_mode_for(model)
-        self.code_mode = CodeMode(self.config, model, workspace=workspace)
-        # Saved programs are Go functions too when programs reach this controller (pooled).
-        self.code_mode.offer_saved = self.settings.saved_programs and pooled
+        # Tool listings a server allows to be kept (ttlMs): None is the default directory.
+        self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
+        self.code_mode = CodeMode(
+            self.config, model, workspace=workspace,
+            # Saved programs are Go functions too when programs reach this controller (pooled).
+            offer_saved=self.settings.saved_programs and pooled,
+            # Learned result shapes live beside the listings (none without a listing cache).
+            shapes_cache=self._listing_cache or False,
+        )  # fmt: skip
         self._prewarm = prewarm
         # Decides programs that can call tools needing approval (docs/approvals.md); None: refused.
         self.approve = approve
         self._retry = retry
         self._start_wait = start_wait
         self._started = False  # tool-list changes before the first build are part of it
-        # Tool listings a server allows to be kept (ttlMs): None is the default directory.
-        self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
-        # Learned result shapes live beside the listings (none without a listing cache).
-        self.code_mode.shapes = ShapeRecorder(
-            self._listing_cache, dict(self.config.mcp_servers), self.code_mode.shape_scope
-        )
         self.pooled = pooled
         # Offer step_go_code (client-owned tools over the stateless step protocol; needs pooled).
         self.stateless_step = stateless_step and pooled

@@ -460,6 +460,25 @@ async def confine(
         return confinement
 
 
+async def probe_state(workspace: Workspace, setting: str, *, quick: bool) -> dict[str, Any]:
+    """The tier ``setting`` gets on this host, with a ``note`` on why (never raises: a host that
+    cannot tell gets none). ``quick``: ask the kernel from Python, building nothing; else the
+    launcher itself (built, with the workspace, if need be)."""
+    state: dict[str, Any] = {"setting": setting, "tier": None}
+    if setting != "off":
+        try:
+            launcher = launcher_for(workspace)
+            if not quick and not launcher.built and not workspace.ready:
+                await asyncio.to_thread(workspace.ensure)
+            decision = decide(setting, await (launcher.quick_probe() if quick else launcher.probe()))
+            state.update(tier=decision.tier)
+            if decision.note or decision.error or decision.warning:
+                state["note"] = decision.note or decision.error or decision.warning
+        except (GocodeError, OSError) as exc:
+            state["note"] = f"the sandbox could not be set up here: {exc}"
+    return state
+
+
 # What a result says of a program that ran without the sandbox: the setting and why.
 Unconfined = dict[str, Any]
 DIRECT_REFUSAL = (
