@@ -460,6 +460,74 @@ async def confine(
         return confinement
 
 
+async def probe_state(workspace: Workspace, setting: str, *, quick: bool) -> dict[str, Any]:
+    """The tier ``setting`` gets on this host, with a ``note`` on why (never raises: a host that
+    cannot tell gets none). ``quick``: ask the kernel from Python, building nothing; else the
+    launcher itself (built, with the workspace, if need be)."""
+    state: dict[str, Any] = {"setting": setting, "tier": None}
+    if setting != "off":
+        try:
+            launcher = launcher_for(workspace)
+            if not quick and not launcher.built and not workspace.ready:
+                await asyncio.to_thread(workspace.ensure)
+            decision = decide(setting, await (launcher.quick_probe() if quick else launcher.probe()))
+            state.update(tier=decision.tier)
+            if decision.note or decision.error or decision.warning:
+                state["note"] = decision.note or decision.error or decision.warning
+        except (GocodeError, OSError) as exc:
+            state["note"] = f"the sandbox could not be set up here: {exc}"
+    return state
+
+
+# What a result says of a program that ran without the sandbox: the setting and why.
+Unconfined = dict[str, Any]
+DIRECT_REFUSAL = (
+    "the sandbox needs pooled sessions (the loopback endpoint is a sandboxed program's only door): use gocode "
+    "serve, the Toolbox API or gocode exec without --direct"
+)
+
+
+def unconfined(decision: Decision) -> Unconfined:
+    """The result's ``sandbox`` entry for a run the decision leaves unconfined."""
+    note: Unconfined = {"tier": None, "setting": decision.setting}
+    if decision.warning:
+        note["warning"] = decision.warning
+    if decision.note:
+        note["note"] = decision.note
+    return note
+
+
+async def confine_pooled(
+    workspace: Workspace,
+    settings: CodeModeConfig,
+    binary: Path,
+    port: int,
+    servers_json: str,
+    timeout: float,
+    workdir: Path | None,
+) -> Confinement | Unconfined:
+    """The confine step of a program that reaches its tools through the controller's loopback
+    ``port``: its confinement, or why it runs without one; raises :class:`SandboxError` when refused."""
+    if settings.sandbox == "off":
+        return {"setting": "off", "tier": None}
+    got = await confine(workspace, settings, binary, port, servers_json, timeout, workdir)
+    return got if isinstance(got, Confinement) else unconfined(got)
+
+
+def confine_direct(setting: str) -> Unconfined:
+    """The confine step of a program that starts or dials its servers itself: never confined
+    (its servers would be too); raises :class:`SandboxError` when a sandbox was required."""
+    if setting == "auto":
+        return {
+            "setting": setting,
+            "tier": None,
+            "note": "direct mode: a program that starts its servers itself cannot be sandboxed",
+        }
+    if setting != "off":
+        raise SandboxError(DIRECT_REFUSAL)
+    return {"setting": setting, "tier": None}
+
+
 def _remove_cgroup(cgroup: Path | None) -> None:
     if cgroup is not None:
         run_cgroups.remove(cgroup)

@@ -46,7 +46,8 @@ from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.results import warming_up_result
-from gocode.run.approvals import InputRequired, elicitation_approver
+from gocode.run.approvals import elicitation_approver
+from gocode.run.approvals import input_required as approval_input_required
 from gocode.serve import ops
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
 from gocode.serve.sessions import SessionGuard, SessionLimits
@@ -233,18 +234,17 @@ class ToolServer:
                     nonlocal result, input_required
                     modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
                     approve = elicitation_approver(ctx, params, modern)
-                    try:
-                        result, _ = await self.toolbox.call_mcp(
-                            params.name,
-                            params.arguments,
-                            forward,
-                            approve,
-                            self._session_key(ctx),
-                            notice=notice,
-                            setup_wait=setup_wait,
-                        )
-                    except InputRequired as ask:
-                        input_required = ask.result()
+                    result, run = await self.toolbox.call_mcp(
+                        params.name,
+                        params.arguments,
+                        forward,
+                        approve,
+                        self._session_key(ctx),
+                        notice=notice,
+                        setup_wait=setup_wait,
+                    )
+                    if run is not None and run.asks is not None:  # held until the client approves it
+                        input_required = approval_input_required(run.asks)
                     tg.cancel_scope.cancel()
 
                 async def hang_up() -> None:
