@@ -24,8 +24,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from gocode.files import dir_size
 from gocode.run import owned
 from gocode.run.cgroups import run_cgroups
@@ -206,6 +204,8 @@ async def _start(*argv: str, **options: Any) -> asyncio.subprocess.Process:
     (within REAP_WAIT_S) before the cancellation goes on."""
     started = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **options))
     try:
+        import anyio  # here: showing kept listings imports this module, not the SDK's stack
+
         with anyio.CancelScope(shield=True):
             proc = await asyncio.shield(started)
     except asyncio.CancelledError:
@@ -215,6 +215,8 @@ async def _start(*argv: str, **options: Any) -> asyncio.subprocess.Process:
 
 
 async def _stop_started(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    import anyio
+
     with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
         try:
             proc = await asyncio.shield(started)
@@ -349,6 +351,8 @@ async def _stopped(
             confinement.endpoint.cancel()
         # Shielded: the wait is what lets the caller give back the program's user (a cancelled
         # run's plain await would raise at once and skip it). SIGKILL ends it within the bound.
+        import anyio
+
         with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
             await proc.wait()
 
