@@ -48,9 +48,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def haproxy_config(template: str, frontend_port: int, backend_ports: list[int]) -> str:
-    """The shipped config with its ``bind`` and ``server`` lines pointed at these ports."""
+def haproxy_config(template: str, frontend_port: int, backend_ports: list[int], stats: Path | None = None) -> str:
+    """The shipped config with its ``bind`` and ``server`` lines pointed at these ports (and, with
+    ``stats``, a stats socket there: what the load balancer has in flight on each replica)."""
     text, binds = re.subn(r"(?m)^(\s*bind\s+)\S+", rf"\g<1>127.0.0.1:{frontend_port}", template)
+    if stats is not None:
+        text = re.sub(r"(?m)^global\s*$", f"global\n    stats socket {stats} mode 600 level user", text, count=1)
     lines, servers = [], 0
     for line in text.splitlines():
         m = re.match(r"(\s*)server\s+\S+\s+\S+(.*)$", line)
@@ -166,6 +169,7 @@ class Cluster:
     work: Path = field(init=False)
     members: list[Replica] = field(init=False, default_factory=list)
     haproxy: subprocess.Popen[bytes] | None = field(init=False, default=None)
+    stats_socket: Path | None = field(init=False, default=None)
     haproxy_log: Path = field(init=False)
     cache_read_only: bool = field(init=False, default=False)
 
@@ -229,7 +233,9 @@ class Cluster:
             self.wait_ready(r)
         self.port = self.port or free_port()
         cfg = self.work / "haproxy.cfg"
-        cfg.write_text(haproxy_config(HAPROXY_CFG.read_text(), self.port, [r.port for r in self.members]))
+        self.stats_socket = self.work / "haproxy.sock"
+        ports = [r.port for r in self.members]
+        cfg.write_text(haproxy_config(HAPROXY_CFG.read_text(), self.port, ports, self.stats_socket))
         self.haproxy_log = self.work / "haproxy.log"
         with open(self.haproxy_log, "wb") as log:
             self.haproxy = subprocess.Popen(
@@ -316,6 +322,27 @@ class Cluster:
         """Calls a replica is working on: programs running plus programs waiting for a slot."""
         m = self.metrics(index)
         return int(m.get("gocode_runs_in_flight", 0) + m.get("gocode_queue_depth", 0))
+
+    def lb_in_flight(self, index: int) -> int:
+        """Requests the load balancer has sent to a replica and not seen answered (its ``scur``:
+        each request is a connection, `option httpclose`), those still in the replica's socket
+        queue too, which its own metrics cannot count yet."""
+        assert self.stats_socket is not None, "the cluster is not started"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(5)
+            s.connect(str(self.stats_socket))
+            s.sendall(b"show stat\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        lines = data.decode().splitlines()
+        head = lines[0].lstrip("# ").split(",")
+        name = self.members[index].name
+        for line in lines[1:]:
+            row = dict(zip(head, line.split(","), strict=False))
+            if row.get("pxname") == "replicas" and row.get("svname") == name:
+                return int(row.get("scur") or 0)
+        raise LookupError(f"HAProxy reports no server {name}")
 
     def calls(self, index: int) -> int:
         """execute_go_code calls a replica has finished, whatever the outcome."""
