@@ -540,7 +540,12 @@ class _Run:
         if workdir is not None:
             env[workdirs.WORKSPACE_ENV] = str(workdir)
         try:
-            got = await self.reach.confine(self.workspace, settings, build.binary, servers_json, self.timeout, workdir)
+            # A workspace at or over its cap may only shrink: the sandbox lets the program read
+            # and delete there, never write (the watch below is for the unsandboxed rest).
+            full = found is not None and found.room <= 0
+            got = await self.reach.confine(
+                self.workspace, settings, build.binary, servers_json, self.timeout, workdir, full
+            )
         except SandboxError as exc:
             return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)
         confinement, unconfined = (got, None) if isinstance(got, Confinement) else (None, got)

@@ -193,7 +193,9 @@ def test_a_workspace_over_its_cap_is_a_clear_error(tmp_path, workspace):  # noqa
     # one that grows it fails, and the model is told it is still over.
     assert still.ok and still.output == "hello\n", still.error_text()
     assert any("still over the cap" in w for w in still.warnings), still.warnings
-    assert grown.phase == "limit" and "gocode workspace clean" in grown.stderr, grown.error_text()
+    # The sandbox refuses the write itself; the answer says why and how out.
+    assert grown.phase == "runtime" and "permission denied" in grown.stderr, grown.error_text()
+    assert "workspace is over its cap" in grown.stderr and "gocode workspace clean" in grown.stderr, grown.stderr
     assert (tmp_path / f"default--{KEY}" / "big.bin").stat().st_size == 2 << 20  # nothing deleted silently
     cfg = tmp_path / "gocode.json"
     cfg.write_text(json.dumps({"defaults": {"codeMode": {"workspace": {"dir": str(tmp_path), "id": KEY}}}}))
@@ -208,10 +210,17 @@ def test_a_workspace_over_its_cap_runs_the_program_that_deletes_files(tmp_path, 
     ws = tmp_path / f"default--{KEY}"
     ws.mkdir()
     (ws / "big.bin").write_bytes(b"x" * (3 << 20))  # over the 1 MB cap before any run
+    # Over its cap, the sandbox lets a program read and delete in its workspace, never write:
+    # a new file is refused by the kernel at once (a watch would let a burst through first).
+    write = (
+        'err := os.WriteFile("more.bin", make([]byte, 1<<20), 0o644)\nfmt.Println(errors.Is(err, os.ErrPermission))\n'
+    )
     delete = 'must(0, os.Remove("big.bin"))\nfmt.Println("deleted")\n'
-    (deleted,) = run_all(notes_config(tmp_path, maxMB=1), workspace, delete)
+    refused, deleted, wrote = run_all(notes_config(tmp_path, maxMB=1), workspace, write, delete, write)
+    assert refused.ok and refused.output == "true\n", (refused.output, refused.error_text())
     assert deleted.ok and deleted.output == "deleted\n", deleted.error_text()
     assert not deleted.warnings and not (ws / "big.bin").exists()
+    assert wrote.ok and wrote.output == "false\n" and (ws / "more.bin").exists()  # under the cap again
 
 
 @pytest.mark.go
@@ -527,8 +536,8 @@ def test_the_sessions_of_a_model_share_a_total_cap(tmp_path, workspace):  # noqa
 @pytest.mark.go
 def test_an_empty_session_of_a_model_over_its_total_cap_may_not_grow(tmp_path, workspace):  # noqa: F811
     # s1 leaves the model over totalMB (its files stay: nothing is deleted silently). s2's empty
-    # workspace then has no room at all, a cap of its current size, which is still a cap: the
-    # program is killed while it writes, not told so after writing all it liked.
+    # workspace then has no room at all, which is still a cap: the program may not write there
+    # (it once wrote gigabytes and was told so afterwards).
     fill = 'must(0, os.WriteFile("big.bin", make([]byte, 2500<<10), 0o644))\nfmt.Println("filled")\n'
     grow = (
         'for i := 0; i < 20; i++ {\n\tmust(0, os.WriteFile(fmt.Sprintf("g%d.bin", i), make([]byte, 1<<20), 0o644))\n'
@@ -542,10 +551,10 @@ def test_an_empty_session_of_a_model_over_its_total_cap_may_not_grow(tmp_path, w
 
     filled, grew = asyncio.run(go())
     assert not filled.ok, filled.output
-    assert grew.phase == "limit" and "survived" not in grew.output, (grew.output, grew.error_text())
-    assert "filled its workspace" in grew.stderr, grew.stderr
+    assert grew.phase == "runtime" and "survived" not in grew.output, (grew.output, grew.error_text())
+    assert "workspace is over its cap" in grew.stderr, grew.stderr
     s2 = next(p for p in tmp_path.rglob("s2") if p.is_dir())
-    assert len(list(s2.glob("g*.bin"))) < 20
+    assert list(s2.glob("g*.bin")) == []  # refused by the kernel, not killed after a burst
 
 
 @pytest.mark.go

@@ -10,7 +10,7 @@
 // closes it. See docs/sandbox.md for what each layer guarantees and why.
 //
 //	launcher -probe
-//	launcher -status-fd 3 -scratch DIR -exe PROG -port P [-ro PATH]... [-rw DIR]... [limits] -- PROG ARGS...
+//	launcher -status-fd 3 -scratch DIR -exe PROG -port P [-ro PATH]... [-rw DIR]... [-shrink DIR]... [limits] -- PROG ARGS...
 package main
 
 import (
@@ -83,10 +83,11 @@ func main() {
 	uid := flag.Int("uid", -1, "run the program as this user (from root)")
 	gid := flag.Int("gid", -1, "… and this group")
 	umask := flag.Int("umask", 0o077, "the program's umask (0o007 where a group shares its workspace)")
-	var ro, rw, groups listFlag
+	var ro, rw, shrink, groups listFlag
 	flag.Var(&groups, "group", "a supplementary group of the program's user (repeatable; with -uid): its workspace's")
 	flag.Var(&ro, "ro", "a path the program may read (repeatable)")
 	flag.Var(&rw, "rw", "a directory the program may read and write, as scratch (repeatable): its workspace")
+	flag.Var(&shrink, "shrink", "a directory the program may read and delete from but not write (repeatable): its workspace over its cap")
 	flag.Parse()
 
 	if *probe {
@@ -209,7 +210,7 @@ func main() {
 	// and without Landlock only seccomp and the limits remain; the policy says which.
 	tier, network := "landlock", fmt.Sprintf("TCP connect to port %d only (any address); no UDP, UNIX, MPTCP, raw or other sockets; no listening", *port)
 	if abi > 0 {
-		if err := restrict(abi, append([]string{*scratch}, rw...), exePath, ro, *port); err != nil {
+		if err := restrict(abi, append([]string{*scratch}, rw...), shrink, exePath, ro, *port); err != nil {
 			fail("landlock: %v", err)
 		}
 	}
@@ -230,7 +231,7 @@ func main() {
 		Tier:        tier,
 		LandlockABI: abi,
 		Network:     network,
-		Files:       map[string]any{"readWrite": append([]string{*scratch}, rw...), "execute": []string{exePath}, "readOnly": []string(ro)},
+		Files:       map[string]any{"readWrite": append([]string{*scratch}, rw...), "readDelete": []string(shrink), "execute": []string{exePath}, "readOnly": []string(ro)},
 		Limits:      limits,
 		Seccomp:     true,
 		UID:         os.Getuid(),
@@ -371,9 +372,10 @@ func fsRights(abi int) uint64 {
 }
 
 // restrict confines the process to read and write beneath writable (scratch, then the
-// workspace), execute exe, read ro, and (ABI 4+) connect to port. Landlock checks the resolved
+// workspace), read and delete (never create or write) beneath shrinkable (a workspace over its
+// cap), execute exe, read ro, and (ABI 4+) connect to port. Landlock checks the resolved
 // path of every access, so ".." and symlinks leading out of these directories reach nothing.
-func restrict(abi int, writable []string, exe string, ro []string, port uint64) error {
+func restrict(abi int, writable, shrinkable []string, exe string, ro []string, port uint64) error {
 	handled := fsRights(abi)
 	attr := unix.LandlockRulesetAttr{Access_fs: handled}
 	size := unsafe.Sizeof(attr.Access_fs)
@@ -397,6 +399,14 @@ func restrict(abi int, writable []string, exe string, ro []string, port uint64) 
 		unix.LANDLOCK_ACCESS_FS_MAKE_REG|unix.LANDLOCK_ACCESS_FS_MAKE_SYM) | (handled & (unix.LANDLOCK_ACCESS_FS_REFER | unix.LANDLOCK_ACCESS_FS_TRUNCATE))
 	for _, dir := range writable {
 		if err := addPath(int(fd), dir, scratchRights); err != nil {
+			return err
+		}
+	}
+	// Over its cap a workspace may only shrink: no file or directory made, none opened to write.
+	shrinkRights := uint64(unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE)
+	for _, dir := range shrinkable {
+		if err := addPath(int(fd), dir, shrinkRights); err != nil {
 			return err
 		}
 	}

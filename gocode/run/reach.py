@@ -40,9 +40,11 @@ class Reach(Protocol):
 
     async def confine(
         self, workspace: Workspace, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
-        workdir: Path | None,
+        workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
-        """The run's confinement, or why it runs without one; raises ``SandboxError`` when refused."""
+        """The run's confinement, or why it runs without one; raises ``SandboxError`` when refused.
+        ``shrink_only``: the workspace is at or over its cap, so a confined program may only read
+        and delete there."""
         ...
 
     def result_file(self, claims: contextlib.AsyncExitStack) -> Path | None:
@@ -86,7 +88,7 @@ class OwnSessions:
 
     async def confine(
         self, workspace: Workspace, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
-        workdir: Path | None,
+        workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         return confine_direct(settings.sandbox)
 
@@ -114,9 +116,11 @@ class ControllerLoopback:
 
     async def confine(
         self, workspace: Workspace, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
-        workdir: Path | None,
+        workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
-        return await confine_pooled(workspace, settings, binary, self.port, servers_json, timeout, workdir)
+        return await confine_pooled(
+            workspace, settings, binary, self.port, servers_json, timeout, workdir, shrink_only=shrink_only
+        )
 
     def result_file(self, claims: contextlib.AsyncExitStack) -> Path | None:
         return None  # the loopback endpoint takes the value

@@ -590,6 +590,12 @@ def _limit_hint(stderr: str, code: int | None, c: Confinement) -> str:
         return f"(sandbox: at most {lim['nofile']} open files: codeMode.limits.openFiles)"
     if code == -signal.SIGKILL:
         return f"(sandbox: the CPU-time limit is {lim['cpu']} s: codeMode.limits.cpuSeconds)"
+    if "permission denied" in stderr and c.shrink_only:
+        return (
+            "(sandbox: the workspace is over its cap (codeMode.workspace.maxMB; totalMB for a model's sessions "
+            "together), so until files are deleted from it a program may only read and delete there: delete files "
+            "(os.Remove) or run `gocode workspace clean`)"
+        )
     if "permission denied" in stderr:
         where = "its working directory (the workspace) and its" if c.cwd is not None else "its"
         # Runs of one model as users of their own: a file another run creates this moment is

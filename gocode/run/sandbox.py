@@ -380,6 +380,7 @@ class Confinement:
     cwd: Path | None = None  # where the program starts (its workspace), else scratch
     cwd_limit: int | None = None  # the workspace's cap (bytes), watched like scratch; 0 is a cap too
     cwd_group: int | None = None  # the model's group, when runs of other users share the workspace
+    shrink_only: bool = False  # the workspace is over its cap: the program may only read and delete there
     cgroup: Path | None = None  # the run's pids cgroup, removed by close()
     threads: int = 0  # codeMode.limits.threads (0: no per-run limit applies)
     # What confine() claimed for this run (its user, its cgroup, its run directory), given
@@ -414,12 +415,15 @@ async def confine(
     servers_json: str,
     timeout: float,
     workdir: Path | None = None,
+    *,
+    shrink_only: bool = False,
 ) -> Confinement | Decision:
     """The confinement for one run, or the decision to run unconfined (``best-effort`` with nothing
     to offer: its warning goes into the result); raises :class:`SandboxError` when refused.
 
     ``workdir`` (the model's workspace) is the one directory besides scratch the program may
-    write, and where it starts."""
+    write, and where it starts; with ``shrink_only`` (it is at or over its cap) the program may
+    only read and delete there, which the kernel enforces."""
     launcher = launcher_for(workspace)
     decision = decide(settings.sandbox, await launcher.probe())
     if decision.error:
@@ -454,7 +458,7 @@ async def confine(
         run_dir = Path(made)
         claims.callback(shutil.rmtree, run_dir, True)
         confinement = await _confinement(
-            settings, decision, limits, launcher_path, run_dir, uid, cgroup, port, servers_json, workdir
+            settings, decision, limits, launcher_path, run_dir, uid, cgroup, port, servers_json, workdir, shrink_only
         )
         confinement.claims = claims.pop_all()
         return confinement
@@ -505,12 +509,14 @@ async def confine_pooled(
     servers_json: str,
     timeout: float,
     workdir: Path | None,
+    *,
+    shrink_only: bool = False,
 ) -> Confinement | Unconfined:
     """The confine step of a program that reaches its tools through the controller's loopback
     ``port``: its confinement, or why it runs without one; raises :class:`SandboxError` when refused."""
     if settings.sandbox == "off":
         return {"setting": "off", "tier": None}
-    got = await confine(workspace, settings, binary, port, servers_json, timeout, workdir)
+    got = await confine(workspace, settings, binary, port, servers_json, timeout, workdir, shrink_only=shrink_only)
     return got if isinstance(got, Confinement) else unconfined(got)
 
 
@@ -548,6 +554,7 @@ async def _confinement(
     port: int,
     servers_json: str,
     workdir: Path | None,
+    shrink_only: bool = False,
 ) -> Confinement:
     """The launcher's command line and the program's environment for a run whose user, cgroup
     and directory are claimed (the caller gives them back if this raises)."""
@@ -583,7 +590,7 @@ async def _confinement(
                 )
         except OSError as exc:
             raise SandboxError(f"the workspace {workdir} cannot be prepared: {exc}") from exc
-        argv += ["-rw", str(workdir)]
+        argv += ["-shrink" if shrink_only else "-rw", str(workdir)]
     fake = os.environ.get(FAKE_ABI_ENV)
     if fake is not None:
         argv += ["-fake-abi", fake]
@@ -594,7 +601,7 @@ async def _confinement(
     return Confinement(
         argv, env, scratch, lim.scratch_mb << 20, decision, limits, run_dir, binary, decision.tier == "netns", port,
         uid=uid, cwd=workdir, cwd_limit=settings.workdir.max_mb << 20, cwd_group=group, cgroup=cgroup,
-        threads=lim.threads if cgroup is not None or uid is not None else 0,
+        shrink_only=shrink_only and workdir is not None, threads=lim.threads if cgroup is not None or uid is not None else 0,
     )  # fmt: skip
 
 
