@@ -44,15 +44,16 @@ from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launc
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
 from gocode.schema.media import returns_media
+from gocode.search.answer import SearchRequestError, answer_text
+from gocode.search.answer import answer as search_answer
+from gocode.search.index import SearchIndex
 from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, approved_text, expand_plan, legacy_names
 from gocode.tools.saved import listing as saved_listing
 from gocode.toolset import ServerTools, ToolInfo
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full
+from gocode.view.rules import SEARCH_TOOL_NAME, search_hint
 from gocode.view.rules import rules as rules_text
-from gocode.view.rules import search_hint
-from gocode.view.search import SEARCH_TOOL_NAME, SearchIndex, SearchRequestError, answer_text
-from gocode.view.search import answer as search_answer
 from gocode.view.selection import ToolView, code_mode_on, split_tools, typeable, with_inferred_outputs
 
 TOOL_NAME = "execute_go_code"

@@ -67,12 +67,13 @@ from gocode.run.runner import LineFn, RunResult
 from gocode.run.setup import Notice, SetUp, SetUpError
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
+from gocode.search.answer import search_tool_definition
 from gocode.tools import saved
 from gocode.tools.declared import DeclaredTools
 from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
 from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError
 from gocode.toolset import ToolInfo, ToolSet
-from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
+from gocode.view.rules import SEARCH_TOOL_NAME
 
 log = logging.getLogger("gocode.toolbox")
 

@@ -26,6 +26,7 @@ def test_wheel_ships_templates_and_go_mod(tmp_path):
         "gocode/go_templates/main.go.j2",
         "gocode/go_templates/gofix/main.go",  # Go's parser and type checker, built on first use
         "gocode/program/gofix.py",
+        "gocode/search/rank_model.json",  # the learned ranking's trees, read beside the module
     ):
         assert needed in names
     assert "gocode/demo/server.py" in names

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gocode.view import semantic
+from gocode.search import semantic
 
 pytestmark = pytest.mark.fast
 

@@ -37,10 +37,10 @@ from gocode.blocking import BlockingContext
 from gocode.codemode import CodeMode
 from gocode.config import Config, ModelConfig, load_config
 from gocode.run.runner import RunResult
+from gocode.search import answer as search_mod
+from gocode.search.index import ToolEntry
 from gocode.toolbox import Toolbox
-from gocode.view import search as search_mod
 from gocode.view.modelview import render_funcs, render_names
-from gocode.view.search import ToolEntry
 
 DEFAULT_MAX_REPAIRS = 2
 NAMES_PER_SERVER = 30

@@ -123,7 +123,7 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
 def warmup(force: bool) -> None:
     """Download and pre-build the Go workspace (the whole standard library too), so later runs need no network."""
     from gocode.compile.workspace import Workspace
-    from gocode.view import semantic
+    from gocode.search import semantic
 
     ws = Workspace()
     _progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
-from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
+from gocode.search.limits import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:
     from gocode.codemode import CodeMode
@@ -138,8 +138,8 @@ def search(
 ) -> None:
     """Find the tools for a task, best first, as search_go_tools ranks them; when none fits, say so
     and list the nearest (exit 1)."""
-    from gocode.view import semantic
-    from gocode.view.limits import MAX_QUERY_CHARS
+    from gocode.search import semantic
+    from gocode.search.limits import MAX_QUERY_CHARS
 
     text = " ".join(query).strip()
     if not text:
@@ -148,7 +148,8 @@ def search(
     # their Go and BM25's index (nothing to compute for a query asked before): started first,
     # as loading the two models is the longer of the two.
     semantic.embed_query_ahead(text[:MAX_QUERY_CHARS])
-    from gocode.view import search as search_mod
+    from gocode.search import answer as search_mod
+    from gocode.search.analysis import first_sentence
 
     cm = _code_mode(config_path, model, refresh)
     index = cm.search_index()
@@ -162,7 +163,7 @@ def search(
     else:
         width = max((len(e.qualified) for e in shown), default=0)
         for i, e in enumerate(shown, 1):
-            first = search_mod.first_sentence(e.description)
+            first = first_sentence(e.description)
             click.echo(f"{i:>2}. {e.qualified:<{width}}  {e.function}" + (f" — {first[:100]}" if first else ""))
     if not ranking.fits:
         sys.exit(1)
@@ -178,12 +179,13 @@ def search(
 def describe(config_path: str | None, model: str | None, refresh: bool, as_json: bool, names: tuple[str, ...]) -> None:
     """Print the Go declarations of tools named as a model would (get_current_time, getCurrentTime,
     time.get_current_time); exit 1 when a name matches no tool."""
-    from gocode.view import search as search_mod
+    from gocode.search import answer as search_mod
+    from gocode.search.index import ToolEntry
     from gocode.view.modelview import render_funcs
 
     cm = _code_mode(config_path, model, refresh)
     index = cm.search_index()
-    found: dict[str, search_mod.ToolEntry] = {}
+    found: dict[str, ToolEntry] = {}
     missing = []
     for name in names:
         hits = index.lookup(name)

@@ -15,10 +15,10 @@ housekeeping does with each:
 - ``ws-<key>/runs/r<id>/`` and ``$TMPDIR/gocode-run-*/``: per-run directories, removed after
   every run; these are leftovers of killed processes, removed after the grace period.
 - ``search-vectors/*.npy``: a tool set's vectors for search by meaning, and those of queries
-  asked before (gocode.view.semantic); removed when unused for the maximum age (loading one
+  asked before (gocode.search.semantic); removed when unused for the maximum age (loading one
   touches it).
 - ``search-models/*``: the search models' graphs as onnxruntime optimised them, one per model,
-  onnxruntime version and machine (gocode.view.semantic); removed when unused for the maximum
+  onnxruntime version and machine (gocode.search.semantic); removed when unused for the maximum
   age (loading one touches it), so those of an older onnxruntime go.
 - ``models/``: the search models, fetched by the warm-up: reported, never pruned.
 - ``go-build/??/*``: Go's build cache (``GOCACHE``). Go trims it only by age (five days, once

@@ -37,7 +37,6 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +44,24 @@ import tantivy
 
 from gocode.schema.ir import Package, ToolFunc
 from gocode.schema.names import words
+from gocode.search import learned
+from gocode.search import semantic as semantic_mod
+from gocode.search.analysis import (
+    CASE_WORD,
+    LOWER_WORD,
+    STOP_WORDS,
+    TOKENIZER,
+    WORD,
+    analyzer,
+    first_sentence,
+    fold,
+    prepare,
+    query_terms,
+    split_values,
+)
+from gocode.search.limits import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
 from gocode.toolset import ToolInfo, ToolSet
-from gocode.view import learned
-from gocode.view import semantic as semantic_mod
-from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
-from gocode.view.modelview import Shapes, render_funcs, signature
-from gocode.view.rules import SEARCH_TOOL_NAME
-
-# Bounds on what one request may ask for (a model's request is untrusted input).
-MAX_NAMES = 50  # and MAX_QUERY_CHARS (gocode.view.limits)
+from gocode.view.modelview import signature
 
 # Field weights, chosen on the tuning half of tests/corpus/search_queries.json (see
 # bench/search.py; a middle of the best region, not its single best point): a word in the name
@@ -63,92 +71,16 @@ _BOOSTS = {"name": 2.0, "desc": 1.0, "server": 2.5, "body": 0.4}
 _DESC_HEAD_CHARS = 150
 _BODY_CHARS = 2000
 
-# Words that carry no meaning in a request for a tool (Lucene's English list, plus the way
-# people phrase requests: "what", "my", "please", "I want to").
-_STOP_WORDS = sorted(
-    set(
-        "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
-        "they this to was will with what which who whom how do does did can could would should please my me i "
-        "we our us you your want need some any all from give tell using use via its about".split()
-    )
-)
-# Abbreviations developers write for words tool descriptions spell out. Applied to queries and
-# documents alike, so either spelling matches the other.
-_ABBREVIATIONS = {
-    "pr": "pull request",
-    "prs": "pull requests",
-    "mr": "merge request",
-    "mrs": "merge requests",
-    "repo": "repository",
-    "repos": "repositories",
-    "k8s": "kubernetes",
-    "db": "database",
-    "dir": "directory",
-    "dirs": "directories",
-    "env": "environment",
-    "config": "configuration",
-    "msg": "message",
-    "info": "information",
-    "docs": "documentation",
-    "doc": "document",
-    "img": "image",
-    "pic": "picture",
-}
-# How people ask for things, against the words tool names use (general vocabulary, chosen on the
-# tuning sets of tests/corpus/search_queries.json, never per query). Query side only, weighted
-# below the words the query really has (_RELATED_BOOST), so an exact word still wins.
-_RELATED_GROUPS = (
-    ("show", "display", "view", "see", "print", "get", "list"),
-    ("fetch", "retrieve", "obtain", "get", "read"),
-    ("find", "lookup", "locate", "look", "search", "query"),
-    ("remove", "erase", "destroy", "drop", "delete"),
-    ("edit", "modify", "change", "alter", "update", "set"),
-    ("make", "new", "add", "create", "insert"),
-    ("start", "launch", "execute", "trigger", "run", "exec"),
-    ("stop", "terminate", "kill", "halt", "cancel"),
-    ("rename", "move"),
-    ("download", "fetch", "get"),
-    ("compute", "calculate", "evaluate", "calc"),
-    ("history", "log", "changelog"),
-    ("chart", "graph", "plot", "diagram"),
-    ("ticket", "bug", "issue"),
-    ("browse", "visit", "go", "navigate", "open"),
-    ("enable", "disable", "toggle", "turn", "update"),
-    ("save", "store", "remember", "write"),
-    ("type", "enter", "fill"),
-    ("user", "me", "whoami", "profile", "account"),
-    ("restart", "start", "rerun"),
-    ("folder", "directory"),
-    ("image", "picture", "photo", "screenshot"),
-    ("repository", "project"),
-    ("organization", "org", "group"),
-    ("spreadsheet", "workbook", "worksheet", "sheet"),
-    ("presentation", "slides", "deck"),
-    ("website", "site", "page", "web"),
-    ("message", "comment", "note"),
-    ("details", "info", "information", "metadata"),
-    ("count", "number", "total"),
-)
 _RELATED_BOOST = 0.4
 _RERANK_DEPTH = 50
 # Fusing BM25 with meaning (see search()): the share of the lexical score in a tool's fused
 # score; chosen on the query sets written before fresh4 (docs/search.md).
 _LEXICAL_SHARE = 0.35
-# A search_go_tools answer without an explicit limit leaves out tools scoring below this share of
-# the best: on the fresh query sets it returns 3.9 tools instead of 5 (each a full declaration
-# the model reads) and finds the intended one in 84.1% of answers instead of 85.1%.
-_ANSWER_WITHIN = 0.5
-# A search_go_tools answer without an explicit limit: at most this many full declarations, then
-# one line each (server, function, first sentence) up to _ANSWER_TOTAL tools, so the intended
-# tool is in the answer without a second search while the answer stays short.
-_ANSWER_FULL = 3
 # A name written in other words is close to a tool's when this share of their words is common,
 # not counting words in more than this share of the tools' names.
 _SAME_WORDS = 0.5
 _GENERIC_NAME_SHARE = 0.1
-_NAME_ALL = 6  # a tool set this small is named whole when a name is close to none of it
-_ANSWER_TOTAL = 10
-_LINE_CHARS = 110
+NAME_ALL = 6  # a tool set this small is named whole when a name is close to none of it
 _MEANING_DESC_CHARS = 400
 # A request carrying values ("move PROJ-142 to Done", "find callers of parse_config") is also
 # embedded without them, and the two similarities are mixed, this share for the request without
@@ -167,7 +99,7 @@ _NAME_OTHER_SERVERS = 2
 _NAME_MIN_TOOLS = 2
 # Words a request uses for other things than naming a server, whatever servers are called
 # ("unstage everything I added" is not about server-everything): stop words and indefinite pronouns.
-_NOT_NAMES = frozenset(_STOP_WORDS) | {"everything", "anything", "something", "nothing", "everyone", "anyone"}
+_NOT_NAMES = frozenset(STOP_WORDS) | {"everything", "anything", "something", "nothing", "everyone", "anyone"}
 _COVERAGE_POWER = 0.5
 # Among the tools of a server the query names, the one whose name the request says ("approve
 # merge request" → approve_merge_request, not get_merge_request_approval_state) gets up to this
@@ -177,86 +109,6 @@ _NAME_SHARE = 0.3
 # What words found only in a request's values (quoted text, URLs, identifiers, PROJ-142) weigh
 # in BM25, against 1 for the words that say what is asked.
 _VALUE_BOOST = 0.3
-_TOKENIZER = "gocode_en"
-_WORD = re.compile(r"[A-Za-z0-9]+")
-_PLURAL_INITIALISM = re.compile(r"(?<![A-Z])[A-Z]{2,}+s")  # linear wherever it is run
-# Words of an ASCII identifier at case changes, as names.words splits them (getHTTPResponse →
-# get HTTP Response), by one regex: indexing a thousand tools calls it a hundred thousand times.
-_LOWER_WORD = re.compile(r"(?<![\w.])[a-z][a-z0-9]*(?![\w])")
-_CASE_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])|[A-Z0-9]+")
-
-
-@cache
-def _analyzer() -> tantivy.TextAnalyzer:
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.custom_stopword(_STOP_WORDS))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
-def prepare(text: str) -> str:
-    """Text as the index sees it: identifiers split into words, abbreviations spelled out (pure)."""
-    out: list[str] = []
-    for token in _WORD.findall(text):
-        # "PRs", "URLs": a plural initialism is one word, not "P" + "Rs".
-        for w in [token] if _PLURAL_INITIALISM.fullmatch(token) else _CASE_WORD.findall(token):
-            low = w.lower()
-            out.append(low)
-            if low in _ABBREVIATIONS:
-                out.append(_ABBREVIATIONS[low])
-    return " ".join(out)
-
-
-@cache
-def _related() -> dict[str, tuple[str, ...]]:
-    out: dict[str, list[str]] = {}
-    for group in _RELATED_GROUPS:
-        for word in group:
-            out.setdefault(word, []).extend(w for w in group if w != word and w not in out[word])
-    return {w: tuple(ws) for w, ws in out.items()}
-
-
-def query_terms(query: str) -> tuple[list[str], list[str]]:
-    """A query's own terms (with words run together, "on call" → oncall, as tool names often
-    write them) and the related terms it implies, analysed as the index analyses text (pure)."""
-    raw = prepare(query).split()
-    joined = [a + b for a, b in itertools.pairwise(raw)] + [
-        "".join(t) for t in zip(raw, raw[1:], raw[2:], strict=False)
-    ]
-    own = list(dict.fromkeys(_analyzer().analyze(" ".join(raw + joined))))
-    related = _analyzer().analyze(" ".join(w for r in raw for w in _related().get(r, ())))
-    return own, [t for t in dict.fromkeys(related) if t not in own]
-
-
-# Values a request passes to a tool rather than words for what the tool does: quoted text, URLs,
-# identifiers and paths (parse_config, Foo.lean, src/app), issue-style keys (PROJ-142).
-_VALUE = re.compile(
-    r"""(?<!\w)(?:'[^'\n]+'|"[^"\n]+"|`[^`\n]+`|“[^”\n]+”)(?!\w)"""
-    r"|\bhttps?://\S+"
-    r"|\b\w+(?:[_./]\w+)+\b"
-    r"|\b[A-Za-z]+-\d+\b"
-)
-
-
-def split_values(query: str) -> tuple[str, str]:
-    """A request without the values it quotes or names (for what it asks), and those values."""
-    values = [m.group(0) for m in _VALUE.finditer(query)]
-    return _VALUE.sub(" ", query), " ".join(values)
-
-
-def first_sentence(text: str) -> str:
-    text = " ".join(text.split())
-    match = re.search(r"(?<=[.!?])\s+(?=[A-Z(\[`\"'])", text)
-    return text[: match.start()] if match else text
-
-
-def fold(name: str) -> str:
-    """A name with case and separators folded away: ``get_current_time`` = ``GetCurrentTime``."""
-    return "".join(w.lower() for w in words(name))
 
 
 @dataclass(frozen=True)
@@ -351,9 +203,9 @@ def _server_names(tools: list[ToolEntry]) -> dict[str, frozenset[int]]:
     candidates: dict[str, set[str]] = {}  # server → words that may name it
     own: dict[str, set[str]] = {}  # server → the words of its own name
     for server, ids in by_server.items():
-        name_words = {w.lower() for w in _WORD.findall(server)} | {fold(server)}
+        name_words = {w.lower() for w in WORD.findall(server)} | {fold(server)}
         for w in list(name_words):
-            name_words.update(x.lower() for x in _CASE_WORD.findall(w))
+            name_words.update(x.lower() for x in CASE_WORD.findall(w))
         own[server] = name_words
         prefixes: dict[str, int] = {}
         proper: dict[str, int] = {}
@@ -361,7 +213,7 @@ def _server_names(tools: list[ToolEntry]) -> dict[str, frozenset[int]]:
         for i in ids:
             e = tools[i]
             head = re.split(r"[_\-.]", e.tool)[0]
-            first = head if head != e.tool else next(iter(_CASE_WORD.findall(e.tool)), "")
+            first = head if head != e.tool else next(iter(CASE_WORD.findall(e.tool)), "")
             if first:
                 # A capitalised prefix (ChEMBL_, CTIS_) names a product however few tools share it.
                 weight = len(ids) if first != first.lower() else 1
@@ -369,9 +221,9 @@ def _server_names(tools: list[ToolEntry]) -> dict[str, frozenset[int]]:
             text = f"{e.description} {e.info.title or ''}"
             for w in _PROPER.findall(text):
                 proper[w.lower()] = proper.get(w.lower(), 0) + 1
-            for w in _LOWER_WORD.findall(text):
+            for w in LOWER_WORD.findall(text):
                 plain[w] = plain.get(w, 0) + 1
-            for w in {w.lower() for w in _WORD.findall(f"{e.tool} {text}")}:
+            for w in {w.lower() for w in WORD.findall(f"{e.tool} {text}")}:
                 mentions.setdefault(w, set()).add(server)
         # A prefix most of a server's tools share (jira_…, browser_…), or a capitalised one.
         picked = name_words | {w for w, n in prefixes.items() if n >= max(_NAME_MIN_TOOLS, 0.15 * len(ids))}
@@ -404,7 +256,7 @@ def _lexical_state(lex: _Lexical) -> dict[str, Any]:
 def _reopen_lexical(directory: str, state: dict[str, Any]) -> _Lexical:
     """A kept index (:func:`_lexical_state` beside tantivy's files in ``directory``) opened again."""
     index = tantivy.Index.open(directory)
-    index.register_tokenizer(_TOKENIZER, _analyzer())
+    index.register_tokenizer(TOKENIZER, analyzer())
     return _Lexical(schema=index.schema, searcher=index.searcher(), **state)
 
 
@@ -477,13 +329,13 @@ class Signals:
 
 
 class SearchIndex:
-    """BM25 over one tool set, in memory or kept on disk (:mod:`gocode.view.kept_index`), fused
-    with a ranking by meaning when the embedding model is installed (:mod:`gocode.view.semantic`).
+    """BM25 over one tool set, in memory or kept on disk (:mod:`gocode.search.kept_index`), fused
+    with a ranking by meaning when the embedding model is installed (:mod:`gocode.search.semantic`).
     Immutable once built; safe to share between threads."""
 
     def __init__(self, tools: Iterable[ToolEntry], *, semantic: bool = True, kept: Path | None = None) -> None:
         self.entries = list(tools)
-        # Where BM25's index of these tools is kept on disk (gocode.view.kept_index), if anywhere.
+        # Where BM25's index of these tools is kept on disk (gocode.search.kept_index), if anywhere.
         self._kept = kept
         # The embedding models load on the first query (a second or more): a lookup by name,
         # as `gocode describe` makes, never needs them.
@@ -505,7 +357,7 @@ class SearchIndex:
         """The index of a tool set; with ``keep``, BM25's part is read from (or kept in) the cache."""
         kept = None
         if keep:
-            from gocode.view import kept_index
+            from gocode.search import kept_index
 
             kept = kept_index.entry_dir(toolset)
         return cls(entries(toolset, package), semantic=semantic, kept=kept)
@@ -518,7 +370,7 @@ class SearchIndex:
                 if self._kept is None:
                     self._lexical = self._build_lexical()
                 else:
-                    from gocode.view import kept_index
+                    from gocode.search import kept_index
 
                     self._lexical = kept_index.load_or_build(
                         self._kept, self._build_lexical, _reopen_lexical, _lexical_state
@@ -530,10 +382,10 @@ class SearchIndex:
         schema_builder = tantivy.SchemaBuilder()
         schema_builder.add_unsigned_field("id", stored=True, indexed=False)
         for name in _BOOSTS:
-            schema_builder.add_text_field(name, tokenizer_name=_TOKENIZER, index_option="freq")
+            schema_builder.add_text_field(name, tokenizer_name=TOKENIZER, index_option="freq")
         schema = schema_builder.build()
         index = tantivy.Index(schema) if directory is None else tantivy.Index(schema, path=directory)
-        index.register_tokenizer(_TOKENIZER, _analyzer())
+        index.register_tokenizer(TOKENIZER, analyzer())
         writer = index.writer(15_000_000, 1)
         terms: list[frozenset[str]] = []
         for i, e in enumerate(self.entries):
@@ -552,7 +404,7 @@ class SearchIndex:
                 doc.add_text(field, text)
             writer.add_document(doc)
             # Which words a tool mentions at all, for the coverage factor in search().
-            terms.append(frozenset(_analyzer().analyze(" ".join(fields.values()))))
+            terms.append(frozenset(analyzer().analyze(" ".join(fields.values()))))
         writer.commit()
         writer.wait_merging_threads()
         index.reload()
@@ -566,14 +418,14 @@ class SearchIndex:
         for w, ids in named.items():
             for i in ids:
                 naming.setdefault(i, set()).add(w)
-        words = [frozenset(_analyzer().analyze(prepare(e.tool))) for e in self.entries]
+        words = [frozenset(analyzer().analyze(prepare(e.tool))) for e in self.entries]
         per_server: dict[str, Counter[str]] = {}
         for e, ws in zip(self.entries, words, strict=True):
             per_server.setdefault(e.server, Counter()).update(ws)
         sizes = Counter(e.server for e in self.entries)
         name_terms: list[frozenset[str]] = []
         for i, e in enumerate(self.entries):
-            server_words = set(_analyzer().analyze(prepare(" ".join([e.server, *naming.get(i, ())]))))
+            server_words = set(analyzer().analyze(prepare(" ".join([e.server, *naming.get(i, ())]))))
             shared = {t for t in server_words if 2 * per_server[e.server][t] > sizes[e.server]}
             name_terms.append(words[i] - shared)
         return _Lexical(schema, searcher, terms, named, name_terms)
@@ -604,7 +456,7 @@ class SearchIndex:
         with self._load_lock:
             if self._loaded is None:
                 # A model is loaded only for vectors not cached: tools not embedded before, a
-                # query not asked before (gocode.view.semantic.Model).
+                # query not asked before (gocode.search.semantic.Model).
                 models = semantic_mod.models() if self._semantic else []
                 texts = [_meaning_text(e) for e in self.entries] if models else []
                 used, vectors = [], []
@@ -643,7 +495,7 @@ class SearchIndex:
         own, related = query_terms(query)
         if not own or not self.entries:
             return None
-        analysed = set(_analyzer().analyze(prepare(query)))  # the query's words, stop words dropped
+        analysed = set(analyzer().analyze(prepare(query)))  # the query's words, stop words dropped
         asked, given = split_values(query)
         weights: dict[str, float] = {}
         if given:
@@ -651,7 +503,7 @@ class SearchIndex:
             # what is asked, not for the values it is given.
             own, related = query_terms(asked)
             weights = {t: _VALUE_BOOST for t in query_terms(given)[0] if t not in own}
-            analysed_asked = set(_analyzer().analyze(prepare(asked)))
+            analysed_asked = set(analyzer().analyze(prepare(asked)))
             analysed = analysed_asked or analysed
         base = analysed or set(own)
         lexical = self._bm25(base, own, related, _RERANK_DEPTH, weights)
@@ -690,7 +542,7 @@ class SearchIndex:
         trees = learned.trees(FEATURES) if learned.enabled() else None
         if trees is None or tuple(s.spec.name for s in sims) != _FEATURE_MODELS:
             return sig  # the trees read both models' similarities: with one, the hand-set fusion
-        # The learned weighing of the same signals (gocode/view/learned.py): the tools are
+        # The learned weighing of the same signals (gocode/search/learned.py): the tools are
         # ordered by the probability the trees give each of being the one asked for.
         ids, x = self.features(sig)
         odds = trees.score(x)
@@ -744,7 +596,7 @@ class SearchIndex:
         with self._lexical_lock:
             if self._verb_cache is None:
                 self._verb_cache = [
-                    next((t for t in _analyzer().analyze(prepare(e.tool)) if t in names[i]), "")
+                    next((t for t in analyzer().analyze(prepare(e.tool)) if t in names[i]), "")
                     for i, e in enumerate(self.entries)
                 ]
             return self._verb_cache
@@ -762,7 +614,7 @@ class SearchIndex:
 
     def named(self, query: str) -> frozenset[int]:
         """The entries of the servers a query names (by server, product or vendor name)."""
-        raw = [w.lower() for w in _WORD.findall(query) if w.lower() not in _NOT_NAMES]
+        raw = [w.lower() for w in WORD.findall(query) if w.lower() not in _NOT_NAMES]
         named = self._lex().named
         out: set[int] = set()
         for w in raw + [a + b for a, b in itertools.pairwise(raw)]:
@@ -847,7 +699,7 @@ class SearchIndex:
             names = self._lex().name_terms
             df = Counter(t for terms in names for t in terms)
             generic = {t for t, k in df.items() if k > max(1, _GENERIC_NAME_SHARE * len(names))}
-            said = set(_analyzer().analyze(prepare(bare))) - generic
+            said = set(analyzer().analyze(prepare(bare))) - generic
             scored = []
             for i, terms in enumerate(names):
                 common = len(said & terms)
@@ -868,166 +720,7 @@ class SearchIndex:
             meaning, _ = self._meaning(self._similarities(query))
             order = sorted(range(len(self.entries)), key=lambda i: (-float(meaning[i]), i))
             return [self.entries[i] for i in order[:n]]
-        return self.entries[:n] if len(self.entries) <= _NAME_ALL else []
+        return self.entries[:n] if len(self.entries) <= NAME_ALL else []
 
 
 # --- the search_go_tools tool ---------------------------------------------------------------------
-
-SEARCH_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "description": "What you want to do, in a few words."},
-        "names": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Tool or function names (get_current_time, getCurrentTime, server.tool).",
-        },
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_LIMIT,
-            "description": f"Matches to show in full (default: the best few, then a line each up to {_ANSWER_TOTAL}).",
-        },
-    },
-    "additionalProperties": False,
-}
-
-
-def search_tool_definition() -> dict[str, Any]:
-    """``search_go_tools`` as an MCP Tool (wire JSON)."""
-    return {
-        "name": SEARCH_TOOL_NAME,
-        "description": (
-            "Find the Go functions execute_go_code can call, with their declarations: a `query` (what you want "
-            "to do) for the best matches, or `names` for those tools."
-        ),
-        "inputSchema": SEARCH_INPUT_SCHEMA,
-    }
-
-
-class SearchRequestError(ValueError):
-    """A search_go_tools call that cannot be answered (no query or names, bad types, unknown names)."""
-
-
-@dataclass(frozen=True)
-class SearchAnswer:
-    """The tools a request found, in order: ``found`` shown as full declarations, ``more`` as
-    one line each; and notes (names that matched nothing, a query nothing fits)."""
-
-    found: tuple[ToolEntry, ...]
-    notes: tuple[str, ...] = ()
-    more: tuple[ToolEntry, ...] = ()
-
-
-def missing_note(index: SearchIndex, name: str, elsewhere: str = "search with a `query` saying what it does") -> str:
-    """What to say of a name no tool has: the close names, else (a handful of tools) every
-    name there is, else ``elsewhere``, how to find a tool by what it does."""
-    close = index.suggest(name)
-    if close:
-        return f"no tool named {name!r}; did you mean {' or '.join(close)}?"
-    if not index.entries:
-        return f"no tool named {name!r}; there are no tools"
-    if len(index.entries) <= _NAME_ALL:
-        return f"no tool named {name!r} nor one close to it; the tools are: " + ", ".join(
-            dict.fromkeys(e.function for e in index.entries)
-        )
-    return f"no tool named {name!r} nor one close to it; {elsewhere}"
-
-
-def answer(index: SearchIndex, arguments: dict[str, Any] | None, regular: Iterable[ToolInfo] = ()) -> SearchAnswer:
-    """Resolve a search_go_tools request: ``names`` first (in the order given), then the
-    query's matches; raises SearchRequestError when there is nothing to answer. ``regular``
-    are the tools offered as regular tools, not in Go, so a name of one is told so."""
-    offered = {fold(t.name): t for t in regular} | {fold(t.server) + "." + fold(t.name): t for t in regular}
-    args = arguments or {}
-    unknown = sorted(set(args) - set(SEARCH_INPUT_SCHEMA["properties"]))
-    if unknown:
-        raise SearchRequestError(f"unknown argument {unknown[0]!r}: give `query` (a string) and/or `names` (a list)")
-    query, names, limit = args.get("query"), args.get("names"), args.get("limit", DEFAULT_LIMIT)
-    if query is not None and not isinstance(query, str):
-        raise SearchRequestError("`query` must be a string")
-    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
-        raise SearchRequestError("`names` must be a list of strings")
-    if names is not None and len(names) > MAX_NAMES:
-        raise SearchRequestError(f"at most {MAX_NAMES} `names` at once")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise SearchRequestError(f"`limit` must be a positive integer (at most {MAX_LIMIT})")
-    query, names = (query or "").strip()[:MAX_QUERY_CHARS], [n[:200] for n in names or [] if n.strip()]
-    if not query and not names:
-        raise SearchRequestError(
-            'give a `query` (what you want to do, e.g. "list open pull requests") or `names` of tools'
-        )
-    found: dict[str, ToolEntry] = {}
-    notes: list[str] = []
-    for name in names:
-        hits = index.lookup(name)
-        if not hits:
-            server, _, tool = name.rpartition(".")
-            plain = offered.get(fold(name)) or offered.get(fold(server) + "." + fold(tool))
-            if plain is not None:
-                notes.append(f"{name!r} is not a Go function: call it as a regular tool, not from execute_go_code")
-            else:
-                notes.append(missing_note(index, name))
-        for e in hits:
-            found.setdefault(e.qualified, e)
-    more: dict[str, ToolEntry] = {}
-    if query:
-        explicit = "limit" in args
-        ranking = index.ranking(query, min(limit, MAX_LIMIT) if explicit else _ANSWER_TOTAL)
-        scored = list(ranking.scored)
-        if limit > MAX_LIMIT:
-            notes.append(f"at most {MAX_LIMIT} tools per answer")
-        if not scored:
-            notes.append(f"no tool matches {query!r}")
-        elif not ranking.fits:
-            notes.append(f"no tool fits {query!r}; the nearest are listed")
-        if explicit:  # the model's own limit is taken as asked, every tool in full
-            full, rest = scored, []
-        elif not ranking.fits:
-            full, rest = [], scored
-        else:
-            # The best few in full; tools far behind the best, and the tail, one line each.
-            top = scored[0][1]
-            n = sum(1 for _, score in scored[:_ANSWER_FULL] if score >= _ANSWER_WITHIN * top)
-            full, rest = scored[:n], scored[n:]
-        for e, _ in full:
-            found.setdefault(e.qualified, e)
-        for e, _ in rest:
-            if e.qualified not in found:
-                more.setdefault(e.qualified, e)
-    if not found and not more:
-        raise SearchRequestError("; ".join(notes))
-    return SearchAnswer(tuple(found.values()), tuple(notes), tuple(more.values()))
-
-
-def one_line(e: ToolEntry) -> str:
-    """A tool in one line: server, Go function and the first sentence of its description."""
-    first = first_sentence(e.description)
-    if len(first) > _LINE_CHARS:
-        first = first[: _LINE_CHARS - 1].rstrip() + "…"
-    return f"{e.server}: {e.function}" + (f" — {first}" if first else "")
-
-
-def answer_text(package: Package, got: SearchAnswer, shapes: Shapes | None = None) -> str:
-    """The Go declarations of the tools found, best first (each type once), the next matches one
-    line each, then the notes."""
-    text = render_funcs(package, [e.func for e in got.found], ranked=True, shapes=shapes) if got.found else ""
-    if got.more:
-        head = "Also matching" if got.found else "Nearest"
-        text += f"\n// {head} (ask for `names` to see their declarations):\n"
-        text += "".join(f"// {one_line(e)}\n" for e in got.more)
-    notes = "".join(f"// {n}\n" for n in got.notes)
-    return f"```go\n{text}{notes}```\n"
-
-
-def entry_json(package: Package, e: ToolEntry, rank: int | None = None, shapes: Shapes | None = None) -> dict[str, Any]:
-    """One tool for ``gocode search/describe --json``: where it lives and its full declaration."""
-    doc: dict[str, Any] = {"rank": rank} if rank is not None else {}
-    return doc | {
-        "server": e.server,
-        "tool": e.tool,
-        "function": e.function,
-        "signature": e.signature,
-        "description": e.description,
-        "declaration": render_funcs(package, [e.func], shapes=shapes),
-    }

@@ -5,7 +5,7 @@ I added" for ``git_reset``, "which pages load slowest for real users" for a RUM 
 models embed each tool's name, description and parameter names once, and each query: BAAI's
 bge-small-en-v1.5 (MIT licence; quantized ONNX, 34 MB) and all-MiniLM-L6-v2 (Apache-2.0;
 quantized, 23 MB, half the layers). They err on different requests, so their mean similarity
-ranks better than either (docs/search.md); :class:`gocode.view.search.SearchIndex` fuses it
+ranks better than either (docs/search.md); :class:`gocode.search.index.SearchIndex` fuses it
 with BM25.
 
 The models are the ones LangChain4j publishes on Maven Central inside jars: a registry every
