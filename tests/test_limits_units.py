@@ -9,7 +9,7 @@ import logging
 import anyio
 import pytest
 
-from gocode.cli.common import _setup_logging
+from gocode.cli.common import setup_logging
 from gocode.mcp.admission import Refused, RunGate
 
 pytestmark = pytest.mark.fast
@@ -85,7 +85,7 @@ def test_one_warning_repeated_ten_thousand_times_costs_a_few_lines(monkeypatch):
     monkeypatch.setattr("sys.stderr", stream)
     root = logging.getLogger()
     handlers, level, gocode_level = root.handlers[:], root.level, logging.getLogger("gocode").level
-    _setup_logging("json")
+    setup_logging("json")
     try:
         log = logging.getLogger("asyncio")
         for i in range(10_000):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import _err, _human, _progress, handle_errors
+from gocode.cli.common import handle_errors, human_size, say_error, say_progress
 from gocode.errors import GocodeError
 
 if TYPE_CHECKING:
@@ -52,18 +52,18 @@ def cache_info(as_json: bool) -> None:
     click.echo(f"cache:              {doc['cache']}")
     for w in doc["workspaces"]:
         tag = "current" if w["current"] else f"idle {w['idleSeconds'] // 3600} h"
-        click.echo(f"workspace:          {w['path']}  {_human(w['bytes'])}  ({tag})")
+        click.echo(f"workspace:          {w['path']}  {human_size(w['bytes'])}  ({tag})")
     for kind, k in sorted(doc["removable"].items()):
-        click.echo(f"{kind + ':':<19} {k['count']} entries, {_human(k['bytes'])}")
-    click.echo(f"removable in all:   {_human(doc['removableBytes'])}")
+        click.echo(f"{kind + ':':<19} {k['count']} entries, {human_size(k['bytes'])}")
+    click.echo(f"removable in all:   {human_size(doc['removableBytes'])}")
     click.echo(
-        f"Go build cache:     {_human(doc['goBuildCacheBytes'])} (bounded to "
-        f"{_human(doc['policy']['goBuildCacheMaxBytes'])}: ${housekeeping.GOCACHE_MAX_SIZE_ENV})"
+        f"Go build cache:     {human_size(doc['goBuildCacheBytes'])} (bounded to "
+        f"{human_size(doc['policy']['goBuildCacheMaxBytes'])}: ${housekeeping.GOCACHE_MAX_SIZE_ENV})"
     )
-    click.echo(f"Go module cache:    {_human(doc['moduleCacheBytes'])} (kept: runs need it offline)")
+    click.echo(f"Go module cache:    {human_size(doc['moduleCacheBytes'])} (kept: runs need it offline)")
     p = doc["policy"]
     click.echo(
-        f"automatic bounds:   {_human(p['maxBytes'])}, {p['maxAgeSeconds'] / 86400:g} days unused "
+        f"automatic bounds:   {human_size(p['maxBytes'])}, {p['maxAgeSeconds'] / 86400:g} days unused "
         f"(${housekeeping.MAX_SIZE_ENV}, ${housekeeping.MAX_AGE_ENV})"
     )
 
@@ -102,18 +102,18 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
         verb = "would remove" if dry_run else "removed"
         go_build = [e for e in doc["removed"] if e["kind"] == "go-build"]
         if go_build:  # thousands of small files: one line
-            click.echo(f"{verb} {len(go_build)} Go build cache files, {_human(sum(e['bytes'] for e in go_build))}")
+            click.echo(f"{verb} {len(go_build)} Go build cache files, {human_size(sum(e['bytes'] for e in go_build))}")
         for e in doc["removed"]:
             if e["kind"] == "go-build":
                 continue
             click.echo(
-                f"{verb} {e['kind']:<9} {_human(e['bytes']):>10}  idle {e['idleSeconds'] // 60} min  {e['path']}"
+                f"{verb} {e['kind']:<9} {human_size(e['bytes']):>10}  idle {e['idleSeconds'] // 60} min  {e['path']}"
             )
         click.echo(
-            f"{verb} {len(doc['removed'])} entries, {_human(doc['freedBytes'])}; {_human(doc['keptBytes'])} kept"
+            f"{verb} {len(doc['removed'])} entries, {human_size(doc['freedBytes'])}; {human_size(doc['keptBytes'])} kept"
         )
         for err in doc["errors"]:
-            _err(f"gocode: could not remove {err}")
+            say_error(f"gocode: could not remove {err}")
     sys.exit(1 if doc["errors"] else 0)
 
 
@@ -126,7 +126,7 @@ def warmup(force: bool) -> None:
     from gocode.search import semantic
 
     ws = Workspace()
-    _progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
-    ws.warmup(_progress, force=force, full=True)  # the whole standard library too: nothing left for later
-    for error in semantic.fetch_all(_progress):  # search still works, with the others or by words alone
-        _err(f"gocode: warning: could not fetch search model {error}; search_go_tools ranks without it")
+    say_progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
+    ws.warmup(say_progress, force=force, full=True)  # the whole standard library too: nothing left for later
+    for error in semantic.fetch_all(say_progress):  # search still works, with the others or by words alone
+        say_error(f"gocode: warning: could not fetch search model {error}; search_go_tools ranks without it")

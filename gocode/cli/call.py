@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import _err, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, say_error
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -44,7 +44,7 @@ def call_cmd(
     )
     text = _rendered(called.result, as_json)
     if called.result.is_error and not as_json:
-        _err(f"gocode: {server}.{called.tool.name} failed: {text.rstrip()}")
+        say_error(f"gocode: {server}.{called.tool.name} failed: {text.rstrip()}")
     elif out is not None:
         Path(out).write_text(text, encoding="utf-8")
     else:

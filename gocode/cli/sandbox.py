@@ -6,7 +6,7 @@ import json
 
 import click
 
-from gocode.cli.common import _progress, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, say_progress
 
 
 @click.group()
@@ -39,7 +39,7 @@ def sandbox_doctor(config_path: str | None, model: str | None, as_json: bool) ->
 
     ws = Workspace()
     if not ws.ready:  # the launcher is built in the module workspace; the Go parser helper is not needed
-        ws.warmup(_progress)
+        ws.warmup(say_progress)
     host = asyncio.run(sandbox_mod.launcher_for(ws).probe())
     rows = sandbox_mod.describe(host)
     if as_json:

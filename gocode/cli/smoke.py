@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, say_error, say_progress
 
 
 @click.command()
@@ -57,7 +57,7 @@ def smoke(
         where = f"no *.go scripts in {scripts_dir}" if scripts_dir else "no --scripts"
         raise click.UsageError(f"nothing to check: the config has no mcpServers and there are {where}")
     if scripts_dir and not scripts:
-        _err(f"gocode: warning: no *.go scripts in {scripts_dir}")
+        say_error(f"gocode: warning: no *.go scripts in {scripts_dir}")
     if junit_path:  # find out now, not after every check has run
         try:
             Path(junit_path).parent.mkdir(parents=True, exist_ok=True)
@@ -65,7 +65,7 @@ def smoke(
         except OSError as exc:
             raise click.UsageError(f"cannot write the JUnit report {junit_path}: {exc.strerror or exc}") from None
     ws = Workspace()
-    ws.ensure(_progress)
+    ws.ensure(say_progress)
     out = sys.stderr if as_json else sys.stdout
 
     def show(check: smoke_mod.Check) -> None:
@@ -87,7 +87,7 @@ def smoke(
     )
     if as_json:
         click.echo(json.dumps(report.as_json()))
-        _err(summary)
+        say_error(summary)
     else:
         failed = [c for c in report.checks if c.status == "failed"]
         for c in failed:

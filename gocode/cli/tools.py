@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, say_error, say_progress
 from gocode.search.limits import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:
@@ -39,10 +39,10 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
 
     config = load_config(config_path)
     settings = config.code_mode_for(model)  # an unknown model ref fails before a server starts
-    result = asyncio.run(browse(config, refresh=refresh, progress=_progress))
+    result = asyncio.run(browse(config, refresh=refresh, progress=say_progress))
     doc, warnings = listing(settings, result, model)
     for w in warnings:
-        _err(f"gocode: warning: {w}")
+        say_error(f"gocode: warning: {w}")
     if as_json:
         click.echo(json.dumps(doc))
     else:
@@ -84,14 +84,14 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
     cm = CodeMode(load_config(config_path), model)
     asyncio.run(cm.refresh())
     for w in cm.warnings:
-        _err(f"gocode: warning: {w}")
+        say_error(f"gocode: warning: {w}")
     click.echo(cm.declarations(), nl=False)
     if out_dir:
         out = Path(out_dir)
         tools_dir = write_bindings_module(out, cm.package)
         (out / "description.md").write_text(cm.description())
         (out / "servers.json").write_text(json.dumps(cm.server_specs(), indent=2) + "\n")
-        _err(
+        say_error(
             f"gocode: wrote {out}/ (bindings in {tools_dir.relative_to(out)}, the tool description in description.md; "
             "servers.json holds the connection specs — set GOCODE_SERVERS to its content to run a program; "
             "it contains your `env`/`headers` values, keep it private)"
@@ -107,9 +107,9 @@ def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> Cod
 
     cm = CodeMode(load_config(config_path), model)
     cm.offer_saved = True  # as a controller offers them (with codeMode.savedPrograms on)
-    cm.adopt(asyncio.run(browse(cm.config, refresh=refresh, progress=_progress)))
+    cm.adopt(asyncio.run(browse(cm.config, refresh=refresh, progress=say_progress)))
     if not cm.view.code_tools.tools():
-        _err("gocode: warning: no tool is in code mode for this model (codeMode.enabled, excludedTools)")
+        say_error("gocode: warning: no tool is in code mode for this model (codeMode.enabled, excludedTools)")
     return cm
 
 
@@ -156,7 +156,9 @@ def search(
     ranking = index.ranking(text, limit)
     shown = ranking.tools if ranking.fits else index.nearest(text, limit)
     if not ranking.fits:
-        _err(f"gocode: no tool fits {text!r}" + ("; the nearest:" if shown else " (`gocode list` shows every tool)"))
+        say_error(
+            f"gocode: no tool fits {text!r}" + ("; the nearest:" if shown else " (`gocode list` shows every tool)")
+        )
     if as_json:
         tools = [search_mod.entry_json(cm.package, e, i + 1, cm.shape_comments()) for i, e in enumerate(shown)]
         click.echo(json.dumps({"query": text, "fits": ranking.fits, "tools": tools}))
@@ -199,5 +201,5 @@ def describe(config_path: str | None, model: str | None, refresh: bool, as_json:
     elif found:
         click.echo(render_funcs(cm.package, [e.func for e in found.values()], shapes=cm.shape_comments()), nl=False)
     for note in missing:
-        _err(f"gocode: {note}")
+        say_error(f"gocode: {note}")
     sys.exit(1 if missing else 0)
