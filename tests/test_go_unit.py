@@ -17,7 +17,7 @@ import pytest
 
 from gocode.compile.workspace import Workspace
 from gocode.files import write_file
-from gocode.program import gofix
+from gocode.program import typecheck
 from gocode.resources import go_mod_template, go_sum_template, package_sources, rt_sources, templates_dir
 
 PACKAGES = ("rt", "gofix", "launcher")
@@ -85,4 +85,4 @@ def test_built_sources_leave_the_tests_out() -> None:
         files = package_sources(package)
         assert files and not [name for name in files if name.endswith("_test.go")], package
     assert rt_sources() == package_sources("rt")
-    assert gofix.sources() == package_sources("gofix")
+    assert typecheck.sources() == package_sources("gofix")

@@ -53,10 +53,10 @@ from gocode.files import write_file
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode, Prepared
 from gocode.program.diagnostics import Diagnostic, parse_diagnostics
-from gocode.program.gofix import CheckTimeout, GoFix
 from gocode.program.messages import explain, scrub
 from gocode.program.plan import Plan, plan_from_answer
 from gocode.program.render import main_names, render_bindings, render_main, tools_import_path
+from gocode.program.typecheck import CheckTimeout, GoFix
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.schema.ir import Package
 from gocode.schema.stdlib import STDLIB

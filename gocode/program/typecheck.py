@@ -1,4 +1,5 @@
-"""The Go-side helper (``go_templates/gofix``): Go's own parser and type checker, kept running.
+"""The type check of the model's code: the Go-side helper (``go_templates/gofix``, Go's own parser
+and type checker), kept running. Not ``go fix``: the helper prepares and checks a program.
 
 One :class:`GoFix` per workspace. The helper is built once from the shipped source (cached
 by the source's hash, next to the workspace's other binaries) and started on first use; it
