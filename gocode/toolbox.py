@@ -58,11 +58,11 @@ from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.plan import Plan
 from gocode.program.render import tools_import_path
 from gocode.results import REQUEST_ID_META_KEY, ToolResult, error_result, run_to_result, saved_answer
-from gocode.run import records
+from gocode.run import recordstore
 from gocode.run import step as stepping
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver
+from gocode.run.interceptor import Interceptor, Mode
 from gocode.run.limiter import Busy, RunLimiter, default_limit
-from gocode.run.recording import Interceptor, Mode
 from gocode.run.runner import LineFn, RunResult
 from gocode.run.setup import Notice, SetUp, SetUpError
 from gocode.schema.builder import build_package
@@ -539,7 +539,7 @@ class Toolbox:
     ) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
 
-        Every pooled run's calls are recorded under its ``run_id`` (see :mod:`gocode.run.records`).
+        Every pooled run's calls are recorded under its ``run_id`` (see :mod:`gocode.run.recordstore`).
         ``dry_run``: no call reaches a server; each is answered with a stub shaped by the tool's
         output schema (zero values), so a program that would write can be checked first.
         ``on_line`` is awaited with each line the program prints, while it runs
@@ -678,7 +678,7 @@ class Toolbox:
         how = how.taking(state)
         toolset = state.view.code_tools
         ic = how.interceptor or Interceptor(
-            how.mode, tools={(t.server, t.name): t for t in toolset.tools()}, max_bytes=records.recording_cap()
+            how.mode, tools={(t.server, t.name): t for t in toolset.tools()}, max_bytes=recordstore.recording_cap()
         )
         providers: dict[str, ToolProvider] = {p.name: p for p in how.providers}
         programs = state.saved_programs
@@ -730,24 +730,24 @@ class Toolbox:
             await anyio.to_thread.run_sync(self.code_mode.keep_result, result, session)
         if how.interceptor is None:  # a step's calls travel in its continuation instead
             local = tuple(s.server for s in toolset.servers if s.server not in self.config.mcp_servers)
-            recording = records.Recording(
-                records.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local, not_kept=ic.not_kept
+            recording = recordstore.Recording(
+                recordstore.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local, not_kept=ic.not_kept
             )
             result.run_id = await _keep(recording)
         return result
 
     async def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
         """Run a recorded run's program again, every call answered from its recording (no server is
-        called). Raises :class:`~gocode.run.records.RecordingError` when the recording is missing or
+        called). Raises :class:`~gocode.run.recordstore.RecordingError` when the recording is missing or
         the tool set changed since it was made (naming what differs)."""
-        recording = await anyio.to_thread.run_sync(records.load, run_id)
-        changed = records.differences(recording.toolset, self.code_mode.view.code_tools)
+        recording = await anyio.to_thread.run_sync(recordstore.load, run_id)
+        changed = recordstore.differences(recording.toolset, self.code_mode.view.code_tools)
         if changed:
-            raise records.RecordingError(f"run {run_id} was recorded against other tools: {'; '.join(changed)}")
+            raise recordstore.RecordingError(f"run {run_id} was recorded against other tools: {'; '.join(changed)}")
         ic = Interceptor("replay", recording.calls)
         result = await self.execute(recording.code if code is None else code, timeout, _pass=_Pass("replay", ic))
         result.run_id = run_id
-        return records.settle(result, ic, recording.not_kept)
+        return recordstore.settle(result, ic, recording.not_kept)
 
     async def step(
         self,
@@ -1009,13 +1009,13 @@ async def replay_offline(
 
     The program is built against the tool set it was recorded with and reaches a loopback
     endpoint that answers every call from the recording and refuses any other. Raises
-    :class:`~gocode.run.records.RecordingError` when the recording is missing or names a server
+    :class:`~gocode.run.recordstore.RecordingError` when the recording is missing or names a server
     the config no longer has. (That the servers' tools are unchanged is checked by
     :meth:`Toolbox.replay`, which has live sessions.)
     """
-    recording = await anyio.to_thread.run_sync(records.load, run_id)
-    if missing := records.servers_missing(recording, set(config.mcp_servers)):
-        raise records.RecordingError(f"run {run_id} used servers the config no longer has: {', '.join(missing)}")
+    recording = await anyio.to_thread.run_sync(recordstore.load, run_id)
+    if missing := recordstore.servers_missing(recording, set(config.mcp_servers)):
+        raise recordstore.RecordingError(f"run {run_id} used servers the config no longer has: {', '.join(missing)}")
     code_mode = CodeMode(config, model)
     code_mode.use(list(recording.toolset.servers))
     served = [DeclaredTools(s, "the recording") for s in recording.toolset.servers if s.tools]
@@ -1046,12 +1046,12 @@ async def replay_offline(
     if result.ok:
         result.result = run.result
         await anyio.to_thread.run_sync(code_mode.keep_result, result)
-    return records.settle(result, ic, recording.not_kept)
+    return recordstore.settle(result, ic, recording.not_kept)
 
 
 @dataclass(frozen=True)
 class _Pass:
-    """How one program's calls are answered (see :class:`~gocode.run.recording.Interceptor`)."""
+    """How one program's calls are answered (see :class:`~gocode.run.interceptor.Interceptor`)."""
 
     mode: Mode
     interceptor: Interceptor | None = None  # None: a fresh one for ``mode``, recorded afterwards
@@ -1067,9 +1067,9 @@ class _Pass:
         return self if self.state is not None else replace(self, state=state)
 
 
-async def _keep(recording: records.Recording) -> str:
+async def _keep(recording: recordstore.Recording) -> str:
     try:
-        await anyio.to_thread.run_sync(records.save, recording)
+        await anyio.to_thread.run_sync(recordstore.save, recording)
     except OSError as exc:  # a full disk must not fail the run
         log.warning("could not record run %s: %s", recording.run_id, exc)
         return ""

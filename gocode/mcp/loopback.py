@@ -96,7 +96,7 @@ class Run:
     # The calls in flight, cancelled when the run closes: nobody is left to read their answers.
     scopes: set[anyio.CancelScope] = field(default_factory=set)
     # Every call goes through it when set: recorded, answered from a record, or held for the
-    # caller (see gocode.run.recording).
+    # caller (see gocode.run.interceptor).
     interceptor: CallInterceptor | None = None
     # Providers for this run only, by server name: tools the caller declared for it (client-owned
     # tools) or the servers of a replayed recording. They need no code-mode permission: they

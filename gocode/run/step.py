@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gocode.errors import GocodeError
 from gocode.mcp.nesting import SCHEMA_DEPTH, deeper_than
 from gocode.paths import cache_dir, state_dir
-from gocode.run.recording import Entry, Interceptor, Pending, value_result, wire
+from gocode.run.interceptor import Entry, Interceptor, Pending, value_result, wire
 from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo
 

@@ -1,6 +1,6 @@
 """Recorded runs on disk: one JSON file per run id, with housekeeping caps.
 
-A pooled run's calls (:mod:`gocode.run.recording`) are kept with the program and the tool set
+A pooled run's calls (:mod:`gocode.run.interceptor`) are kept with the program and the tool set
 it was built against, so ``gocode exec --replay RUN_ID`` can build the same program and answer
 every call from the record without any server. Files live in ``$GOCODE_STATE_DIR/recordings``
 (else the cache directory's ``recordings``); only the newest ``GOCODE_RECORDINGS_MAX`` (default
@@ -24,7 +24,7 @@ from typing import Any
 
 from gocode.errors import GocodeError
 from gocode.paths import cache_dir, state_dir
-from gocode.run.recording import Entry, Interceptor
+from gocode.run.interceptor import Entry, Interceptor
 from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 
