@@ -26,7 +26,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from gocode.compile.workspace import BuildResult, Progress, Workspace
+from gocode.compile.modcache import BuildResult, Progress
+from gocode.compile.modcache import ModuleCache as Workspace  # the Go module cache: the old name, body unchanged
 from gocode.config import Config, ServerConfig
 from gocode.errors import GocodeError
 from gocode.mcp.cache import ListingCache

@@ -2,7 +2,7 @@
 
     GocodeError                 base; ``phase`` says where it failed, ``str()`` is the whole message
     ├── ConfigError             phase "config": missing/unparsable file, wrong key or type, unknown model
-    ├── ToolchainError          phase "toolchain": no ``go`` on PATH, Go too old, workspace warm-up failed
+    ├── ToolchainError          phase "toolchain": no ``go`` on PATH, Go too old, module cache warm-up failed
     ├── DiscoveryError          phase "discovery": a server did not start, connect, or list its tools
     ├── SchemaError             phase "schema": a tool set cannot be turned into Go (never a single odd
     │                           schema: those fall back to a documented type and a warning)

@@ -44,7 +44,7 @@ from mcp.shared.exceptions import MCPError
 from gocode import tool_formats
 from gocode.codemode import TOOL_NAME, CodeMode, ToolState
 from gocode.compile import housekeeping
-from gocode.compile.workspace import Progress, Workspace
+from gocode.compile.modcache import ModuleCache, Progress
 from gocode.config import Config, load_config
 from gocode.errors import ConfigError, GocodeError
 from gocode.mcp import logs
@@ -168,7 +168,7 @@ class Toolbox:
         config: Config | str | os.PathLike[str],
         model: str | None = None,
         *,
-        workspace: Workspace | None = None,
+        workspace: ModuleCache | None = None,
         prewarm: bool = True,
         pooled: bool = True,
         progress: Progress | None = None,
@@ -215,7 +215,7 @@ class Toolbox:
         self._started = False
         self._warmed = False  # the first warm-up finished (later re-warms keep the process ready)
         self._warm_error: str | None = None
-        # The machine's one-off set-up (Go workspace, sandbox launcher), shared by the warm-up
+        # The machine's one-off set-up (Go module cache, sandbox launcher), shared by the warm-up
         # and every call that comes before it is done; the launcher only for sandboxed runs.
         self._setup = SetUp(
             lambda: self.code_mode.workspace,
@@ -338,7 +338,7 @@ class Toolbox:
     def readiness(self) -> tuple[bool, str]:
         """Whether this toolbox should get traffic, and if not why (no secrets: probes are public).
 
-        Ready once the servers were discovered and the Go workspace is warm (the first call
+        Ready once the servers were discovered and the Go module cache is warm (the first call
         only links). A server that dies later does not make it unready: the next call
         reconnects, and every replica shares the same servers (see ``gocode_upstream_up``).
         """
@@ -352,12 +352,12 @@ class Toolbox:
             return False, "warming up: setting up Go on this machine (once)"
         if self._warm is not None and not self._warmed:
             return False, "warming up: compiling the Go bindings"
-        if self._warm is None and not _workspace_ready(self.code_mode):
-            return False, "the Go workspace is not warmed up (run `gocode warmup`)"
+        if self._warm is None and not _modcache_ready(self.code_mode):
+            return False, "the Go module cache is not warmed up (run `gocode warmup`)"
         return True, "ready"
 
     async def set_up(self, notice: Notice | None = None, within: float | None = None) -> bool:
-        """Wait for the machine's one-off set-up (the Go workspace, the sandbox launcher),
+        """Wait for the machine's one-off set-up (the Go module cache, the sandbox launcher),
         starting it if nothing has: every caller meanwhile waits for the same one. ``notice``
         is awaited with its progress lines; False if it still runs after ``within`` seconds.
         Raises :class:`~gocode.run.setup.SetUpError` (the cause and the fix) when it fails."""
@@ -608,7 +608,7 @@ class Toolbox:
         return result
 
     async def housekeep(self) -> dict[str, Any] | None:
-        """Mark this toolbox's workspace and bindings used, and bound the cache (see
+        """Mark this toolbox's module cache and bindings used, and bound the cache (see
         :mod:`gocode.compile.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
         self._last_housekeeping = time.monotonic()
         try:
@@ -1076,7 +1076,7 @@ async def _keep(recording: recordstore.Recording) -> str:
     return recording.run_id
 
 
-def _workspace_ready(code_mode: CodeMode) -> bool:
+def _modcache_ready(code_mode: CodeMode) -> bool:
     try:
         return code_mode.workspace.ready
     except GocodeError:  # no Go toolchain: calls will say so

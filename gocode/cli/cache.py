@@ -1,4 +1,4 @@
-"""``gocode cache info|prune`` and ``gocode warmup``: the Go workspace and its cache."""
+"""``gocode cache info|prune`` and ``gocode warmup``: the Go module cache and the rest of gocode's cache."""
 
 from __future__ import annotations
 
@@ -17,16 +17,16 @@ if TYPE_CHECKING:
 
 @click.group()
 def cache() -> None:
-    """The cache of workspaces and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
+    """gocode's cache: the Go module caches and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
 
 
-def _current_workspace() -> tuple[Path | None, Path | None]:
-    """This gocode's workspace in the cache, and in $GOCODE_STATE_DIR when that is set."""
-    from gocode.compile.workspace import Workspace
+def _current_modcache() -> tuple[Path | None, Path | None]:
+    """This gocode's module cache in the cache, and in $GOCODE_STATE_DIR when that is set."""
+    from gocode.compile.modcache import ModuleCache
 
     try:
-        ws = Workspace()
-    except GocodeError:  # no Go toolchain: every workspace counts as another one's
+        ws = ModuleCache()
+    except GocodeError:  # no Go toolchain: every module cache counts as another one's
         return None, None
     return ws.dir, (ws.state if ws.state != ws.dir else None)
 
@@ -39,7 +39,7 @@ def cache_info(as_json: bool) -> None:
     from gocode.compile import housekeeping
     from gocode.paths import cache_dir
 
-    current, state = _current_workspace()
+    current, state = _current_modcache()
     try:
         doc = housekeeping.info(cache_dir(), current)
         if state is not None:
@@ -50,9 +50,9 @@ def cache_info(as_json: bool) -> None:
         click.echo(json.dumps(doc))
         return
     click.echo(f"cache:              {doc['cache']}")
-    for w in doc["workspaces"]:
+    for w in doc["moduleCaches"]:
         tag = "current" if w["current"] else f"idle {w['idleSeconds'] // 3600} h"
-        click.echo(f"workspace:          {w['path']}  {human_size(w['bytes'])}  ({tag})")
+        click.echo(f"module cache:       {w['path']}  {human_size(w['bytes'])}  ({tag})")
     for kind, k in sorted(doc["removable"].items()):
         click.echo(f"{kind + ':':<19} {k['count']} entries, {human_size(k['bytes'])}")
     click.echo(f"removable in all:   {human_size(doc['removableBytes'])}")
@@ -75,12 +75,12 @@ def cache_info(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @handle_errors
 def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_json: bool) -> None:
-    """Remove old built programs, workspaces of other gocode versions and leftover run directories.
+    """Remove old built programs, module caches of other gocode versions and leftover run directories.
 
     Without options it applies the automatic bounds ($GOCODE_CACHE_MAX_SIZE, default 2G;
     $GOCODE_CACHE_MAX_AGE, default 14d); Go's build cache has its own size bound
     ($GOCODE_GOCACHE_MAX_SIZE, default 1G) and the same age. Nothing used in the last hour is removed, nor the
-    current workspace. Exit 1 when something could not be removed.
+    current module cache. Exit 1 when something could not be removed.
     """
     from gocode.compile import housekeeping
     from gocode.paths import cache_dir
@@ -94,7 +94,7 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    current, state = _current_workspace()
+    current, state = _current_modcache()
     doc = housekeeping.prune_places(cache_dir(), current, state, policy, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(doc))
@@ -118,14 +118,14 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
 
 
 @click.command()
-@click.option("--force", is_flag=True, help="Rebuild even if the workspace is ready.")
+@click.option("--force", is_flag=True, help="Rebuild even if the module cache is ready.")
 @handle_errors
 def warmup(force: bool) -> None:
-    """Download and pre-build the Go workspace (the whole standard library too), so later runs need no network."""
-    from gocode.compile.workspace import Workspace
+    """Download and pre-build the Go module cache (the whole standard library too), so later runs need no network."""
+    from gocode.compile.modcache import ModuleCache
     from gocode.search import semantic
 
-    ws = Workspace()
+    ws = ModuleCache()
     say_progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
     ws.warmup(say_progress, force=force, full=True)  # the whole standard library too: nothing left for later
     for error in semantic.fetch_all(say_progress):  # search still works, with the others or by words alone

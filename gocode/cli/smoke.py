@@ -47,7 +47,7 @@ def smoke(
 
     from gocode import junit
     from gocode import smoke as smoke_mod
-    from gocode.compile.workspace import Workspace
+    from gocode.compile.modcache import ModuleCache
     from gocode.config import load_config
 
     config = load_config(config_path)
@@ -64,7 +64,7 @@ def smoke(
             Path(junit_path).write_text("", encoding="utf-8")
         except OSError as exc:
             raise click.UsageError(f"cannot write the JUnit report {junit_path}: {exc.strerror or exc}") from None
-    ws = Workspace()
+    ws = ModuleCache()
     ws.ensure(say_progress)
     out = sys.stderr if as_json else sys.stdout
 
@@ -77,7 +77,7 @@ def smoke(
             click.echo(f"        warning: {w}", file=out)
 
     report = asyncio.run(
-        smoke_mod.run_smoke(config, model, scripts, workspace=ws, timeout=timeout, direct=direct, progress=show)
+        smoke_mod.run_smoke(config, model, scripts, modcache=ws, timeout=timeout, direct=direct, progress=show)
     )
     if junit_path:
         junit.write(report, Path(junit_path))

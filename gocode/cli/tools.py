@@ -78,7 +78,7 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
     from pathlib import Path
 
     from gocode.codemode import CodeMode
-    from gocode.compile.workspace import write_bindings_module
+    from gocode.compile.modcache import write_bindings_module
     from gocode.config import load_config
 
     cm = CodeMode(load_config(config_path), model)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gocode.compile import golink
-from gocode.compile.workspace import Workspace
+from gocode.compile.modcache import ModuleCache
 from gocode.config import DEFAULT_UID_RANGE, CodeModeConfig, SandboxLimits, uid_range
 from gocode.errors import GocodeError
 from gocode.files import write_file
@@ -161,10 +161,10 @@ def decide(setting: str, host: HostSupport) -> Decision:
 
 
 class Launcher:
-    """The launcher binary for a workspace: built once from the shipped source, cached by its hash."""
+    """The launcher binary for a module cache: built once from the shipped source, cached by its hash."""
 
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
+    def __init__(self, modcache: ModuleCache) -> None:
+        self.modcache = modcache
         self._path: Path | None = None
         self._host: HostSupport | None = None
         self._host_fake: tuple[str | None, str | None] = (None, None)
@@ -183,7 +183,7 @@ class Launcher:
         sources = package_sources("launcher")
         digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()[:16]
         # Not in bin/: that directory keeps only the newest programs.
-        return sources, self.workspace.dir / "launcher" / f"launcher-{digest}"
+        return sources, self.modcache.dir / "launcher" / f"launcher-{digest}"
 
     @property
     def built(self) -> bool:
@@ -192,7 +192,7 @@ class Launcher:
 
     async def _build(self) -> Path:
         sources, binary = self._sources()
-        ws = self.workspace
+        ws = self.modcache
         if binary.is_file():
             return binary
         if not ws.ready:
@@ -222,7 +222,7 @@ class Launcher:
             argv = [str(await self.path()), "-probe"]
             if fake[0] is not None:
                 argv += ["-fake-abi", fake[0]]
-            code, out = await golink.run(argv, cwd=self.workspace.dir, env=os.environ)
+            code, out = await golink.run(argv, cwd=self.modcache.dir, env=os.environ)
             try:
                 doc = json.loads(out.strip().splitlines()[-1])
             except (ValueError, IndexError):
@@ -400,14 +400,14 @@ class Confinement:
 _launchers: dict[Path, Launcher] = {}
 
 
-def launcher_for(workspace: Workspace) -> Launcher:
-    if workspace.dir not in _launchers:
-        _launchers[workspace.dir] = Launcher(workspace)
-    return _launchers[workspace.dir]
+def launcher_for(modcache: ModuleCache) -> Launcher:
+    if modcache.dir not in _launchers:
+        _launchers[modcache.dir] = Launcher(modcache)
+    return _launchers[modcache.dir]
 
 
 async def confine(
-    workspace: Workspace,
+    modcache: ModuleCache,
     settings: CodeModeConfig,
     binary: Path,
     port: int,
@@ -420,7 +420,7 @@ async def confine(
 
     ``workdir`` (the model's workspace) is the one directory besides scratch the program may
     write, and where it starts."""
-    launcher = launcher_for(workspace)
+    launcher = launcher_for(modcache)
     decision = decide(settings.sandbox, await launcher.probe())
     if decision.error:
         raise SandboxError(decision.error)
