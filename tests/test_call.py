@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gocode.tools.call import CallError, coerce, parse_arguments
+from gocode.calling import CallError, coerce, parse_arguments
 from gocode.toolset import ServerTools, ToolInfo
 from tests.conftest import ROOT, demo_stdio
 from tests.test_cli import gocode

@@ -11,7 +11,7 @@ The stages, lowest first (a module may import its own stage or an earlier one):
 6. ``compile``: the workspace, compiling and linking, the cache's housekeeping
 7. ``run``: the runner and the sandbox
 8. ``tools``: tools that are not MCP servers
-9. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), ``tool_formats`` and the package's public names
+9. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), ``tool_formats``, ``calling`` and the package's public names
 10. what is built on the facade: ``serve``, ``agent``, ``integrations``, ``smoke``/``junit``, ``demo``
 11. ``cli``
 
@@ -53,6 +53,7 @@ STAGES: dict[str, int] = {
     "gocode.results": 9,
     "gocode.blocking": 9,
     "gocode.tool_formats": 9,
+    "gocode.calling": 9,
     "gocode.serve": 10,
     "gocode.agent": 10,
     "gocode.integrations": 10,

@@ -1,4 +1,4 @@
-"""``gocode call SERVER TOOL``: one tool from the shell (library: :mod:`gocode.tools.call`)."""
+"""``gocode call SERVER TOOL``: one tool from the shell (library: :mod:`gocode.calling`)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def call_cmd(
     import asyncio
     from pathlib import Path
 
+    from gocode import calling as call_mod
     from gocode.config import load_config
-    from gocode.tools import call as call_mod
 
     config = load_config(config_path)
     called = asyncio.run(
