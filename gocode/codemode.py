@@ -29,7 +29,7 @@ from typing import Any
 from gocode.compile.modcache import BuildResult, Progress
 from gocode.compile.modcache import ModuleCache as Workspace  # the Go module cache: the old name, body unchanged
 from gocode.config import Config, ServerConfig
-from gocode.errors import GocodeError
+from gocode.errors import GocodeError, SandboxError, SearchRequestError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
@@ -41,12 +41,12 @@ from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver, refused, t
 from gocode.run.env import unsandboxed_env
 from gocode.run.kept import KeptFile, open_kept
 from gocode.run.runner import LineFn, RunResult, head_and_tail, kept_label, run_program
-from gocode.run.sandbox import Confinement, SandboxError, confine, decide, launcher_for, process_limit
+from gocode.run.sandbox import Confinement, confine, decide, launcher_for, process_limit
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
 from gocode.schema.media import returns_media
-from gocode.search.answer import SearchRequestError, answer_text
 from gocode.search.answer import answer as search_answer
+from gocode.search.answer import answer_text
 from gocode.search.index import SearchIndex
 from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, approved_text, expand_plan, legacy_names
 from gocode.tools.saved import listing as saved_listing

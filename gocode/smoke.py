@@ -29,7 +29,7 @@ import anyio
 from gocode.codemode import CodeMode
 from gocode.compile.modcache import ModuleCache
 from gocode.config import Config, ServerConfig
-from gocode.errors import DiscoveryError, GocodeError
+from gocode.errors import DiscoveryError, GocodeError, ScriptError
 from gocode.mcp.discovery import connect, describe_server, failure, list_all_tools, server_tools
 from gocode.program.code import ModelCode
 from gocode.run.runner import RunResult
@@ -106,10 +106,6 @@ class Script:
     error_phase: str | None = None  # the run must fail in this phase ("any": in any phase)
     error_match: str | None = None  # … with an error text matching this expression
     timeout: float | None = None
-
-
-class ScriptError(ValueError):
-    """A malformed expectation in a script file."""
 
 
 def parse_script(path: Path, text: str) -> Script:

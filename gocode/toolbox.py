@@ -46,13 +46,21 @@ from gocode.codemode import TOOL_NAME, CodeMode, ToolState
 from gocode.compile import housekeeping
 from gocode.compile.modcache import ModuleCache, Progress
 from gocode.config import Config, load_config
-from gocode.errors import ConfigError, GocodeError
+from gocode.errors import (
+    Busy,
+    ConfigError,
+    GocodeError,
+    SavedProgramError,
+    SetUpError,
+    ToolProviderError,
+    UnknownToolError,
+)
 from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import LiveState, Metrics
-from gocode.mcp.provider import ToolProvider, ToolProviderError
+from gocode.mcp.provider import ToolProvider
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.plan import Plan
@@ -62,16 +70,16 @@ from gocode.run import recordstore
 from gocode.run import step as stepping
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver
 from gocode.run.interceptor import Interceptor, Mode
-from gocode.run.limiter import Busy, RunLimiter, default_limit
+from gocode.run.limiter import RunLimiter, default_limit
 from gocode.run.runner import LineFn, RunResult
-from gocode.run.setup import Notice, SetUp, SetUpError
+from gocode.run.setup import Notice, SetUp
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
 from gocode.search.answer import search_tool_definition
 from gocode.tools import saved
 from gocode.tools.declared import DeclaredTools
 from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
-from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError
+from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view.rules import SEARCH_TOOL_NAME
 
@@ -84,12 +92,6 @@ HOUSEKEEPING_EVERY_S = 900.0
 # Safe for every model API: OpenAI and Anthropic allow [A-Za-z0-9_-]{1,64}; Gemini also wants
 # a letter or underscore first.
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-
-
-class UnknownToolError(GocodeError, LookupError):
-    """A call named a tool this toolbox does not offer."""
-
-    phase = "call"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ import anyio
 import pytest
 
 from gocode.compile.modcache import ModuleCache
-from gocode.mcp.upstream import Upstream, UpstreamError
+from gocode.errors import UpstreamError
+from gocode.mcp.upstream import Upstream
 from gocode.run.sandbox import Launcher
 from gocode.schema.ir import Package
 from tests.conftest import ROOT, config_from, demo_stdio

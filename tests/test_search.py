@@ -10,9 +10,10 @@ import sys
 
 import pytest
 
+from gocode.errors import SearchRequestError
 from gocode.schema.builder import build_package
 from gocode.search.analysis import first_sentence, fold, prepare, query_terms, split_values
-from gocode.search.answer import SearchRequestError, answer, answer_text, missing_note
+from gocode.search.answer import answer, answer_text, missing_note
 from gocode.search.index import SearchIndex
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from tests.conftest import ROOT, load_script

@@ -23,8 +23,9 @@ def save_cmd(config_path: str | None, model: str | None, description: str, force
     import asyncio
 
     from gocode.config import load_config
+    from gocode.errors import SavedProgramError
     from gocode.toolbox import Toolbox
-    from gocode.tools.saved import SavedProgramError, SaveRequest
+    from gocode.tools.saved import SaveRequest
 
     code = read_code(source)
 
@@ -102,7 +103,8 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
 
     from gocode.codemode import CodeMode
     from gocode.config import KEEP_REFERENCES, load_config
-    from gocode.tools.saved import SavedProgramError, build_binary
+    from gocode.errors import SavedProgramError
+    from gocode.tools.saved import build_binary
 
     async def build() -> Path:
         cm = CodeMode(load_config(config_path), model)

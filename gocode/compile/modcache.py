@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from gocode.compile import golink
-from gocode.errors import ToolchainError
+from gocode.errors import CheckTimeout, ToolchainError
 from gocode.files import write_file
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode, Prepared
@@ -56,7 +56,7 @@ from gocode.program.diagnostics import Diagnostic, parse_diagnostics
 from gocode.program.messages import explain, scrub
 from gocode.program.plan import Plan, plan_from_answer
 from gocode.program.render import main_names, render_bindings, render_main, tools_import_path
-from gocode.program.typecheck import CheckTimeout, GoFix
+from gocode.program.typecheck import GoFix
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.schema.ir import Package
 from gocode.schema.stdlib import STDLIB

@@ -22,16 +22,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from gocode.errors import ToolchainError
+from gocode.errors import CheckTimeout, ToolchainError
 from gocode.files import write_file
 from gocode.resources import package_sources
 
 # One request is milliseconds; anything near this is code built to stall the checker.
 CALL_TIMEOUT = 30.0
-
-
-class CheckTimeout(ToolchainError):
-    """The helper did not answer in time (it was stopped; the next call starts a new one)."""
 
 
 def sources() -> dict[str, str]:

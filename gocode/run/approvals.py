@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gocode.config import ApprovalConfig
+from gocode.errors import InputRequired, NoApprover
 from gocode.program.plan import Plan
 from gocode.toolset import ToolInfo
 
@@ -50,10 +51,6 @@ class ApprovalRequest:
 
 # Decides one request: True runs the program, False refuses it.
 Approver = Callable[[ApprovalRequest], "bool | Awaitable[bool]"]
-
-
-class NoApprover(Exception):
-    """There is no one to ask."""
 
 
 def needs_approval(settings: ApprovalConfig, server: str, tool: ToolInfo | None) -> bool:
@@ -123,24 +120,17 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 }
 
 
-class InputRequired(Exception):
-    """The client must be asked first (2026-07-28 era): answer with an ``InputRequiredResult``
-    and decide when the client retries the call with the response."""
+def input_required(request: ApprovalRequest) -> InputRequired:
+    """The signal that the client must be asked first (2026-07-28 era), carrying the
+    ``InputRequiredResult`` the call is answered with."""
+    import mcp_types as types
 
-    def __init__(self, request: ApprovalRequest) -> None:
-        super().__init__(request.message())
-        self.request = request
-
-    def result(self) -> Any:
-        import mcp_types as types
-
-        ask = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(message=self.request.message(), requested_schema=APPROVAL_SCHEMA)
-        )
-        # The state names the program: a retry carrying another program's approval is asked again.
-        return types.InputRequiredResult(
-            input_requests={APPROVAL_INPUT_KEY: ask}, request_state=self.request.program_hash
-        )
+    ask = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(message=request.message(), requested_schema=APPROVAL_SCHEMA)
+    )
+    # The state names the program: a retry carrying another program's approval is asked again.
+    answer = types.InputRequiredResult(input_requests={APPROVAL_INPUT_KEY: ask}, request_state=request.program_hash)
+    return InputRequired(request.message(), answer)
 
 
 def accepted(answer: Any) -> bool:
@@ -166,7 +156,7 @@ def elicitation_approver(ctx: Any, params: Any, modern: bool) -> Approver | None
         def from_retry(request: ApprovalRequest) -> bool:
             answer = responses.get(APPROVAL_INPUT_KEY)
             if answer is None or state != request.program_hash:
-                raise InputRequired(request)
+                raise input_required(request)
             return accepted(answer)
 
         return from_retry

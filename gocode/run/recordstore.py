@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gocode.errors import GocodeError
+from gocode.errors import RecordingError
 from gocode.paths import cache_dir, state_dir
 from gocode.run.interceptor import Entry, Interceptor
 from gocode.run.runner import RunResult
@@ -33,12 +33,6 @@ DEFAULT_MAX = 500
 DEFAULT_MAX_AGE_DAYS = 14.0
 DEFAULT_MAX_MB = 256  # all kept recordings together
 DEFAULT_RECORDING_MAX_MB = 16  # one recording's calls
-
-
-class RecordingError(GocodeError):
-    """A recording that cannot be found, read, or used against the current tools."""
-
-    phase = "replay"
 
 
 def new_run_id() -> str:

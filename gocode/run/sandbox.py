@@ -39,7 +39,7 @@ from typing import Any
 from gocode.compile import golink
 from gocode.compile.modcache import ModuleCache
 from gocode.config import DEFAULT_UID_RANGE, CodeModeConfig, SandboxLimits, uid_range
-from gocode.errors import GocodeError
+from gocode.errors import SandboxError
 from gocode.files import write_file
 from gocode.resources import package_sources
 from gocode.run import hostprobe, owned
@@ -61,12 +61,6 @@ READ_ONLY = ("/usr/share/zoneinfo",)  # time.LoadLocation; nothing else outside 
 # Tests of unsupported hosts: make the probe (and the launcher) report less than the kernel has.
 FAKE_ABI_ENV = "GOCODE_SANDBOX_FAKE_ABI"
 FAKE_NO_USERNS_ENV = "GOCODE_SANDBOX_FAKE_NOUSERNS"
-
-
-class SandboxError(GocodeError):
-    """The sandbox asked for cannot be provided here (the program does not run)."""
-
-    phase = "sandbox"
 
 
 @dataclass(frozen=True)

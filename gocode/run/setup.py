@@ -22,18 +22,12 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from gocode.compile.modcache import ModuleCache, Progress
-from gocode.errors import GocodeError
+from gocode.errors import GocodeError, SetUpError
 from gocode.run.sandbox import launcher_for
 
 HEARTBEAT_S = 10.0
 
 Notice = Callable[[str], Awaitable[None]]
-
-
-class SetUpError(GocodeError):
-    """The machine's one-off set-up failed: no program can be built until it is fixed."""
-
-    phase = "setup"
 
 
 class SetUp:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gocode.errors import SearchRequestError
 from gocode.schema.ir import Package
 from gocode.search.analysis import first_sentence, fold
 from gocode.search.index import NAME_ALL, SearchIndex, ToolEntry
@@ -60,10 +61,6 @@ def search_tool_definition() -> dict[str, Any]:
         ),
         "inputSchema": SEARCH_INPUT_SCHEMA,
     }
-
-
-class SearchRequestError(ValueError):
-    """A search_go_tools call that cannot be answered (no query or names, bad types, unknown names)."""
 
 
 @dataclass(frozen=True)

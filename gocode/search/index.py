@@ -42,6 +42,7 @@ from typing import Any
 
 import tantivy
 
+from gocode.errors import EmbeddingUnavailable
 from gocode.schema.ir import Package, ToolFunc
 from gocode.schema.names import words
 from gocode.search import learned
@@ -448,7 +449,7 @@ class SearchIndex:
         warm-up), not on a query."""
         self._lex()
         for model in self._models:  # loaded even when every vector so far was cached
-            with contextlib.suppress(semantic_mod.Unavailable):
+            with contextlib.suppress(EmbeddingUnavailable):
                 model.embedder()
 
     def _embeddings(self) -> tuple[list[Any], list[Any]]:
@@ -461,7 +462,7 @@ class SearchIndex:
                 texts = [_meaning_text(e) for e in self.entries] if models else []
                 used, vectors = [], []
                 for model in models:
-                    with contextlib.suppress(semantic_mod.Unavailable):  # left out, as the log says
+                    with contextlib.suppress(EmbeddingUnavailable):  # left out, as the log says
                         vectors.append(semantic_mod.document_vectors(model, texts))
                         used.append(model)
                 self._loaded = (used, vectors)

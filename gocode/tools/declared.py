@@ -20,7 +20,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
-from gocode.mcp.provider import ToolProviderError
+from gocode.errors import ToolProviderError
 from gocode.toolset import ServerTools
 
 

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from gocode.compile.modcache import ModuleCache
 from gocode.config import Config
-from gocode.errors import GocodeError
+from gocode.errors import SavedProgramError
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan
@@ -75,10 +75,6 @@ INPUT_ENV = "GOCODE_INPUT"
 SAVED_SERVER = "saved"
 # How deep saved programs may call each other (a program calling one calling one …).
 MAX_DEPTH = 4
-
-
-class SavedProgramError(GocodeError):
-    """A program that cannot be saved, built or found (the message says why)."""
 
 
 @dataclass(frozen=True)
