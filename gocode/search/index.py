@@ -1,7 +1,7 @@
 """Finding tools: a ranked full-text index over a tool set, and lookup by the names a model writes.
 
 A :class:`SearchIndex` is built once per tool set (pure: from the discovered tools and their Go
-IR, no I/O) and answers many queries. Ranking is BM25 by tantivy (a Rust search engine with no
+IR, no I/O) and answers many queries. Ranking is BM25 (:mod:`gocode.search.bm25`) by tantivy (a Rust search engine with no
 Python dependencies, ~3 ms to import, so the CLI stays quick) over four fields per tool:
 
 * ``name``: the tool's name and Go function name split into words (``get_current_time``,
@@ -32,48 +32,32 @@ import difflib
 import functools
 import itertools
 import math
-import re
 import threading
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tantivy
-
 from gocode.errors import EmbeddingUnavailable
-from gocode.schema.ir import Package, ToolFunc
+from gocode.schema.ir import Package
 from gocode.schema.names import words
-from gocode.search import learned
+from gocode.search import bm25, learned
 from gocode.search import semantic as semantic_mod
 from gocode.search.analysis import (
-    CASE_WORD,
-    LOWER_WORD,
     STOP_WORDS,
-    TOKENIZER,
     WORD,
     analyzer,
-    first_sentence,
     fold,
     prepare,
     query_terms,
     split_values,
 )
+from gocode.search.bm25 import RELATED_BOOST, RERANK_DEPTH, Lexical
+from gocode.search.entries import ToolEntry, entries
 from gocode.search.limits import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
-from gocode.toolset import ToolInfo, ToolSet
-from gocode.view.modelview import signature
+from gocode.toolset import ToolSet
 
-# Field weights, chosen on the tuning half of tests/corpus/search_queries.json (see
-# bench/search.py; a middle of the best region, not its single best point): a word in the name
-# or the server's name says most about what a tool is for, the start of its description next;
-# parameters and the rest of the description add recall.
-_BOOSTS = {"name": 2.0, "desc": 1.0, "server": 2.5, "body": 0.4}
-_DESC_HEAD_CHARS = 150
-_BODY_CHARS = 2000
-
-_RELATED_BOOST = 0.4
-_RERANK_DEPTH = 50
 # Fusing BM25 with meaning (see search()): the share of the lexical score in a tool's fused
 # score; chosen on the query sets written before fresh4 (docs/search.md).
 _LEXICAL_SHARE = 0.35
@@ -92,16 +76,9 @@ _ASKED_SHARE = 0.5
 # rank them first unless the query is about something else entirely. Chosen on the query sets
 # written before fresh5 (docs/search.md).
 _NAMED_BONUS = 0.3
-# A word names a server when it is in the server's name, starts several of its tool names
-# (jira_…, ChEMBL_…) or is capitalised mid-sentence in several of its descriptions (Loki, Jira),
-# and at most this many other servers mention it at all (so "time", "memory" or "fetch",
-# common words, never do).
-_NAME_OTHER_SERVERS = 2
-_NAME_MIN_TOOLS = 2
 # Words a request uses for other things than naming a server, whatever servers are called
 # ("unstage everything I added" is not about server-everything): stop words and indefinite pronouns.
 _NOT_NAMES = frozenset(STOP_WORDS) | {"everything", "anything", "something", "nothing", "everyone", "anyone"}
-_COVERAGE_POWER = 0.5
 # Among the tools of a server the query names, the one whose name the request says ("approve
 # merge request" → approve_merge_request, not get_merge_request_approval_state) gets up to this
 # much more fused score, by the share of its name's words the query has (server words aside).
@@ -110,63 +87,6 @@ _NAME_SHARE = 0.3
 # What words found only in a request's values (quoted text, URLs, identifiers, PROJ-142) weigh
 # in BM25, against 1 for the words that say what is asked.
 _VALUE_BOOST = 0.3
-
-
-@dataclass(frozen=True)
-class ToolEntry:
-    """One searchable tool: where it lives, its Go function and what the model is told about it."""
-
-    server: str
-    tool: str
-    function: str
-    description: str
-    signature: str
-    info: ToolInfo
-    func: ToolFunc
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.server}.{self.tool}"
-
-    def match_json(self) -> dict[str, Any]:
-        """The shape of rt.ToolMatch (what searchTools returns to a Go program)."""
-        return {
-            "name": self.tool,
-            "server": self.server,
-            "function": self.function,
-            "description": self.description,
-            "signature": self.signature,
-        }
-
-
-def entries(toolset: ToolSet, package: Package) -> list[ToolEntry]:
-    """The searchable tools of a tool set, in the package's (stable) order."""
-    infos = {(s.server, t.name): t for s in toolset.servers for t in s.tools}
-    out = []
-    for f in package.funcs:
-        info = infos.get((f.server, f.tool))
-        if info is None:
-            continue
-        desc = " ".join((info.description or info.title or "").split())
-        out.append(ToolEntry(f.server, f.tool, f.name, desc, signature(f), info, f))
-    return out
-
-
-def _param_text(schema: Any, depth: int = 0) -> list[str]:
-    """Names and descriptions of an input schema's properties (one level of nesting)."""
-    if not isinstance(schema, dict) or depth > 1:
-        return []
-    props = schema.get("properties")
-    out: list[str] = []
-    if isinstance(props, dict):
-        for name, sub in props.items():
-            out.append(str(name))
-            if isinstance(sub, dict):
-                if isinstance(sub.get("description"), str):
-                    out.append(sub["description"][:300])
-                out.extend(_param_text(sub, depth + 1))
-                out.extend(_param_text(sub.get("items"), depth + 1))
-    return out
 
 
 def _meaning_text(e: ToolEntry) -> str:
@@ -187,78 +107,6 @@ class Ranking:
     @property
     def tools(self) -> list[ToolEntry]:
         return [e for e, _ in self.scored]
-
-
-# A product or vendor name in running text: capitalised after a lower-case word (not at the start
-# of a sentence), with a lower-case letter in it (GitHub, ChEMBL; not an acronym such as CSV).
-_PROPER = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
-
-
-def _server_names(tools: list[ToolEntry]) -> dict[str, frozenset[int]]:
-    """Lower-case words that name a server (its name, its tools' shared prefix, the product and
-    vendor names its descriptions capitalise), each with the entries of the servers it names."""
-    by_server: dict[str, list[int]] = {}
-    for i, e in enumerate(tools):
-        by_server.setdefault(e.server, []).append(i)
-    mentions: dict[str, set[str]] = {}  # word → servers whose names or descriptions contain it
-    candidates: dict[str, set[str]] = {}  # server → words that may name it
-    own: dict[str, set[str]] = {}  # server → the words of its own name
-    for server, ids in by_server.items():
-        name_words = {w.lower() for w in WORD.findall(server)} | {fold(server)}
-        for w in list(name_words):
-            name_words.update(x.lower() for x in CASE_WORD.findall(w))
-        own[server] = name_words
-        prefixes: dict[str, int] = {}
-        proper: dict[str, int] = {}
-        plain: dict[str, int] = {}  # words written in lower case in running text
-        for i in ids:
-            e = tools[i]
-            head = re.split(r"[_\-.]", e.tool)[0]
-            first = head if head != e.tool else next(iter(CASE_WORD.findall(e.tool)), "")
-            if first:
-                # A capitalised prefix (ChEMBL_, CTIS_) names a product however few tools share it.
-                weight = len(ids) if first != first.lower() else 1
-                prefixes[first.lower()] = prefixes.get(first.lower(), 0) + weight
-            text = f"{e.description} {e.info.title or ''}"
-            for w in _PROPER.findall(text):
-                proper[w.lower()] = proper.get(w.lower(), 0) + 1
-            for w in LOWER_WORD.findall(text):
-                plain[w] = plain.get(w, 0) + 1
-            for w in {w.lower() for w in WORD.findall(f"{e.tool} {text}")}:
-                mentions.setdefault(w, set()).add(server)
-        # A prefix most of a server's tools share (jira_…, browser_…), or a capitalised one.
-        picked = name_words | {w for w, n in prefixes.items() if n >= max(_NAME_MIN_TOOLS, 0.15 * len(ids))}
-        # A name is written capitalised, in several descriptions, and hardly ever in lower case.
-        picked |= {w for w, n in proper.items() if n >= _NAME_MIN_TOOLS and plain.get(w, 0) * 4 <= n}
-        candidates[server] = {w for w in picked if len(w) >= 3}
-    out: dict[str, set[int]] = {}
-    for server, picked in candidates.items():
-        for w in picked:
-            others = {s for s in mentions.get(w, ()) if s != server and w not in own[s]}
-            if len(others) <= _NAME_OTHER_SERVERS:
-                out.setdefault(w, set()).update(by_server[server])
-    return {w: frozenset(ids) for w, ids in out.items()}
-
-
-@dataclass(frozen=True)
-class _Lexical:
-    schema: Any
-    searcher: Any
-    terms: list[frozenset[str]]  # per entry: the words it mentions at all (the coverage factor)
-    named: dict[str, frozenset[int]]  # per word: the entries of the servers it names
-    name_terms: list[frozenset[str]]  # per entry: its name's words, its server's words aside
-
-
-def _lexical_state(lex: _Lexical) -> dict[str, Any]:
-    """What a kept index stores beside tantivy's files: every part but the index itself."""
-    return {f.name: getattr(lex, f.name) for f in fields(lex) if f.name not in ("schema", "searcher")}
-
-
-def _reopen_lexical(directory: str, state: dict[str, Any]) -> _Lexical:
-    """A kept index (:func:`_lexical_state` beside tantivy's files in ``directory``) opened again."""
-    index = tantivy.Index.open(directory)
-    index.register_tokenizer(TOKENIZER, analyzer())
-    return _Lexical(schema=index.schema, searcher=index.searcher(), **state)
 
 
 # What a learned weighing of the signals reads per candidate tool (SearchIndex.features), then per
@@ -298,7 +146,7 @@ class Similarity:
     def scaled(self) -> Any:
         """The mixed similarity scaled to [0, 1] over the band of the most similar tools (0 below)."""
         sim = self.mixed
-        band = sim[sim.argsort()[-_RERANK_DEPTH:]]
+        band = sim[sim.argsort()[-RERANK_DEPTH:]]
         low, high = float(band.min()), float(band.max())
         return ((sim - low) / max(high - low, 1e-6)).clip(0.0, None)
 
@@ -344,7 +192,7 @@ class SearchIndex:
         self._loaded: tuple[list[Any], list[Any]] | None = None
         self._load_lock = threading.Lock()
         # BM25's index is built on the first query too: a lookup by name needs only the table below.
-        self._lexical: _Lexical | None = None
+        self._lexical: Lexical | None = None
         self._lexical_lock = threading.Lock()
         self._verb_cache: list[str] | None = None
         self._by_name: dict[str, list[int]] = {}
@@ -363,73 +211,19 @@ class SearchIndex:
             kept = kept_index.entry_dir(toolset)
         return cls(entries(toolset, package), semantic=semantic, kept=kept)
 
-    def _lex(self) -> _Lexical:
+    def _lex(self) -> Lexical:
         """BM25's index, what each tool mentions and the names of servers, built once (or
         read from where it is kept)."""
         with self._lexical_lock:
             if self._lexical is None:
                 if self._kept is None:
-                    self._lexical = self._build_lexical()
+                    self._lexical = bm25.build(self.entries)
                 else:
                     from gocode.search import kept_index
 
-                    self._lexical = kept_index.load_or_build(
-                        self._kept, self._build_lexical, _reopen_lexical, _lexical_state
-                    )
+                    build = functools.partial(bm25.build, self.entries)
+                    self._lexical = kept_index.load_or_build(self._kept, build, bm25.reopen_lexical, bm25.lexical_state)
             return self._lexical
-
-    def _build_lexical(self, directory: str | None = None) -> _Lexical:
-        """BM25's index (in ``directory``, else in memory) and what else ranking reads per tool."""
-        schema_builder = tantivy.SchemaBuilder()
-        schema_builder.add_unsigned_field("id", stored=True, indexed=False)
-        for name in _BOOSTS:
-            schema_builder.add_text_field(name, tokenizer_name=TOKENIZER, index_option="freq")
-        schema = schema_builder.build()
-        index = tantivy.Index(schema) if directory is None else tantivy.Index(schema, path=directory)
-        index.register_tokenizer(TOKENIZER, analyzer())
-        writer = index.writer(15_000_000, 1)
-        terms: list[frozenset[str]] = []
-        for i, e in enumerate(self.entries):
-            desc = e.description
-            head = first_sentence(desc)[:_DESC_HEAD_CHARS]
-            body = " ".join([desc[len(head) : len(head) + _BODY_CHARS], *_param_text(e.info.input_schema)])
-            fields = {
-                "name": prepare(f"{e.tool} {e.function} {e.info.title or ''}"),
-                "server": prepare(e.server),
-                "desc": prepare(head),
-                "body": prepare(body),
-            }
-            doc = tantivy.Document()
-            doc.add_unsigned("id", i)
-            for field, text in fields.items():
-                doc.add_text(field, text)
-            writer.add_document(doc)
-            # Which words a tool mentions at all, for the coverage factor in search().
-            terms.append(frozenset(analyzer().analyze(" ".join(fields.values()))))
-        writer.commit()
-        writer.wait_merging_threads()
-        index.reload()
-        searcher = index.searcher()
-        named = _server_names(self.entries)
-        # The words of each tool's name that say what it does: not the words naming its server
-        # that most of the server's tools share (git_…, jira_…), which tell them apart from
-        # nothing; a server word only some of its tools carry (weather's get_weather beside
-        # get_city) does say what that tool is for.
-        naming: dict[int, set[str]] = {}
-        for w, ids in named.items():
-            for i in ids:
-                naming.setdefault(i, set()).add(w)
-        words = [frozenset(analyzer().analyze(prepare(e.tool))) for e in self.entries]
-        per_server: dict[str, Counter[str]] = {}
-        for e, ws in zip(self.entries, words, strict=True):
-            per_server.setdefault(e.server, Counter()).update(ws)
-        sizes = Counter(e.server for e in self.entries)
-        name_terms: list[frozenset[str]] = []
-        for i, e in enumerate(self.entries):
-            server_words = set(analyzer().analyze(prepare(" ".join([e.server, *naming.get(i, ())]))))
-            shared = {t for t in server_words if 2 * per_server[e.server][t] > sizes[e.server]}
-            name_terms.append(words[i] - shared)
-        return _Lexical(schema, searcher, terms, named, name_terms)
 
     @property
     def ranker(self) -> str:
@@ -507,7 +301,7 @@ class SearchIndex:
             analysed_asked = set(analyzer().analyze(prepare(asked)))
             analysed = analysed_asked or analysed
         base = analysed or set(own)
-        lexical = self._bm25(base, own, related, _RERANK_DEPTH, weights)
+        lexical = self._bm25(base, own, related, RERANK_DEPTH, weights)
         named = self.named(query)
         own_set, related_set = set(own), set(related)
         bonus = {i: _NAMED_BONUS + _NAME_SHARE * self._name_cover(i, own_set, related_set) for i in named}
@@ -564,7 +358,7 @@ class SearchIndex:
         lex_rank = {i: r for r, i in enumerate(sorted(sig.lexical, key=lambda i: (-sig.lexical[i], i)))}
         meaning = sum(s.scaled for s in sig.similarities) / len(sig.similarities)
         by_meaning = np.argsort(-meaning, kind="stable")
-        meaning_rank = {int(i): r for r, i in enumerate(by_meaning[: 4 * _RERANK_DEPTH])}
+        meaning_rank = {int(i): r for r, i in enumerate(by_meaning[: 4 * RERANK_DEPTH])}
         best_full = [float(s.full.max()) for s in sig.similarities]
         best_without = [float(s.without.max()) for s in sig.similarities]
         top = max(sig.fused.values())
@@ -581,9 +375,9 @@ class SearchIndex:
                 named,
                 cover,
                 named * cover,
-                1.0 if verb in w.own else _RELATED_BOOST if verb in w.related else 0.0,
+                1.0 if verb in w.own else RELATED_BOOST if verb in w.related else 0.0,
                 1.0 / (1 + lex_rank[i]) if i in lex_rank else 0.0,
-                1.0 / (1 + meaning_rank.get(i, 4 * _RERANK_DEPTH)),
+                1.0 / (1 + meaning_rank.get(i, 4 * RERANK_DEPTH)),
                 min(len(self.entries[i].description), 2000) / 2000,
             ]
             for s, bf, bw in zip(sig.similarities, best_full, best_without, strict=True):
@@ -604,14 +398,14 @@ class SearchIndex:
 
     def _name_cover(self, i: int, own: set[str], related: set[str]) -> float:
         """How much of a tool's name the query says: the share of its name's words (server
-        words aside) among the query's own terms, a related term counting _RELATED_BOOST."""
+        words aside) among the query's own terms, a related term counting RELATED_BOOST."""
         terms = self._lex().name_terms[i]
         if not terms:
             return 0.0
         # Counted, not summed as floats, so the share does not depend on the set's order.
         said = sum(1 for t in terms if t in own)
         implied = sum(1 for t in terms if t not in own and t in related)
-        return (said + _RELATED_BOOST * implied) / len(terms)
+        return (said + RELATED_BOOST * implied) / len(terms)
 
     def named(self, query: str) -> frozenset[int]:
         """The entries of the servers a query names (by server, product or vendor name)."""
@@ -648,27 +442,7 @@ class SearchIndex:
     def _bm25(
         self, base: set[str], own: list[str], related: list[str], limit: int, extra: dict[str, float] | None = None
     ) -> list[tuple[int, float]]:
-        """(entry index, score) by BM25 with the coverage factor over the query words ``base``,
-        best first (at most _RERANK_DEPTH); ``extra`` terms at their own weights."""
-        lex = self._lex()
-        weighted = [(t, 1.0) for t in own] + [(t, _RELATED_BOOST) for t in related] + list((extra or {}).items())
-        clauses = [
-            (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(lex.schema, f, t), boost * w))
-            for f, boost in _BOOSTS.items()
-            for t, w in weighted
-        ]
-        query_obj = tantivy.Query.boolean_query(clauses)
-        hits = lex.searcher.search(query_obj, max(limit, _RERANK_DEPTH)).hits
-        ids = [lex.searcher.doc(addr)["id"][0] for _, addr in hits]
-        # BM25 sums per-term scores, so one rare word in a short name can outweigh a tool that
-        # matches most of the request; weight each score by the share of the query's words the
-        # tool mentions anywhere (Lucene's classic "coord" factor).
-        scored = [
-            (score * (len(base & lex.terms[i]) / len(base)) ** _COVERAGE_POWER, -rank, i)
-            for rank, ((score, _), i) in enumerate(zip(hits, ids, strict=True))
-        ]
-        scored.sort(reverse=True)
-        return [(i, score) for score, _, i in scored]
+        return bm25.search(self._lex(), base, own, related, limit, extra)
 
     def lookup(self, name: str) -> list[ToolEntry]:
         """The tools a name means: an MCP tool name, a Go function name (any case), or
