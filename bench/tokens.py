@@ -190,12 +190,11 @@ def saved_costs(toolset: ToolSet, go_version: str, counts: tuple[int, ...] = (0,
             old = os.environ.get("GOCODE_STATE_DIR")
             os.environ["GOCODE_STATE_DIR"] = state
             try:
-                store = SavedStore()
+                store = SavedStore.for_model(config, None)
                 for i in range(n):
                     store.store(SavedProgram(f"city_temperature_{i}", source="", **SAVED_EXAMPLE))  # type: ignore[arg-type]
-                cm = CodeMode(config)
+                cm = CodeMode(config, offer_saved=on)
                 cm.go_version = lambda: go_version  # type: ignore[method-assign]
-                cm.offer_saved = on
                 cm.use(list(toolset.servers))
                 defs: list[object] = [cm.tool_definition()]
                 if cm.disclosure().tier != "full":

@@ -240,6 +240,8 @@ class Cluster:
 
     def start_replica(self, r: Replica) -> None:
         env = {**self.base_env(), "GOCODE_STATE_DIR": str(r.state_dir), "GOCODE_LOG_FORMAT": "json"}
+        # HAProxy, on this machine, names each client in X-Forwarded-For (`option forwardfor`).
+        env.setdefault("FORWARDED_ALLOW_IPS", "127.0.0.1")
         argv = [GOCODE, "serve", "-c", str(self.config), "--transport", "http", "--port", str(r.port)]
         argv += [*(["--model", self.model] if self.model else []), *self.extra_args]
         if self.cache_read_only:

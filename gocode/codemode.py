@@ -16,32 +16,31 @@ import asyncio
 import contextlib
 import json
 import os
-import stat
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
-from gocode.compile.modcache import BuildResult, Progress
+from gocode.compile.modcache import BuildResult, Progress, check_and_build
 from gocode.compile.modcache import ModuleCache as Workspace  # the Go module cache: the old name, body unchanged
-from gocode.config import Config, ServerConfig
+from gocode.config import ApprovalConfig, CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError, SandboxError, SearchRequestError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.code import ModelCode
-from gocode.program.diagnostics import parse_diagnostics
-from gocode.program.plan import Plan, nil_result_hint, plan_from_answer, program_hash
+from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
-from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver, refused, tools_needing_approval
-from gocode.run.env import unsandboxed_env
+from gocode.run.approvals import ApprovalRequest, Approver, AskFirst, approval, refusal
+from gocode.run.env import unsandboxed_env, with_run_settings
 from gocode.run.kept import KeptFile, open_kept
-from gocode.run.runner import LineFn, RunResult, head_and_tail, kept_label, run_program
-from gocode.run.sandbox import Confinement, confine, decide, launcher_for, process_limit
+from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, server_spec
+from gocode.run.result import RunResult, compile_failure, finish, keep_value
+from gocode.run.runner import LineFn, run_program
+from gocode.run.sandbox import Confinement, probe_state, process_limit
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
 from gocode.schema.media import returns_media
@@ -58,7 +57,6 @@ from gocode.view.rules import rules as rules_text
 from gocode.view.selection import ToolView, code_mode_on, split_tools, typeable, with_inferred_outputs
 
 TOOL_NAME = "execute_go_code"
-RESULT_FILE_ENV = "GOCODE_RESULT_FILE"  # where a program without a controller writes result() (rt.EnvResultFile)
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -82,22 +80,6 @@ OUTPUT_SCHEMA: dict[str, Any] = {
 
 # Rules and declarations are built by gocode.view (rules, modelview, disclosure).
 _NO_TOOLS = "// (no tools are configured for code mode)\n"
-
-
-def server_spec(server: ServerConfig, protocol_version: str) -> dict[str, Any]:
-    """How the Go program reaches a server (the GOCODE_SERVERS entry; see go_templates/rt)."""
-    spec: dict[str, Any] = {
-        "transport": server.type,
-        "protocolVersion": protocol_version,
-        "connectTimeout": server.timeout,
-    }
-    if server.type == "stdio":
-        spec.update(command=server.command, args=list(server.args), env=dict(server.env))
-        if server.cwd:
-            spec["cwd"] = server.cwd
-    else:
-        spec.update(url=server.url, headers=dict(server.headers))
-    return spec
 
 
 def _describe(head: str, text: str, tier: str) -> str:
@@ -125,7 +107,13 @@ class ToolState:
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
-    def __init__(self, config: Config, model: str | None = None, *, workspace: Workspace | None = None) -> None:
+    def __init__(
+        self, config: Config, model: str | None = None, *, workspace: Workspace | None = None,
+        offer_saved: bool = False, shapes_cache: ListingCache | Literal[False] | None = None,
+    ) -> None:  # fmt: skip
+        """``offer_saved``: the saved programs are Go functions of the server ``saved`` too (a
+        controller answers their calls: a pooled toolbox, or a listing). ``shapes_cache``: where
+        learned result shapes are kept (None: the default place, False: nowhere)."""
         self.config = config
         self.model = model
         self.settings = config.code_mode_for(model)
@@ -145,18 +133,20 @@ class CodeMode:
         self._sandbox: dict[str, Any] | None = None
         # What the servers' results looked like (the toolbox's loopback endpoint records them),
         # this model's own: one model's results never reach what another reads.
-        self.shapes = ShapeRecorder(ListingCache(), dict(config.mcp_servers), self.shape_scope)
+        cache = ListingCache() if shapes_cache is None else shapes_cache or None
+        self.shapes = ShapeRecorder(cache, dict(config.mcp_servers), self.shape_scope)
         # The result types inferred from those shapes that the current package uses, per tool.
         self._inferred: dict[tuple[str, str], dict[str, Any]] = {}
-        # Offer the saved programs as Go functions of the server `saved` (a controller answers
-        # their calls, so only a pooled toolbox, or a listing such as search, turns this on).
-        self.offer_saved = False
+        self.offer_saved = offer_saved
         self._state: ToolState | None = None
 
     @property
     def shape_scope(self) -> str:
-        """Whose learned shapes this code mode reads and writes: the model ref in effect."""
-        return self.model or self.config.defaults.model or ""
+        """Whose learned shapes this code mode reads and writes: the config's owner (as for
+        workspaces: ``codeMode.workspace.id``, else its file) and the model ref in effect, so two
+        projects naming the same model never read each other's results."""
+        owner = workdirs.owner(self.settings.workdir, self.config.source)
+        return f"{owner}/{self.model or self.config.defaults.model or ''}"
 
     async def __aenter__(self) -> CodeMode:
         await self.refresh()
@@ -201,7 +191,8 @@ class CodeMode:
                 "to no model: `gocode saved --adopt` moves them to one",
             )
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
-        inferred = self._typed_outputs(view)
+        keep = typeable(view)
+        inferred = {k: v for k, v in self.shapes.inferred().items() if k in keep}
         view = with_inferred_outputs(view, inferred)
         package = package_for(view.code_tools)  # built once per tool set and gocode, then read back
         infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
@@ -220,10 +211,6 @@ class CodeMode:
     def saved_store(self) -> SavedStore:
         """This config and model's saved programs (see :func:`gocode.tools.saved.store_key`)."""
         return SavedStore.for_model(self.config, self.model)
-
-    def _typed_outputs(self, view: ToolView) -> dict[tuple[str, str], dict[str, Any]]:
-        keep = typeable(view)
-        return {k: v for k, v in self.shapes.inferred().items() if k in keep}
 
     def inferred_changed(self) -> bool:
         """Whether the result types inferred from the tools' results differ from those the
@@ -368,7 +355,7 @@ class CodeMode:
         asked from Python (:meth:`~gocode.run.sandbox.Launcher.quick_probe`), and
         :meth:`confirm_sandbox` checks that answer against the launcher's once it exists."""
         if self._sandbox is None:
-            self._sandbox = await self._sandbox_for(quick=True)
+            self._sandbox = await probe_state(self.workspace, self.settings.sandbox, quick=True)
         return self.sandbox_state()
 
     async def confirm_sandbox(self) -> bool:
@@ -376,26 +363,10 @@ class CodeMode:
         changes the tier :meth:`resolve_sandbox` found (the description must then change)."""
         if self._sandbox is None or self.settings.sandbox == "off":
             return False
-        got = await self._sandbox_for(quick=False)
+        got = await probe_state(self.workspace, self.settings.sandbox, quick=False)
         changed = got.get("tier") != self._sandbox.get("tier")
         self._sandbox = got
         return changed
-
-    async def _sandbox_for(self, *, quick: bool) -> dict[str, Any]:
-        setting = self.settings.sandbox
-        state: dict[str, Any] = {"setting": setting, "tier": None}
-        if setting != "off":
-            try:
-                launcher = launcher_for(self.workspace)
-                if not quick and not launcher.built and not self.workspace.ready:
-                    await asyncio.to_thread(self.workspace.ensure)
-                decision = decide(setting, await (launcher.quick_probe() if quick else launcher.probe()))
-                state.update(tier=decision.tier)
-                if decision.note or decision.error or decision.warning:
-                    state["note"] = decision.note or decision.error or decision.warning
-            except (GocodeError, OSError) as exc:
-                state["note"] = f"the sandbox could not be set up here: {exc}"
-        return state
 
     @property
     def sandbox_resolved(self) -> bool:
@@ -452,9 +423,7 @@ class CodeMode:
 
     async def prewarm(self, progress: Progress | None = None) -> None:
         """Prepare the workspace and compile this tool set's bindings, so the first call only links."""
-        if not self.workspace.ready:
-            await asyncio.to_thread(self.workspace.ensure, progress)
-        await self.workspace.build(self.package, ModelCode(""))
+        await check_and_build(self.workspace, self.package, ModelCode(""), progress)
 
     def workdir(self, session: str | None = None) -> Path | None:
         """The workspace programs of this model (or session) start in; None when turned off."""
@@ -464,43 +433,11 @@ class CodeMode:
         key = workdirs.owner(settings, self.config.source)
         return workdirs.path_for(settings, self.model or self.config.defaults.model, session, key)
 
-    def _keeper(self, workdir: Path) -> Callable[[], KeptFile | None]:
-        """Opens the file a run's long output is kept in (when it first passes the cap)."""
-        file_cap = self.settings.limits.file_size_mb << 20
-        return lambda: open_kept(workdir, self.settings.workdir, file_cap)
-
-    def keep_result(self, result: RunResult, session: str | None = None) -> None:
-        """A result() value whose JSON is longer than the output cap is kept whole in the
-        workspace, as long output is: the model reads its head and tail, its size and the file
-        (``result.result_excerpt``), and the next program can read the rest. The value itself
-        stays in the structured result, for the client."""
+    def keep_result(self, result: RunResult, session: str | None = None) -> RunResult:
+        """``result`` with a result() value too long for the answer kept in the workspace
+        (see :func:`gocode.run.result.keep_value`); blocking, as that is."""
         workdir = self.workdir(session)
-        if result.result is None or workdir is None or not workdir.is_dir():
-            return
-        data = json.dumps(result.result, ensure_ascii=False).encode()
-        cap = self.settings.max_output_bytes
-        if len(data) <= cap:
-            return
-        file_cap = self.settings.limits.file_size_mb << 20
-        try:
-            kept = open_kept(workdir, self.settings.workdir, file_cap, "result", ".json")
-        except OSError as exc:  # gocode-output is not a directory: the value is shown whole
-            result.warnings.append(f"the result() value was not kept in the workspace: {exc}")
-            return
-        if kept is None:  # the workspace is full: the value is shown whole, as without a workspace
-            return
-        try:
-            with kept.file:
-                kept.file.write(data[: kept.cap])
-        except OSError as exc:  # the disk is full: the value is shown whole, as without a workspace
-            result.warnings.append(f"the result() value was not kept in the workspace: {exc}")
-            return
-        result.result_file = str(kept.path)
-        tail = cap // 4
-        result.result_excerpt = head_and_tail(
-            data[: cap - tail], data[-tail:], len(data), min(kept.cap, len(data)), kept_label(kept.path, workdir),
-            "result",
-        )  # fmt: skip
+        return result if workdir is None else keep_value(result, workdir, self.settings)
 
     async def plan(self, code: str, progress: Progress | None = None) -> BuildResult:
         """Which tools ``code`` can call (``BuildResult.plan``), from the type check alone:
@@ -515,8 +452,7 @@ class CodeMode:
         timeout: float | None = None,
         progress: Progress | None = None,
         *,
-        specs: dict[str, dict[str, Any]] | None = None,
-        sandbox_port: int | None = None,
+        reach: Reach | None = None,
         on_line: LineFn | None = None,
         package: Package | None = None,
         godebug: str = "",
@@ -529,195 +465,125 @@ class CodeMode:
     ) -> RunResult:
         """Build and run ``code`` as the body of Run; every failure is a result, not an exception.
 
-        ``specs`` overrides how the program reaches the servers (a controller's loopback
-        endpoint, which also receives its ``result()``); by default it starts or dials them
-        itself (direct mode), and its result comes back in a file. ``on_line`` gets each line
-        the program prints while it runs. ``package`` replaces the tool set's bindings (the
-        tool set plus client-owned tools); ``godebug`` adds Go runtime settings
-        (``randautoseed=0`` for passes that must repeat themselves); ``program_env`` adds variables
-        to the program's environment (a saved program's input). A program that can call
-        tools needing approval (``codeMode.approval``) runs only if ``approve`` says so;
-        ``on_plan`` learns what the program can call before it starts (the loopback endpoint
-        refuses anything else). The program starts in its workspace (``codeMode.workspace``; per
-        ``session`` when its scope is ``session``). A run whose calls are all answered without a
-        server (``calls_servers`` false: a replay or a dry run) needs no approval: there is
-        nothing to approve. ``state``: the tool set the caller took for this call (by default the
-        current one, taken here, before the build); what is built, approved and run is read
-        from it alone.
+        The steps are docs/architecture.md's "A run". ``reach``: how the program reaches its tools
+        (:mod:`gocode.run.reach`; by default its own sessions, direct mode). ``on_line`` gets each
+        line printed, as printed; ``package`` replaces the bindings (with client-owned tools);
+        ``godebug`` and ``program_env`` add to the program's environment. A program that can call
+        tools needing approval runs only if ``approve`` says so, unless ``calls_servers`` is false
+        (a replay or a dry run); ``on_plan`` learns what it can call before it starts. It starts in
+        its workspace (per ``session`` when so scoped). ``state``: the tool set the caller took for
+        this call (by default the current one); what is built, approved and run is read from it alone.
         """
         start = time.monotonic()
         state = state or self.state
-        view, package, infos = state.view, package or state.package, state.infos
-        if not self.workspace.ready:
-            await asyncio.to_thread(self.workspace.ensure, progress)
-        build = await self.workspace.build(package, ModelCode(code))
+        package = package or state.package
+        build = await check_and_build(self.workspace, package, ModelCode(code), progress)
         if not build.ok:
-            return RunResult(
-                False,
-                "compile",
-                stderr=build.output + self._unavailable_note(),
-                diagnostics=list(build.diagnostics) or parse_diagnostics(build.output),
-                warnings=list(build.notes),
-                build_ms=build.duration_ms,
-                build_mode=build.mode,
-                duration_ms=(time.monotonic() - start) * 1000,
-            )
-        assert build.binary is not None
+            return compile_failure(build, self._unavailable_note(), start)
         plan = build.plan or plan_from_answer(None, package)
         if on_plan is not None:
             on_plan(plan)
-        # What approving it means: the tools the saved programs it calls can reach count too.
-        reach = expand_plan(plan, state.saved_programs) if state.saved_programs else plan
-        held = tools_needing_approval(self.settings.approval, reach, infos) if calls_servers else ()
-        # A saved program is what it can reach (counted above), not a tool that needs approval itself.
-        held = tuple(h for h in held if not h.startswith(SAVED_SERVER + "."))
-        held = () if held == (ANY_TOOL,) else held
-        if held:
-            # The hash covers the saved programs' code too: an approval names exactly what runs.
-            approved = approved_text(code, reach, state.saved_programs, held)
-            why = await refused(ApprovalRequest(program_hash(approved, package), code, held, reach), approve)
-            if why is not None:
-                return RunResult(
-                    False, "approval", stderr=why, plan=plan.as_json(), build_ms=build.duration_ms,
-                    build_mode=build.mode, cached_binary=build.cached, duration_ms=(time.monotonic() - start) * 1000,
-                )  # fmt: skip
-        workdir = self.workdir(session)
-        found = None
-        if workdir is not None:
-            try:
-                await asyncio.to_thread(workdirs.prepare, workdir, self.settings.workdir)
-            except OSError as exc:
-                return RunResult(
-                    False, "sandbox", stderr=f"the workspace {workdir} cannot be prepared: {exc}",
-                    plan=plan.as_json(), build_ms=build.duration_ms, duration_ms=(time.monotonic() - start) * 1000,
-                )  # fmt: skip
-            # A workspace over its cap still runs programs, which may shrink it but not grow
-            # it (the watch below, and the check after): how a model deletes files to get out.
-            found = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
-        servers = specs if specs is not None else self.server_specs(view)
-        if specs is None:  # servers the program starts itself run where gocode was started, not in the workspace
-            for spec in servers.values():
-                if spec["transport"] == "stdio":
-                    spec.setdefault("cwd", os.getcwd())
-        servers_json = json.dumps(servers)
-        # Direct mode: the program starts its servers, which inherit its environment.
-        server_envs = [s.get("env") or {} for s in servers.values()] if specs is None else []
-        env = unsandboxed_env(os.environ, servers_json, server_envs)
+        why = await _approval(self.settings.approval, code, plan, package, state, approve) if calls_servers else None
+        if why is not None:
+            asks = why.request if isinstance(why, AskFirst) else None
+            return RunResult(
+                False, "approval", stderr=refusal(asks, "the client is asked first") if asks else str(why),
+                plan=plan.as_json(), build_ms=build.duration_ms, build_mode=build.mode, cached_binary=build.cached,
+                duration_ms=(time.monotonic() - start) * 1000, asks=asks,
+            )  # fmt: skip
+        run = _Run(
+            self.workspace, self.settings, reach or OwnSessions(self.server_specs(state.view)), self.workdir(session),
+            self.settings.clamp_timeout(timeout), on_line, program_env, godebug,
+        )  # fmt: skip
+        return await run.launch(build, plan, start)
+
+
+async def _approval(
+    settings: ApprovalConfig, code: str, plan: Plan, package: Package, state: ToolState, approve: Approver | None
+) -> str | AskFirst | None:
+    """The approve step over one tool set: None when the program may run, else why not (or
+    that the client must be asked first)."""
+    # What approving it means: the tools the saved programs it calls can reach count too.
+    covered = expand_plan(plan, state.saved_programs) if state.saved_programs else plan
+
+    def request_for(held: tuple[str, ...]) -> ApprovalRequest:
+        # The hash covers the saved programs' code too: an approval names exactly what runs.
+        approved = approved_text(code, covered, state.saved_programs, held)
+        return ApprovalRequest(program_hash(approved, package), code, held, covered)
+
+    return await approval(settings, covered, state.infos, request_for, approve, exempt_server=SAVED_SERVER)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One built and approved program on its way: prepared, confined, launched and finished."""
+
+    workspace: Workspace
+    settings: CodeModeConfig
+    reach: Reach
+    workdir: Path | None
+    timeout: float
+    on_line: LineFn | None
+    program_env: Mapping[str, str] | None
+    godebug: str
+
+    async def launch(self, build: BuildResult, plan: Plan, start: float) -> RunResult:
+        assert build.binary is not None
+        workdir, settings = self.workdir, self.settings
+        try:
+            found = await asyncio.to_thread(workdirs.ready, workdir, settings.workdir) if workdir else None
+        except OSError as exc:
+            return RunResult(
+                False, "sandbox", stderr=f"the workspace {workdir} cannot be prepared: {exc}",
+                plan=plan.as_json(), build_ms=build.duration_ms, duration_ms=(time.monotonic() - start) * 1000,
+            )  # fmt: skip
+        servers_json = json.dumps(self.reach.servers())
+        env = unsandboxed_env(os.environ, servers_json, self.reach.server_envs())
         if workdir is not None:
             env[workdirs.WORKSPACE_ENV] = str(workdir)
-        run_timeout = self.settings.clamp_timeout(timeout)
-        confinement = None
-        unconfined_note: dict[str, Any] | None = None
-        setting = self.settings.sandbox
-        if setting == "auto" and sandbox_port is None:
-            unconfined_note = {
-                "setting": setting,
-                "tier": None,
-                "note": "direct mode: a program that starts its servers itself cannot be sandboxed",
-            }
-        elif setting != "off":
-            if sandbox_port is None:
-                return RunResult(
-                    False,
-                    "sandbox",
-                    stderr="the sandbox needs pooled sessions (the loopback endpoint is a sandboxed program's only "
-                    "door): use gocode serve, the Toolbox API or gocode exec without --direct",
-                    duration_ms=(time.monotonic() - start) * 1000,
-                )
-            try:
-                got = await confine(
-                    self.workspace, self.settings, build.binary, sandbox_port, servers_json, run_timeout, workdir
-                )
-            except SandboxError as exc:
-                return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)
-            if isinstance(got, Confinement):
-                confinement = got
-            else:
-                unconfined_note = {"tier": None, "setting": got.setting}
-                if got.warning:
-                    unconfined_note["warning"] = got.warning
-                if got.note:
-                    unconfined_note["note"] = got.note
-        else:
-            unconfined_note = {"setting": setting, "tier": None}
-        if confinement is not None and found is not None:
-            confinement.cwd_limit = found.used + max(found.room, 0)
-        for target in (env, confinement.env if confinement is not None else None):
-            if target is not None:
-                target.update(program_env or {})
-        if godebug:
-            for target in (env, confinement.env if confinement is not None else None):
-                if target is not None:
-                    target["GODEBUG"] = ",".join(filter(None, [target.get("GODEBUG", ""), godebug]))
-        # What the run claimed is given back on every way out, a cancelled run's too.
+        try:
+            got = await self.reach.confine(self.workspace, settings, build.binary, servers_json, self.timeout, workdir)
+        except SandboxError as exc:
+            return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)
+        confinement, unconfined = (got, None) if isinstance(got, Confinement) else (None, got)
+        if confinement is not None:
+            if found is not None:
+                confinement.cwd_limit = found.used + max(found.room, 0)
+            confinement.env = with_run_settings(confinement.env, self.program_env, self.godebug)
+        env = with_run_settings(env, self.program_env, self.godebug)
+        ran = await self._started(build.binary, env, confinement)
+        left = await asyncio.to_thread(workdirs.usage, workdir, settings.workdir) if workdir else None
+        before_after = (found, left) if found is not None and left is not None else None
+        return finish(ran, build, start, unconfined, before_after)
+
+    async def _started(self, binary: Path, env: dict[str, str], confinement: Confinement | None) -> RunResult:
+        """The launch step: what the run claimed is given back on every way out, a cancelled run's too."""
+        workdir, settings = self.workdir, self.settings
         async with contextlib.AsyncExitStack() as claims:
             if confinement is not None:
                 claims.push_async_callback(confinement.aclose)
-            result_file = None
-            if specs is None:  # no controller to take the value of result(): a file
-                fd, result_file = tempfile.mkstemp(prefix="gocode-result-", suffix=".json")
-                os.close(fd)
-                claims.callback(Path(result_file).unlink, missing_ok=True)
-                env[RESULT_FILE_ENV] = result_file
-            result = await run_program(
-                build.binary,
+            result_file = self.reach.result_file(claims)
+            if result_file is not None:  # no controller to take the value of result(): a file
+                env[RESULT_FILE_ENV] = str(result_file)
+            ran = await run_program(
+                binary,
                 env,
                 workdir or Path.cwd(),
-                timeout=run_timeout,
-                max_output=self.settings.max_output_bytes,
+                timeout=self.timeout,
+                max_output=settings.max_output_bytes,
                 confinement=confinement,
                 # A kept output is a file like any other: at most fileSizeMB, and never past the cap.
-                keep=self._keeper(workdir) if workdir is not None else None,
-                on_line=on_line,
+                keep=_keeper(workdir, settings) if workdir is not None else None,
+                on_line=self.on_line,
             )
-            if result_file is not None and result.ok:
-                result.result = _read_result(Path(result_file), self.settings.limits.file_size_mb << 20)
-                await asyncio.to_thread(self.keep_result, result, session)
-        if workdir is not None:
-            left = await asyncio.to_thread(workdirs.usage, workdir, self.settings.workdir)
-            assert found is not None
-            if left.over and left.grew(found):  # the files stay (nothing is deleted silently)
-                result.ok, result.phase = False, "limit"
-                result.stderr = _append_line(result.stderr, left.message())
-            elif left.over:  # it shrank, or left it as it was: not its fault, but the model should know
-                result.warnings.append(f"still over the cap: {left.message()}")
-        if unconfined_note is not None:
-            result.sandbox = unconfined_note
-        if result.phase == "runtime":
-            result.stderr = _append_line(result.stderr, nil_result_hint(result.stderr, build.plan))
-        result.build_ms = build.duration_ms
-        result.plan = build.plan.as_json() if build.plan is not None else None
-        result.cached_binary = build.cached
-        result.build_mode = build.mode
-        result.warnings = [*build.notes, *result.warnings]
-        result.duration_ms = (time.monotonic() - start) * 1000
-        return result
+            if result_file is not None and ran.ok:
+                ran = replace(ran, result=read_result(result_file, settings.limits.file_size_mb << 20))
+                if workdir is not None:
+                    ran = await asyncio.to_thread(keep_value, ran, workdir, settings)
+        return ran
 
 
-def _append_line(text: str, line: str) -> str:
-    if not line:
-        return text
-    return (text.rstrip() + "\n" if text.strip() else "") + line
-
-
-def _read_result(path: Path, cap: int) -> Any:
-    """The value a program wrote for ``result()`` (None if it wrote none, it is not JSON, or
-    not a regular file of at most ``cap`` bytes). The program may have replaced the file: it is
-    opened without following a link and without blocking on a fifo."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
-            return None
-        raw = f.read(cap + 1)
-    if len(raw) > cap:
-        return None
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
+def _keeper(workdir: Path, settings: CodeModeConfig) -> Callable[[], KeptFile | None]:
+    """Opens the file a run's long output is kept in (when it first passes the cap)."""
+    file_cap = settings.limits.file_size_mb << 20
+    return lambda: open_kept(workdir, settings.workdir, file_cap)

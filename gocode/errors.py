@@ -27,7 +27,6 @@ an HTTP status); none reaches a caller of the package as itself::
     ├── AdmissionRefused        the loopback's gate will not admit a request (too many, run ended)
     ├── ReplayError             a replay pass that cannot go on (divergent call, bad record)
     ├── NoApprover              there is no one to ask for an approval
-    ├── InputRequired           the client must be asked first; ``result()`` is the answer to send
     ├── UnsetVariable           a ``${VAR}`` in the config with no value (becomes a ConfigError)
     └── AttemptFailed           the agent's attempt ended at ``phase`` (becomes its transcript)
     ValueError
@@ -52,7 +51,7 @@ from __future__ import annotations
 
 import warnings
 from functools import cache
-from typing import Any, Literal
+from typing import Literal
 
 
 class GocodeError(Exception):
@@ -174,19 +173,6 @@ class ReplayError(Exception):
 
 class NoApprover(Exception):
     """There is no one to ask."""
-
-
-class InputRequired(Exception):
-    """The client must be asked first (2026-07-28 era): answer the call with :meth:`result` (an
-    ``InputRequiredResult``, built by the approvals module) and decide when the client retries the
-    call with the response."""
-
-    def __init__(self, message: str, answer: Any) -> None:
-        super().__init__(message)
-        self._answer = answer
-
-    def result(self) -> Any:
-        return self._answer
 
 
 class UnsetVariable(Exception):

@@ -13,7 +13,7 @@ import mcp_types as types
 
 from gocode import tool_formats
 from gocode.program.plan import PLAN_META_KEY
-from gocode.run.runner import RETRYABLE_PHASES, RunResult
+from gocode.run.result import RETRYABLE_PHASES, RunResult
 from gocode.tools import saved
 from gocode.tools.saved import SavedProgram
 

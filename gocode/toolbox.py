@@ -21,6 +21,7 @@ call kills its program.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -59,9 +60,9 @@ from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
+from gocode.mcp.loopback import Run as LoopbackRun
 from gocode.mcp.metrics import LiveState, Metrics
 from gocode.mcp.provider import ToolProvider
-from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.plan import Plan
 from gocode.program.render import tools_import_path
@@ -71,6 +72,7 @@ from gocode.run import step as stepping
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver
 from gocode.run.interceptor import Interceptor, Mode
 from gocode.run.limiter import RunLimiter, default_limit
+from gocode.run.reach import ControllerLoopback
 from gocode.run.runner import LineFn, RunResult
 from gocode.run.setup import Notice, SetUp
 from gocode.schema.builder import build_package
@@ -186,21 +188,21 @@ class Toolbox:
         self.python_tools = _python_tools(self.config, tools, python_server, pooled)
         self.model = model
         self.settings = self.config.code_mode_for(model)
-        self.code_mode = CodeMode(self.config, model, workspace=workspace)
-        # Saved programs are Go functions too when programs reach this controller (pooled).
-        self.code_mode.offer_saved = self.settings.saved_programs and pooled
+        # Tool listings a server allows to be kept (ttlMs): None is the default directory.
+        self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
+        self.code_mode = CodeMode(
+            self.config, model, workspace=workspace,
+            # Saved programs are Go functions too when programs reach this controller (pooled).
+            offer_saved=self.settings.saved_programs and pooled,
+            # Learned result shapes live beside the listings (none without a listing cache).
+            shapes_cache=self._listing_cache or False,
+        )  # fmt: skip
         self._prewarm = prewarm
         # Decides programs that can call tools needing approval (docs/approvals.md); None: refused.
         self.approve = approve
         self._retry = retry
         self._start_wait = start_wait
         self._started = False  # tool-list changes before the first build are part of it
-        # Tool listings a server allows to be kept (ttlMs): None is the default directory.
-        self._listing_cache = ListingCache() if listing_cache is None else listing_cache or None
-        # Learned result shapes live beside the listings (none without a listing cache).
-        self.code_mode.shapes = ShapeRecorder(
-            self._listing_cache, dict(self.config.mcp_servers), self.code_mode.shape_scope
-        )
         self.pooled = pooled
         # Offer step_go_code (client-owned tools over the stateless step protocol; needs pooled).
         self.stateless_step = stateless_step and pooled
@@ -578,8 +580,9 @@ class Toolbox:
             result = RunResult(False, "busy", stderr=str(exc), sandbox=self.code_mode.sandbox_state())
             waited = time.monotonic() - start
         if result.phase == "timeout" and waited >= 0.05:
-            result.stderr += f" (the limit of {budget:g} s includes {waited:.1f} s spent waiting for a program slot)"
-        result.duration_ms = (time.monotonic() - start) * 1000
+            note = f" (the limit of {budget:g} s includes {waited:.1f} s spent waiting for a program slot)"
+            result = dataclasses.replace(result, stderr=result.stderr + note)
+        result = dataclasses.replace(result, duration_ms=(time.monotonic() - start) * 1000)
         self.metrics.run(result.build_ms, result.run_ms, result.cached_binary, result.phase not in ("code", "busy"))
         self._runs_since_housekeeping += 1
         due = time.monotonic() - self._last_housekeeping >= HOUSEKEEPING_EVERY_S
@@ -606,8 +609,7 @@ class Toolbox:
             )
         except SetUpError as exc:
             result = RunResult(False, "setup", stderr=str(exc), sandbox=sandbox)
-        result.duration_ms = (time.monotonic() - start) * 1000
-        return result
+        return dataclasses.replace(result, duration_ms=(time.monotonic() - start) * 1000)
 
     async def housekeep(self) -> dict[str, Any] | None:
         """Mark this toolbox's module cache and bindings used, and bound the cache (see
@@ -709,8 +711,7 @@ class Toolbox:
                 code,
                 timeout,
                 progress=self._progress,
-                specs=specs,
-                sandbox_port=self._loopback.port,
+                reach=ControllerLoopback(specs, self._loopback.port),
                 package=how.package,
                 on_line=on_line,
                 # A step pass runs again from the top: math/rand's global functions then give the
@@ -725,17 +726,13 @@ class Toolbox:
             )
         finally:
             await self._loopback.close_run(run)
-        result.pooled = True
-        result.tool_calls = list(run.calls)
-        if result.ok:
-            result.result = run.result
-            await anyio.to_thread.run_sync(self.code_mode.keep_result, result, session)
+        result = await _with_calls(result, run, self.code_mode, session)
         if how.interceptor is None:  # a step's calls travel in its continuation instead
             local = tuple(s.server for s in toolset.servers if s.server not in self.config.mcp_servers)
             recording = recordstore.Recording(
                 recordstore.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local, not_kept=ic.not_kept
             )
-            result.run_id = await _keep(recording)
+            result = dataclasses.replace(result, run_id=await _keep(recording))
         return result
 
     async def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
@@ -748,8 +745,7 @@ class Toolbox:
             raise recordstore.RecordingError(f"run {run_id} was recorded against other tools: {'; '.join(changed)}")
         ic = Interceptor("replay", recording.calls)
         result = await self.execute(recording.code if code is None else code, timeout, _pass=_Pass("replay", ic))
-        result.run_id = run_id
-        return recordstore.settle(result, ic, recording.not_kept)
+        return recordstore.settle(dataclasses.replace(result, run_id=run_id), ic, recording.not_kept)
 
     async def step(
         self,
@@ -1034,8 +1030,7 @@ async def replay_offline(
             result = await code_mode.execute(
                 recording.code if code is None else code,
                 timeout,
-                specs=loopback.specs(run, sorted(p.name for p in served)),
-                sandbox_port=loopback.port,
+                reach=ControllerLoopback(loopback.specs(run, sorted(p.name for p in served)), loopback.port),
                 package=build_package(recording.toolset),
                 on_plan=foresee,
                 calls_servers=False,
@@ -1044,11 +1039,18 @@ async def replay_offline(
             await loopback.close_run(run)
             await loopback.stop()
             tg.cancel_scope.cancel()
-    result.pooled, result.tool_calls, result.run_id = True, list(run.calls), run_id
-    if result.ok:
-        result.result = run.result
-        await anyio.to_thread.run_sync(code_mode.keep_result, result)
+    result = dataclasses.replace(await _with_calls(result, run, code_mode, None), run_id=run_id)
     return recordstore.settle(result, ic, recording.not_kept)
+
+
+async def _with_calls(result: RunResult, run: LoopbackRun, code_mode: CodeMode, session: str | None) -> RunResult:
+    """The finish of a run through the loopback: the calls it made and, when it succeeded, the
+    value it gave result() (kept in the workspace when too long for the answer)."""
+    result = dataclasses.replace(result, pooled=True, tool_calls=list(run.calls))
+    if not result.ok:
+        return result
+    result = dataclasses.replace(result, result=run.result)
+    return await anyio.to_thread.run_sync(code_mode.keep_result, result, session)
 
 
 @dataclass(frozen=True)

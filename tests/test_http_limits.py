@@ -154,7 +154,8 @@ def test_half_open_connections_before_the_token_are_shed_and_calls_still_answere
         ops.stop(s)
 
 
-def test_sessions_are_capped_per_client_and_expire_when_idle(tmp_path):
+def test_sessions_are_capped_per_client_and_expire_when_idle(tmp_path, monkeypatch):
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)  # no proxy named: none trusted
     s = ops.start(
         tmp_path, "--max-sessions-per-client", "3", "--session-idle-timeout", "3",
         env={"GOCODE_TOKEN": ops.TOKEN}, server="weather",
@@ -173,6 +174,10 @@ def test_sessions_are_capped_per_client_and_expire_when_idle(tmp_path):
                 opened.append(r.headers["mcp-session-id"])
             r = a.post(url, json=INIT, headers=headers)
             assert r.status_code == 429 and "--max-sessions-per-client 3" in jsonrpc_error(r.content)
+            # A client cannot claim another address: X-Forwarded-For counts only from a proxy named
+            # in FORWARDED_ALLOW_IPS (uvicorn would trust any loopback peer's by default).
+            spoofed = a.post(url, json=INIT, headers={**headers, "X-Forwarded-For": "203.0.113.9"})
+            assert spoofed.status_code == 429, spoofed.text
             # Another client is not held up by this one.
             assert b.post(url, json=INIT, headers=headers).status_code == 200
             # A session closed by its client frees its place at once.

@@ -16,6 +16,7 @@ import pytest
 
 from gocode.codemode import CodeMode
 from gocode.config import Config
+from gocode.run.reach import OwnSessions
 from gocode.view.modelview import render_full
 from tests.corpus_data import CORPUS, all_package, load, load_all
 
@@ -46,7 +47,7 @@ def test_a_program_written_from_the_view_compiles(workspace):
     code = program_from_view(render_full(cm.package))
     assert code.count("var _ func(") == len(cm.package.funcs)
     assert code.count(": *new(") > 1000 and len(re.findall(r'^var _ \w+ = "', code, re.M)) > 1000
-    result = asyncio.run(cm.execute(code, specs={}))  # no server is called
+    result = asyncio.run(cm.execute(code, reach=OwnSessions({})))  # no server is called
     assert result.ok, result.error_text()[-3000:]
     assert result.output == "ok\n"
 
@@ -57,7 +58,7 @@ def test_a_tool_own_type_name_still_compiles_after_dedup(workspace):
     view = cm.declarations()
     assert "GetFileInfoInput" not in view and "func getFileInfo(context.Context, PathInput)" in view
     code = 'var a GetFileInfoInput = PathInput{Path: "x"}\nvar b ReadTextFileInput = ReadFileInput{Path: "y"}\nfmt.Println(a.Path, b.Path)\n'
-    result = asyncio.run(cm.execute(code, specs={}))
+    result = asyncio.run(cm.execute(code, reach=OwnSessions({})))
     assert result.ok, result.error_text()
     assert result.output == "x y\n"
 

@@ -14,7 +14,7 @@ import mcp_types as types
 import pytest
 
 from gocode import Toolbox
-from gocode.config import ServerConfig
+from gocode.config import ServerConfig, load_config
 from gocode.errors import ConfigError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.shapes import LINE_CHARS, SAMPLE_LINES, ShapeRecorder, ToolShape, redact, render, schema_of, shape_of
@@ -204,3 +204,40 @@ def test_what_one_model_learns_never_reaches_another(workspace, tmp_path):
     for text in (declarations_b, seen_b):
         assert "func repeat(context.Context, RepeatInput) (string, error)" in text
         assert "Result seen" not in text and "tango" not in text and INJECTED not in text
+
+
+@pytest.mark.go
+def test_what_one_project_learns_never_reaches_another_with_the_same_model(workspace, tmp_path):
+    """Two config files (two projects) with the same server and the same model ref: what the
+    first learns from its results (fields, a text sample) is not in the second's declaration."""
+    crafted = json.dumps({"AttackerField": "x", "id": 1})
+    configs = []
+    for project in ("p1", "p2"):
+        (tmp_path / project).mkdir()
+        path = tmp_path / project / "gocode.json"
+        path.write_text(json.dumps({
+            "mcpServers": {"wild": {"command": sys.executable, "args": [str(WILD), "--tools", "big"]}},
+            "defaults": {"model": "same", "codeMode": {"sandbox": "off"}},
+            "models": [{"ref": "same"}],
+        }))  # fmt: skip
+        configs.append(load_config(path))
+    cache = ListingCache(tmp_path / "cache")
+    call = "_ = must(repeat(ctx, RepeatInput{Text: %s, Times: 1}))"  # a string first, a learned struct after
+
+    async def learn() -> str:
+        async with Toolbox(configs[0], workspace=workspace, prewarm=False, listing_cache=cache) as box:
+            for text in [crafted] * 3:
+                r = await box.call("execute_go_code", {"code": call % json.dumps(text)})
+                assert not r.is_error, r.text
+            # A text result after the learned struct: an error for that program, and a sample kept.
+            await box.call("execute_go_code", {"code": call % json.dumps("project one notes: acquire Initech")})
+            return box.code_mode.declarations()
+
+    async def read() -> str:
+        async with Toolbox(configs[1], workspace=workspace, prewarm=False, listing_cache=cache) as box:
+            return box.code_mode.declarations()
+
+    first = anyio.run(learn)
+    assert "AttackerField" in first  # learned, in its own project
+    second = anyio.run(read)
+    assert "Result seen" not in second and "Initech" not in second and "AttackerField" not in second, second

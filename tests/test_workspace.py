@@ -525,6 +525,30 @@ def test_the_sessions_of_a_model_share_a_total_cap(tmp_path, workspace):  # noqa
 
 
 @pytest.mark.go
+def test_an_empty_session_of_a_model_over_its_total_cap_may_not_grow(tmp_path, workspace):  # noqa: F811
+    # s1 leaves the model over totalMB (its files stay: nothing is deleted silently). s2's empty
+    # workspace then has no room at all, a cap of its current size, which is still a cap: the
+    # program is killed while it writes, not told so after writing all it liked.
+    fill = 'must(0, os.WriteFile("big.bin", make([]byte, 2500<<10), 0o644))\nfmt.Println("filled")\n'
+    grow = (
+        'for i := 0; i < 20; i++ {\n\tmust(0, os.WriteFile(fmt.Sprintf("g%d.bin", i), make([]byte, 1<<20), 0o644))\n'
+        '\ttime.Sleep(200 * time.Millisecond)\n}\nfmt.Println("survived")\n'
+    )
+    config = notes_config(tmp_path, scope="session", maxMB=1, totalMB=2)
+
+    async def go():
+        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+            return await box.execute(fill, session="s1"), await box.execute(grow, session="s2")
+
+    filled, grew = asyncio.run(go())
+    assert not filled.ok, filled.output
+    assert grew.phase == "limit" and "survived" not in grew.output, (grew.output, grew.error_text())
+    assert "filled its workspace" in grew.stderr, grew.stderr
+    s2 = next(p for p in tmp_path.rglob("s2") if p.is_dir())
+    assert len(list(s2.glob("g*.bin"))) < 20
+
+
+@pytest.mark.go
 def test_a_tree_too_deep_to_walk_fails_only_its_models_runs_and_can_be_deleted(tmp_path, workspace):  # noqa: F811
     # 1,100 levels: deeper than Python recurses; the controller's walks are loops holding at most
     # files.MAX_DEPTH descriptors, and a tree deeper than that counts as over any cap.

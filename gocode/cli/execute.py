@@ -142,8 +142,7 @@ async def plan_text(config: Config, model: str | None, code: str, as_json: bool)
     from gocode.codemode import CodeMode
     from gocode.tools.saved import expand_plan
 
-    cm = CodeMode(config, model)
-    cm.offer_saved = True  # as `gocode exec` offers them (with codeMode.savedPrograms on)
+    cm = CodeMode(config, model, offer_saved=True)  # as `gocode exec` offers them (with codeMode.savedPrograms on)
     await cm.refresh()
     got = await cm.plan(code, progress=say_progress)
     if got.plan is None:

@@ -105,8 +105,8 @@ def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> Cod
     from gocode.config import load_config
     from gocode.mcp.browse import browse
 
-    cm = CodeMode(load_config(config_path), model)
-    cm.offer_saved = True  # as a controller offers them (with codeMode.savedPrograms on)
+    # Saved programs offered as a controller offers them (with codeMode.savedPrograms on).
+    cm = CodeMode(load_config(config_path), model, offer_saved=True)
     cm.adopt(asyncio.run(browse(cm.config, refresh=refresh, progress=say_progress)))
     if not cm.view.code_tools.tools():
         say_error("gocode: warning: no tool is in code mode for this model (codeMode.enabled, excludedTools)")

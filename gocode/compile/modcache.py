@@ -691,6 +691,16 @@ class ModuleCache:
             old.unlink(missing_ok=True)
 
 
+async def check_and_build(
+    workspace: ModuleCache, pkg: Package, code: ModelCode, progress: Progress | None = None
+) -> BuildResult:
+    """The build step of a run: the module cache set up (the first time, ``progress`` told), then
+    ``code`` checked against ``pkg`` and built."""
+    if not workspace.ready:
+        await asyncio.to_thread(workspace.ensure, progress)
+    return await workspace.build(pkg, code)
+
+
 def _clean_build_output(text: str, run_id: str) -> str:
     lines = [ln for ln in text.splitlines() if not ln.startswith("# gocodews/runs/")]
     return "\n".join(ln.replace(f"runs/r{run_id}/", "") for ln in lines).strip()

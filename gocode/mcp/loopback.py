@@ -188,6 +188,7 @@ class Loopback:
             access_log=False,
             timeout_graceful_shutdown=1,
             ws="none",  # programs speak HTTP only; uvicorn's websocket support is imports on every start
+            proxy_headers=False,  # a program's X-Forwarded-For names nothing
             **uvicorn_options(ConnectionLimits()),
         )
         self._server = _QuietServer(config)

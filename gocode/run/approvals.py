@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gocode.config import ApprovalConfig
-from gocode.errors import InputRequired, NoApprover
+from gocode.errors import NoApprover
 from gocode.program.plan import Plan
 from gocode.toolset import ToolInfo
 
@@ -49,8 +49,17 @@ class ApprovalRequest:
         return {"programHash": self.program_hash, "tools": list(self.tools), "plan": self.plan.as_json()}
 
 
-# Decides one request: True runs the program, False refuses it.
-Approver = Callable[[ApprovalRequest], "bool | Awaitable[bool]"]
+@dataclass(frozen=True)
+class AskFirst:
+    """An approver's answer that it cannot decide yet: the client must be asked first
+    (2026-07-28 era: an ``InputRequiredResult``, decided when the client retries the call with
+    the response). The run ends with phase ``approval`` carrying ``request``."""
+
+    request: ApprovalRequest
+
+
+# Decides one request: True runs the program, False refuses it, AskFirst defers it to the client.
+Approver = Callable[[ApprovalRequest], "bool | AskFirst | Awaitable[bool | AskFirst]"]
 
 
 def needs_approval(settings: ApprovalConfig, server: str, tool: ToolInfo | None) -> bool:
@@ -92,8 +101,9 @@ def refusal(request: ApprovalRequest, why: str) -> str:
     )
 
 
-async def refused(request: ApprovalRequest, approver: Approver | None) -> str | None:
-    """None when the program may run, else why not (for the model and the user)."""
+async def refused(request: ApprovalRequest, approver: Approver | None) -> str | AskFirst | None:
+    """None when the program may run, else why not (for the model and the user), or that the
+    client must be asked first."""
     if approver is None:
         return refusal(request, "no one can be asked here (no approval callback or elicitation-capable client)")
     try:
@@ -104,7 +114,32 @@ async def refused(request: ApprovalRequest, approver: Approver | None) -> str | 
         return refusal(request, str(exc) or "no one can be asked here")
     if answer is True:
         return None
+    if isinstance(answer, AskFirst):
+        return answer
     return refusal(request, "it was not approved")
+
+
+async def approval(
+    settings: ApprovalConfig,
+    reach: Plan,
+    tools: Mapping[tuple[str, str], ToolInfo],
+    request_for: Callable[[tuple[str, ...]], ApprovalRequest],
+    approver: Approver | None,
+    exempt_server: str = "",
+) -> str | AskFirst | None:
+    """The approve step of a run: None when the program may run, else why not, or that the
+    client must be asked first (a returned outcome: nothing is raised across the run's layers).
+
+    ``reach`` is everything the program can call (the tools its saved programs reach
+    included); ``request_for`` names what approving the tools held means (the program hash
+    covers whatever else runs with it). Calls to ``exempt_server`` are held for what they reach
+    (counted in ``reach``), not for themselves."""
+    held = tools_needing_approval(settings, reach, tools)
+    if exempt_server:
+        held = tuple(h for h in held if not h.startswith(exempt_server + "."))
+    if not held or held == (ANY_TOOL,):
+        return None
+    return await refused(request_for(held), approver)
 
 
 # --- over MCP: elicitation ------------------------------------------------------------------
@@ -120,17 +155,16 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 }
 
 
-def input_required(request: ApprovalRequest) -> InputRequired:
-    """The signal that the client must be asked first (2026-07-28 era), carrying the
-    ``InputRequiredResult`` the call is answered with."""
+def input_required(request: ApprovalRequest) -> Any:
+    """The ``InputRequiredResult`` that asks the client to approve ``request`` (2026-07-28 era);
+    the client retries the call with the response."""
     import mcp_types as types
 
     ask = types.ElicitRequest(
         params=types.ElicitRequestFormParams(message=request.message(), requested_schema=APPROVAL_SCHEMA)
     )
     # The state names the program: a retry carrying another program's approval is asked again.
-    answer = types.InputRequiredResult(input_requests={APPROVAL_INPUT_KEY: ask}, request_state=request.program_hash)
-    return InputRequired(request.message(), answer)
+    return types.InputRequiredResult(input_requests={APPROVAL_INPUT_KEY: ask}, request_state=request.program_hash)
 
 
 def accepted(answer: Any) -> bool:
@@ -144,7 +178,8 @@ def elicitation_approver(ctx: Any, params: Any, modern: bool) -> Approver | None
     """The approver of one MCP ``tools/call``: the client, if it declared elicitation.
 
     Handshake era: an ``elicitation/create`` request on the call's session. 2026-07-28 era: the
-    multi-round-trip flow (:class:`InputRequired`, then the retry's ``inputResponses``).
+    multi-round-trip flow (:class:`AskFirst`, answered with :func:`input_required`, then the
+    retry's ``inputResponses``).
     """
     caps = getattr(ctx.session, "client_capabilities", None)
     if caps is None or getattr(caps, "elicitation", None) is None:
@@ -153,10 +188,10 @@ def elicitation_approver(ctx: Any, params: Any, modern: bool) -> Approver | None
         responses = getattr(params, "input_responses", None) or {}
         state = getattr(params, "request_state", None)
 
-        def from_retry(request: ApprovalRequest) -> bool:
+        def from_retry(request: ApprovalRequest) -> bool | AskFirst:
             answer = responses.get(APPROVAL_INPUT_KEY)
             if answer is None or state != request.program_hash:
-                raise input_required(request)
+                return AskFirst(request)
             return accepted(answer)
 
         return from_retry

@@ -64,3 +64,12 @@ def sandboxed_env(scratch: str, servers_json: str, memory_limit_bytes: int) -> d
         "GODEBUG": "multipathtcp=0",
         "GOTRACEBACK": "single",
     }
+
+
+def with_run_settings(env: Mapping[str, str], extra: Mapping[str, str] | None, godebug: str) -> dict[str, str]:
+    """``env`` plus what one run adds: ``extra`` variables (a saved program's input) and Go
+    runtime settings (``godebug``, after any the environment has)."""
+    out = {**env, **(extra or {})}
+    if godebug:
+        out["GODEBUG"] = ",".join(filter(None, [out.get("GODEBUG", ""), godebug]))
+    return out

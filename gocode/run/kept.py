@@ -99,3 +99,30 @@ def _create(out: int, kind: str, suffix: str) -> tuple[str, int]:
         except FileExistsError:
             continue  # taken (perhaps by something a program made): another name
     raise workdir.WorkspaceError(f"no free name for a kept {kind} file in {OUTPUT_DIR}")
+
+
+def head_and_tail(head_b: bytes, tail_b: bytes, total: int, kept: int, where: str, what: str = "output") -> str:
+    """What a model reads of a text kept in a file: its head, a line with its size and the
+    file, its tail (pure)."""
+    # Whole lines where there are lines: a model reads them more easily than cut ones.
+    if (cut := head_b.rfind(b"\n")) > len(head_b) // 2:
+        head_b = head_b[: cut + 1]
+    if 0 <= (cut := tail_b.find(b"\n")) < len(tail_b) // 2:
+        tail_b = tail_b[cut + 1 :]
+    head, tail = head_b.decode("utf-8", "replace"), tail_b.decode("utf-8", "replace")
+    whole = "kept whole" if kept == total else f"its first {kept} bytes kept (the workspace cap)"
+    sep = "" if head.endswith("\n") else "\n"
+    return (
+        f"{head}{sep}[{what}: {total} bytes in all, {whole} in {where}; "
+        f"shown: the first {len(head.encode())} and the last {len(tail.encode())} bytes; "
+        "read the file in the next program for the rest]\n"
+        f"{tail}"
+    )
+
+
+def kept_label(path: Path, cwd: Path) -> str:
+    """How the answer names a kept file: as the program sees it, which starts in ``cwd`` and
+    may not be able to reach it by its absolute path."""
+    if path.is_relative_to(cwd):
+        return f"the file {path.relative_to(cwd)} of the working directory"
+    return str(path)

@@ -14,8 +14,6 @@ import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
-import anyio
-
 T = TypeVar("T")
 RELEASE_WAIT_S = 30.0  # how long a run's end waits for its releases; they finish regardless
 
@@ -23,6 +21,8 @@ RELEASE_WAIT_S = 30.0  # how long a run's end waits for its releases; they finis
 async def claim(make: Callable[[], T], undo: Callable[[T], object]) -> T:
     """``make()`` in a worker thread, its result given to the caller; if the caller is
     cancelled meanwhile the thread still finishes, and ``undo`` gives back what it made."""
+    import anyio  # here: listing tools from kept listings imports this module, not the SDK's stack
+
     done = asyncio.get_running_loop().run_in_executor(None, make)
     try:
         with anyio.CancelScope(shield=True):
@@ -42,5 +42,7 @@ async def release(give_back: Callable[[], object], bound: float = RELEASE_WAIT_S
     """``give_back()`` in a worker thread, run to its end even when the caller is cancelled;
     the caller waits for it (shielded) at most ``bound`` seconds."""
     done = asyncio.get_running_loop().run_in_executor(None, give_back)
+    import anyio
+
     with anyio.CancelScope(shield=True), anyio.move_on_after(bound):
         await asyncio.shield(done)

@@ -13,6 +13,7 @@ into place), so a reader never sees half a recording.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -224,12 +225,14 @@ def settle(result: RunResult, ic: Interceptor, not_kept: int = 0) -> RunResult:
     problem = ic.failure or ic.divergence()
     if problem is not None and not_kept:
         problem += f" (the recording left out its last {not_kept} calls, past its cap: GOCODE_RECORDING_MAX_MB)"
-    if problem is not None:
-        result.ok = False
-        if result.phase == "ok":
-            result.phase = "runtime"
-        result.stderr = f"gocode: {problem}\n{result.stderr}".rstrip() + "\n"
-    return result
+    if problem is None:
+        return result
+    return dataclasses.replace(
+        result,
+        ok=False,
+        phase="runtime" if result.phase == "ok" else result.phase,
+        stderr=f"gocode: {problem}\n{result.stderr}".rstrip() + "\n",
+    )
 
 
 def servers_missing(recording: Recording, configured: set[str]) -> list[str]:

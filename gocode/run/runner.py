@@ -20,41 +20,22 @@ import signal
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-import anyio
+from typing import TYPE_CHECKING, Any
 
 from gocode.files import dir_size
-from gocode.mcp.toolcall import ToolCall
-from gocode.program.diagnostics import Diagnostic
 from gocode.run import owned
 from gocode.run.cgroups import run_cgroups
 from gocode.run.gotraceback import trim_traceback
+from gocode.run.kept import head_and_tail, kept_label
+from gocode.run.result import RunResult
 from gocode.run.workdir import regroup
 
 if TYPE_CHECKING:
     from gocode.run.kept import KeptFile
     from gocode.run.sandbox import Confinement
 
-Phase = Literal[
-    "ok",
-    "code",
-    "compile",
-    "runtime",
-    "timeout",
-    "limit",
-    "resources",
-    "sandbox",
-    "busy",
-    "warming",
-    "approval",
-    "setup",
-]
-# Failures a retry may cure: no slot free, still warming up, the host out of processes or memory
-# for a moment (the program itself did not fail).
-RETRYABLE_PHASES = frozenset({"busy", "warming", "resources"})
 STDERR_LIMIT = 16 * 1024
 REAP_WAIT_S = 10.0  # how long a killed program may take to be reaped
 # Outside the sandbox (no launcher) a shell moves itself into the run's cgroup and execs the
@@ -64,74 +45,6 @@ SHELL = "/bin/sh"
 _JOIN = '{ echo 0 >"$1"; } 2>/dev/null; %s; shift 2; exec "$@"'
 # Called with each line the program prints on stdout (without its newline) while it runs.
 LineFn = Callable[[str], Awaitable[None]]
-
-
-@dataclass
-class RunResult:
-    """The answer to one ``execute_go_code`` call.
-
-    ``ok`` with ``phase="ok"`` when the program exited 0; otherwise ``phase`` says where it
-    failed: ``code`` (the code could not be placed in Run), ``compile``, ``runtime`` (non-zero
-    exit, including an error returned from Run) or ``timeout``. ``output`` is what the
-    program printed on stdout (so far), ``stderr`` its error stream or the compiler's messages.
-    ``result`` is the value the program gave ``result(v)`` (JSON data), None if it gave none.
-    """
-
-    ok: bool
-    phase: Phase
-    output: str = ""
-    stderr: str = ""
-    exit_code: int | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    duration_ms: float = 0.0
-    build_ms: float = 0.0
-    run_ms: float = 0.0
-    cached_binary: bool = False
-    build_mode: str = ""  # "direct" (compiler and linker), "go build", or "cached"
-    truncated: bool = False
-    pooled: bool = False  # the program reached the servers through the controller's sessions
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    sandbox: dict[str, Any] | None = None  # the effective policy when sandboxed (tier, limits, …)
-    run_id: str = ""  # the recording of its calls (gocode exec --replay RUN_ID); pooled runs only
-    output_file: str | None = None  # where output beyond the cap was kept whole (in the workspace)
-    output_bytes: int = 0  # what the program printed on stdout in all
-    plan: dict[str, Any] | None = None  # the tools the program could call, known before it ran
-    result: Any = None
-    # A result() whose JSON is longer than the output cap: kept whole in the workspace, and what
-    # a model reads of it instead (head, tail, size and the file); see gocode.codemode.keep_result.
-    result_file: str | None = None
-    result_excerpt: str = ""
-
-    def error_text(self) -> str:
-        """What a model reads when the call failed: the phase, the messages, the output so far."""
-        if self.ok:
-            return ""
-        heads = {
-            "code": "the code cannot be placed in Run",
-            "compile": "compile error",
-            "runtime": f"runtime error (exit status {self.exit_code})",
-            "timeout": "timeout",
-            "limit": "a sandbox limit was reached",
-            "sandbox": "the sandbox refused to run the program",
-            "busy": "not run (retry later)",
-            "approval": "held for approval",
-            "warming": "not run yet (retry shortly)",
-            "setup": "not run",
-            "resources": "the host ran out of a resource (retry later)",
-        }
-        parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
-        if self.output:
-            parts.append(f"stdout before the failure:\n{self.output.rstrip()}")
-        return "\n\n".join(parts)
-
-    def as_json(self) -> dict[str, Any]:
-        doc = asdict(self)
-        doc["duration_ms"] = round(self.duration_ms, 1)
-        doc["build_ms"] = round(self.build_ms, 1)
-        doc["run_ms"] = round(self.run_ms, 1)
-        doc["tool_calls"] = [c.as_json() for c in self.tool_calls]
-        return doc
 
 
 # Opens the file long output is kept in (None: no room for it); called once, when output
@@ -234,33 +147,6 @@ class _Capped:
         return head_and_tail(head_b, tail_b, self.total, self.kept, where)
 
 
-def head_and_tail(head_b: bytes, tail_b: bytes, total: int, kept: int, where: str, what: str = "output") -> str:
-    """What a model reads of a text kept in a file: its head, a line with its size and the
-    file, its tail (pure)."""
-    # Whole lines where there are lines: a model reads them more easily than cut ones.
-    if (cut := head_b.rfind(b"\n")) > len(head_b) // 2:
-        head_b = head_b[: cut + 1]
-    if 0 <= (cut := tail_b.find(b"\n")) < len(tail_b) // 2:
-        tail_b = tail_b[cut + 1 :]
-    head, tail = head_b.decode("utf-8", "replace"), tail_b.decode("utf-8", "replace")
-    whole = "kept whole" if kept == total else f"its first {kept} bytes kept (the workspace cap)"
-    sep = "" if head.endswith("\n") else "\n"
-    return (
-        f"{head}{sep}[{what}: {total} bytes in all, {whole} in {where}; "
-        f"shown: the first {len(head.encode())} and the last {len(tail.encode())} bytes; "
-        "read the file in the next program for the rest]\n"
-        f"{tail}"
-    )
-
-
-def kept_label(path: Path, cwd: Path) -> str:
-    """How the answer names a kept file: as the program sees it, which starts in ``cwd`` and
-    may not be able to reach it by its absolute path."""
-    if path.is_relative_to(cwd):
-        return f"the file {path.relative_to(cwd)} of the working directory"
-    return str(path)
-
-
 async def launch(
     binary: Path, env: Mapping[str, str], cwd: Path, confinement: Confinement | None = None, cgroup: Path | None = None
 ) -> tuple[asyncio.subprocess.Process, int | None]:
@@ -318,6 +204,8 @@ async def _start(*argv: str, **options: Any) -> asyncio.subprocess.Process:
     (within REAP_WAIT_S) before the cancellation goes on."""
     started = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **options))
     try:
+        import anyio  # here: showing kept listings imports this module, not the SDK's stack
+
         with anyio.CancelScope(shield=True):
             proc = await asyncio.shield(started)
     except asyncio.CancelledError:
@@ -327,6 +215,8 @@ async def _start(*argv: str, **options: Any) -> asyncio.subprocess.Process:
 
 
 async def _stop_started(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    import anyio
+
     with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
         try:
             proc = await asyncio.shield(started)
@@ -461,6 +351,8 @@ async def _stopped(
             confinement.endpoint.cancel()
         # Shielded: the wait is what lets the caller give back the program's user (a cancelled
         # run's plain await would raise at once and skip it). SIGKILL ends it within the bound.
+        import anyio
+
         with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
             await proc.wait()
 
@@ -486,6 +378,7 @@ async def run_program(
     removed too, while ``confinement`` stays the caller's to close after that.
     """
     start = time.monotonic()
+    out, err = _Capped(max_output, keep, cwd, on_line), _Capped(STDERR_LIMIT)
     async with _run_cgroup(confinement) as cgroup:
         try:
             proc, status_fd = await launch(binary, env, cwd, confinement, cgroup)
@@ -497,7 +390,6 @@ async def run_program(
                                  "(gocode's user is at its process limit, RLIMIT_NPROC, or the host is out of memory)",
                                  run_ms=(time.monotonic() - start) * 1000)  # fmt: skip
             raise
-        out, err = _Capped(max_output, keep, cwd, on_line), _Capped(STDERR_LIMIT)
         assert proc.stdout is not None and proc.stderr is not None
         readers = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
         status = asyncio.ensure_future(asyncio.to_thread(_read_status, status_fd)) if status_fd is not None else None
@@ -515,7 +407,69 @@ async def run_program(
             await asyncio.wait_for(readers, 5)
         except TimeoutError:
             readers.cancel()
-    run_ms = (time.monotonic() - start) * 1000
+    ended = _Ended(
+        proc.returncode, timed_out, over_disk[0] if over_disk else None, policy, (time.monotonic() - start) * 1000
+    )
+    return _answer(ended, out, err, max_output, timeout, confinement)
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How a program's process ended, as the runner saw it."""
+
+    code: int | None  # its exit status (negative: the signal)
+    timed_out: bool
+    over_disk: int | None  # the cap it was killed for passing (negative: its workspace's)
+    policy: dict[str, Any] | None  # the launcher's status line (sandboxed runs)
+    run_ms: float
+
+
+def _answer(
+    ended: _Ended, out: _Capped, err: _Capped, max_output: int, timeout: float, confinement: Confinement | None
+) -> RunResult:
+    """The runner's answer: what the program printed and why it ended (pure, but for reading
+    the kept file's path)."""
+    output, truncated, kept = _output(out, max_output)
+    raw_stderr = err.text()  # with the runtime's frames, which tell which limit was hit
+    stderr = trim_traceback(raw_stderr)
+    if err.dropped:
+        stderr += f"\n[stderr truncated: {err.dropped} more bytes]"
+    sandbox = None
+    if confinement is not None:
+        refused = _not_started(ended, stderr, raw_stderr, confinement)
+        if refused is not None:
+            return refused
+        assert ended.policy is not None
+        sandbox = {**ended.policy, "setting": confinement.decision.setting}
+        if confinement.decision.warning:
+            sandbox["warning"] = confinement.decision.warning
+    ran = RunResult(
+        False, "runtime", output, stderr, ended.code, run_ms=ended.run_ms, truncated=truncated, sandbox=sandbox, **kept
+    )
+    if ended.over_disk is not None:
+        return replace(ran, phase="limit", exit_code=None, stderr=_append(stderr, _over_disk(ended.over_disk)))
+    if ended.timed_out:
+        killed = f"the program did not finish within {timeout:g} s and was killed (with every process it started)"
+        return replace(ran, phase="timeout", exit_code=None, stderr=_append(stderr, killed))
+    if ended.code == 0:
+        return replace(ran, ok=True, phase="ok")
+    if ended.code is not None and ended.code < 0:
+        stderr = _append(stderr, f"killed by signal {signal.Signals(-ended.code).name}")
+    if confinement is None:
+        return replace(ran, stderr=stderr)
+    if _THREAD_LIMIT.search(raw_stderr) and confinement.threads:
+        # The program reached its own cap (a cgroup or a user per run): a retry would too.
+        return replace(ran, phase="limit", stderr=_append(stderr, f"(sandbox: at most {confinement.threads} threads "
+                       "and processes per run: codeMode.limits.threads)"))  # fmt: skip
+    if _THREAD_LIMIT.search(raw_stderr):
+        # A limit shared with other processes of its user: it may be free again soon.
+        return replace(ran, phase="resources", stderr=_append(stderr, f"({_EXHAUSTED}: the threads of the user it "
+                       "runs as, RLIMIT_NPROC, shared with that user's other processes)"))  # fmt: skip
+    return replace(ran, stderr=_append(stderr, _limit_hint(raw_stderr, ended.code, confinement)))
+
+
+def _output(out: _Capped, max_output: int) -> tuple[str, bool, dict[str, Any]]:
+    """What a model reads of stdout, whether it was cut, and where it was kept whole."""
     output = out.text()
     truncated = out.dropped > 0 and not (out.spilled and out.kept == out.total)
     kept: dict[str, Any] = {"output_bytes": out.total}
@@ -526,70 +480,37 @@ async def run_program(
     elif truncated:
         why = f"; {out.keep_note}" if out.keep_note else ""
         output += f"\n[output truncated: {out.dropped} more bytes beyond the {max_output}-byte limit{why}]"
-    raw_stderr = err.text()  # with the runtime's frames, which tell which limit was hit
-    stderr = trim_traceback(raw_stderr)
-    if err.dropped:
-        stderr += f"\n[stderr truncated: {err.dropped} more bytes]"
-    sandbox = None
-    if confinement is not None:
-        if policy is not None and policy.get("error"):
-            error = str(policy["error"])
-            if _exhausted(error):
-                return RunResult(
-                    False, "resources", "", _exhaustion(error, confinement), proc.returncode, run_ms=run_ms
-                )
-            return RunResult(False, "sandbox", "", error, proc.returncode, run_ms=run_ms)
-        if policy is None:
-            if _THREAD_LIMIT.search(raw_stderr):  # the launcher itself could not start a thread
-                return RunResult(False, "resources", "", _exhaustion(stderr, confinement), proc.returncode,
-                                 run_ms=run_ms)  # fmt: skip
-            return RunResult(False, "sandbox", "", stderr or "the sandbox launcher stopped before the program started",
-                             proc.returncode, run_ms=run_ms)  # fmt: skip
-        sandbox = {**policy, "setting": confinement.decision.setting}
-        if confinement.decision.warning:
-            sandbox["warning"] = confinement.decision.warning
-    if over_disk:
-        stderr = _append(
-            stderr,
-            f"the program filled its workspace past {-over_disk[0] / 1e6:.1f} MB, all its caps allow "
+    return output, truncated, kept
+
+
+def _not_started(ended: _Ended, stderr: str, raw_stderr: str, c: Confinement) -> RunResult | None:
+    """The answer when the sandbox launcher did not start the program (None when it did)."""
+    code, run_ms = ended.code, ended.run_ms
+    if ended.policy is not None and ended.policy.get("error"):
+        error = str(ended.policy["error"])
+        if _exhausted(error):
+            return RunResult(False, "resources", "", _exhaustion(error, c), code, run_ms=run_ms)
+        return RunResult(False, "sandbox", "", error, code, run_ms=run_ms)
+    if ended.policy is None:
+        if _THREAD_LIMIT.search(raw_stderr):  # the launcher itself could not start a thread
+            return RunResult(False, "resources", "", _exhaustion(stderr, c), code, run_ms=run_ms)
+        return RunResult(
+            False, "sandbox", "", stderr or "the sandbox launcher stopped before the program started", code,
+            run_ms=run_ms,
+        )  # fmt: skip
+    return None
+
+
+def _over_disk(cap: int) -> str:
+    if cap < 0:
+        return (
+            f"the program filled its workspace past {(-cap - 1) / 1e6:.1f} MB, all its caps allow "
             "(codeMode.workspace.maxMB; totalMB for a model's sessions together; a workspace over a cap may only "
             "shrink) and was killed; delete files from it or run `gocode workspace clean`"
-            if over_disk[0] < 0
-            else f"the program wrote more than {over_disk[0] >> 20} MiB into its scratch directory "
-            "(codeMode.limits.scratchMB) and was killed",
         )
-        return RunResult(
-            False, "limit", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
-        )
-    if timed_out:
-        stderr = _append(
-            stderr, f"the program did not finish within {timeout:g} s and was killed (with every process it started)"
-        )
-        return RunResult(
-            False, "timeout", output, stderr, None, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
-        )
-    code = proc.returncode
-    if code == 0:
-        return RunResult(True, "ok", output, stderr, 0, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept)
-    if code is not None and code < 0:
-        stderr = _append(stderr, f"killed by signal {signal.Signals(-code).name}")
-    if confinement is not None:
-        if _THREAD_LIMIT.search(raw_stderr) and confinement.threads:
-            # The program reached its own cap (a cgroup or a user per run): a retry would too.
-            stderr = _append(stderr, f"(sandbox: at most {confinement.threads} threads and processes per run: "
-                             "codeMode.limits.threads)")  # fmt: skip
-            return RunResult(
-                False, "limit", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
-            )
-        if _THREAD_LIMIT.search(raw_stderr):
-            # A limit shared with other processes of its user: it may be free again soon.
-            stderr = _append(stderr, f"({_EXHAUSTED}: the threads of the user it runs as, RLIMIT_NPROC, "
-                             "shared with that user's other processes)")  # fmt: skip
-            return RunResult(False, "resources", output, stderr, code, run_ms=run_ms, truncated=truncated,
-                             sandbox=sandbox, **kept)  # fmt: skip
-        stderr = _append(stderr, _limit_hint(raw_stderr, code, confinement))
-    return RunResult(
-        False, "runtime", output, stderr, code, run_ms=run_ms, truncated=truncated, sandbox=sandbox, **kept
+    return (
+        f"the program wrote more than {cap >> 20} MiB into its scratch directory "
+        "(codeMode.limits.scratchMB) and was killed"
     )
 
 
@@ -693,8 +614,8 @@ async def _watch_scratch(proc: asyncio.subprocess.Process, c: Confinement, over:
             over.append(c.scratch_limit)
             _kill_group(proc.pid)
             return
-        if c.cwd is not None and c.cwd_limit and await asyncio.to_thread(dir_size, c.cwd) > c.cwd_limit:
-            over.append(-c.cwd_limit)  # negative: the workspace's cap
+        if c.cwd is not None and c.cwd_limit is not None and await asyncio.to_thread(dir_size, c.cwd) > c.cwd_limit:
+            over.append(-c.cwd_limit - 1)  # negative: the workspace's cap (minus one, so a cap of 0 is told apart)
             _kill_group(proc.pid)
             return
         if c.cwd is not None and c.cwd_group is not None:

@@ -39,7 +39,7 @@ from typing import Any
 from gocode.compile import golink
 from gocode.compile.modcache import ModuleCache
 from gocode.config import DEFAULT_UID_RANGE, CodeModeConfig, SandboxLimits, uid_range
-from gocode.errors import SandboxError
+from gocode.errors import GocodeError, SandboxError
 from gocode.files import write_file
 from gocode.resources import package_sources
 from gocode.run import hostprobe, owned
@@ -372,7 +372,7 @@ class Confinement:
     endpoint: asyncio.Future[None] | None = None  # the task serving that listener during the run
     uid: int | None = None  # the run user from run_uids, given back by release()
     cwd: Path | None = None  # where the program starts (its workspace), else scratch
-    cwd_limit: int = 0  # the workspace's cap (bytes), watched like scratch
+    cwd_limit: int | None = None  # the workspace's cap (bytes), watched like scratch; 0 is a cap too
     cwd_group: int | None = None  # the model's group, when runs of other users share the workspace
     cgroup: Path | None = None  # the run's pids cgroup, removed by close()
     threads: int = 0  # codeMode.limits.threads (0: no per-run limit applies)
@@ -452,6 +452,74 @@ async def confine(
         )
         confinement.claims = claims.pop_all()
         return confinement
+
+
+async def probe_state(workspace: ModuleCache, setting: str, *, quick: bool) -> dict[str, Any]:
+    """The tier ``setting`` gets on this host, with a ``note`` on why (never raises: a host that
+    cannot tell gets none). ``quick``: ask the kernel from Python, building nothing; else the
+    launcher itself (built, with the workspace, if need be)."""
+    state: dict[str, Any] = {"setting": setting, "tier": None}
+    if setting != "off":
+        try:
+            launcher = launcher_for(workspace)
+            if not quick and not launcher.built and not workspace.ready:
+                await asyncio.to_thread(workspace.ensure)
+            decision = decide(setting, await (launcher.quick_probe() if quick else launcher.probe()))
+            state.update(tier=decision.tier)
+            if decision.note or decision.error or decision.warning:
+                state["note"] = decision.note or decision.error or decision.warning
+        except (GocodeError, OSError) as exc:
+            state["note"] = f"the sandbox could not be set up here: {exc}"
+    return state
+
+
+# What a result says of a program that ran without the sandbox: the setting and why.
+Unconfined = dict[str, Any]
+DIRECT_REFUSAL = (
+    "the sandbox needs pooled sessions (the loopback endpoint is a sandboxed program's only door): use gocode "
+    "serve, the Toolbox API or gocode exec without --direct"
+)
+
+
+def unconfined(decision: Decision) -> Unconfined:
+    """The result's ``sandbox`` entry for a run the decision leaves unconfined."""
+    note: Unconfined = {"tier": None, "setting": decision.setting}
+    if decision.warning:
+        note["warning"] = decision.warning
+    if decision.note:
+        note["note"] = decision.note
+    return note
+
+
+async def confine_pooled(
+    workspace: ModuleCache,
+    settings: CodeModeConfig,
+    binary: Path,
+    port: int,
+    servers_json: str,
+    timeout: float,
+    workdir: Path | None,
+) -> Confinement | Unconfined:
+    """The confine step of a program that reaches its tools through the controller's loopback
+    ``port``: its confinement, or why it runs without one; raises :class:`SandboxError` when refused."""
+    if settings.sandbox == "off":
+        return {"setting": "off", "tier": None}
+    got = await confine(workspace, settings, binary, port, servers_json, timeout, workdir)
+    return got if isinstance(got, Confinement) else unconfined(got)
+
+
+def confine_direct(setting: str) -> Unconfined:
+    """The confine step of a program that starts or dials its servers itself: never confined
+    (its servers would be too); raises :class:`SandboxError` when a sandbox was required."""
+    if setting == "auto":
+        return {
+            "setting": setting,
+            "tier": None,
+            "note": "direct mode: a program that starts its servers itself cannot be sandboxed",
+        }
+    if setting != "off":
+        raise SandboxError(DIRECT_REFUSAL)
+    return {"setting": setting, "tier": None}
 
 
 def _remove_cgroup(cgroup: Path | None) -> None:

@@ -402,3 +402,11 @@ def clean(settings: WorkspaceConfig, model: str | None, key: str | None = None) 
     except RecursionError:  # a tree deeper than Python recurses: rm walks it without following links
         subprocess.run(["rm", "-rf", "--", str(path)], check=True)
     return path, freed
+
+
+def ready(path: Path, settings: WorkspaceConfig) -> Usage:
+    """The prepare step of a run in ``path``: the workspace made (an ``OSError`` when it cannot
+    be) and what it holds before the run. A workspace over its cap still runs programs, which
+    may shrink it but not grow it: how a model deletes files to get out."""
+    prepare(path, settings)
+    return usage(path, settings)

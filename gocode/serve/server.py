@@ -41,13 +41,14 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from gocode.errors import InputRequired, UnknownToolError
+from gocode.errors import UnknownToolError
 from gocode.mcp import sdk_private
 from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.results import warming_up_result
 from gocode.run.approvals import elicitation_approver
+from gocode.run.approvals import input_required as approval_input_required
 from gocode.serve import ops
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
 from gocode.serve.sessions import SessionGuard, SessionLimits
@@ -234,18 +235,17 @@ class ToolServer:
                     nonlocal result, input_required
                     modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
                     approve = elicitation_approver(ctx, params, modern)
-                    try:
-                        result, _ = await self.toolbox.call_mcp(
-                            params.name,
-                            params.arguments,
-                            forward,
-                            approve,
-                            self._session_key(ctx),
-                            notice=notice,
-                            setup_wait=setup_wait,
-                        )
-                    except InputRequired as ask:
-                        input_required = ask.result()
+                    result, run = await self.toolbox.call_mcp(
+                        params.name,
+                        params.arguments,
+                        forward,
+                        approve,
+                        self._session_key(ctx),
+                        notice=notice,
+                        setup_wait=setup_wait,
+                    )
+                    if run is not None and run.asks is not None:  # held until the client approves it
+                        input_required = approval_input_required(run.asks)
                     tg.cancel_scope.cancel()
 
                 async def hang_up() -> None:
@@ -544,6 +544,10 @@ async def serve_http(
         log_config=None,  # uvicorn's records go through gocode's handler (text or JSON)
         lifespan="on",
         access_log=False,
+        # X-Forwarded-For names the client (its session allowance) only from the proxies the
+        # operator lists in FORWARDED_ALLOW_IPS: uvicorn's default trusts 127.0.0.1, so any local
+        # client could claim a new address for every session.
+        proxy_headers="FORWARDED_ALLOW_IPS" in os.environ,
         **uvicorn_options(options.connections),  # slow or half-open clients, before any token
     )
     await uvicorn.Server(config).serve(sockets=[sock])

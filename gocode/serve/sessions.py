@@ -3,8 +3,8 @@
 A handshake-era client opens a session with ``initialize`` and may leave it open without ever
 closing it; the MCP SDK keeps up to 10,000 of them for 30 minutes each, so one client could
 hold them all and every other client got 503. :class:`SessionGuard` counts sessions per client
-(the address uvicorn reports: the peer, or the ``X-Forwarded-For`` a trusted proxy in
-``FORWARDED_ALLOW_IPS`` sets) and refuses a client's next ``initialize`` with 429 once it has
+(the address uvicorn reports: the peer, or the ``X-Forwarded-For`` of a proxy the operator
+lists in ``FORWARDED_ALLOW_IPS``; with that unset no header is trusted) and refuses a client's next ``initialize`` with 429 once it has
 ``per_client`` open; the SDK is given the total and the idle expiry. A session counts from the
 answer that opened it until its client deletes it, it answers 404 (expired), or it has been
 idle (no request under way) for ``idle_s``, as the SDK's own expiry. See docs/operations.md.
