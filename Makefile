@@ -1,6 +1,6 @@
 # The two entry points of the README. Each installs what it needs into .venv/ and .cache/
 # (both git-ignored): the Python package and its test tools, the npm sample server, and the
-# warmed Go workspace (in the user cache, see gocode/compile/workspace.py).
+# warmed Go module cache (in the user cache, see gocode/compile/modcache.py).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

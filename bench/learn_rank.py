@@ -3,7 +3,7 @@
     .venv/bin/python bench/learn_rank.py [--features PATH] [--refresh] [--json] [--write [PATH]] [--no-cv] [--linear]
 
 For every query of tests/corpus/search_queries.json and every candidate tool its ranking
-considers (gocode.view.search.SearchIndex.signals: the BM25 hits and the tools the models find
+considers (gocode.search.index.SearchIndex.signals: the BM25 hits and the tools the models find
 most similar), the signals the ranking already computes are read as a row of features
 (``SearchIndex.features``: the fused score, BM25's share, coverage, the named-server flags and
 name share, each model's similarity as written and without values, rank positions, whether the
@@ -20,7 +20,7 @@ trees on phrasings they never saw (``bench/search.py --sets fresh8``).
 The features are cached (``--features``, default in the system's temporary directory), as
 computing them embeds every query (cached on disk too, so a second computation is quick).
 ``--write`` trains on every set but HELD_OUT and writes the trees (default
-gocode/view/rank_model.json).
+gocode/search/rank_model.json).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from bench.search import FRESH, QUERIES, SETS, corpus, queries  # noqa: E402
 HELD_OUT = ("fresh8",)
 TRAINED = tuple(s for s in SETS if s not in HELD_OUT)
 TRAINED_FRESH = tuple(s for s in FRESH if s not in HELD_OUT)
-from gocode.view import learned  # noqa: E402
-from gocode.view.search import FEATURES  # noqa: E402
+from gocode.search import learned  # noqa: E402
+from gocode.search.index import FEATURES  # noqa: E402
 
 SHOWN = 10  # tools an answer without a limit shows (in full or a line each)
 C = 1.0  # the linear comparison's inverse regularisation, fixed before any cross-validation
@@ -69,7 +69,7 @@ class Query:
 
 
 def _features_key() -> str:
-    source = (ROOT / "gocode/view/search.py").read_bytes() + QUERIES.read_bytes()
+    source = (ROOT / "gocode/search/").read_bytes() + QUERIES.read_bytes()
     return hashlib.sha256(source).hexdigest()[:16]
 
 
@@ -181,7 +181,7 @@ def fit_trees(items: list[Query]) -> Any:
 
 
 def export(model: Any) -> dict[str, Any]:
-    """The trees as plain lists (gocode.view.learned reads them): per tree, per node, the
+    """The trees as plain lists (gocode.search.learned reads them): per tree, per node, the
     feature and threshold it splits on (left when the value is at most the threshold), its
     children, and a leaf's value (a node is a leaf when its feature is -1)."""
     trees = []

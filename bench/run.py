@@ -51,7 +51,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode.compile import golink
-from gocode.compile.workspace import Workspace
+from gocode.compile.modcache import ModuleCache
 from gocode.config import parse_config
 from gocode.demo.runner import DEMO_CODE
 from gocode.program.code import ModelCode
@@ -133,7 +133,7 @@ def median_p90(xs: list[float]) -> tuple[float, float]:
 class Bench:
     def __init__(self, runs: int, calls: int, sandbox: str) -> None:
         self.runs, self.calls, self.sandbox = runs, calls, sandbox
-        self.ws = Workspace()
+        self.ws = ModuleCache()
         self.times: dict[str, list[float]] = {}
         self.notes: list[str] = []
         self.tmp = Path(tempfile.mkdtemp(prefix="gocode-bench-"))

@@ -15,8 +15,8 @@ query without a ``limit``, so the report also says how often the intended tool i
 answer ("visible": in full or on a line of its own) and what the answer costs in o200k tokens.
 A query no tool fits (``"tools": []``) counts as right, in every column, when the answer says
 nothing fits; "no-fit" reports those, and "false" the fitting queries said to fit nothing.
-``--bm25`` ranks without the embedding models (gocode/view/semantic.py), ``--hand`` by the
-hand-set fusion of the signals instead of the learned weighing (gocode/view/learned.py), for
+``--bm25`` ranks without the embedding models (gocode/search/semantic.py), ``--hand`` by the
+hand-set fusion of the signals instead of the learned weighing (gocode/search/learned.py), for
 comparison.
 """
 
@@ -36,9 +36,11 @@ sys.path.insert(0, str(ROOT))
 
 from gocode.schema.builder import build_package  # noqa: E402
 from gocode.schema.ir import Package  # noqa: E402
+from gocode.search import learned  # noqa: E402
+from gocode.search.answer import answer, answer_text  # noqa: E402
+from gocode.search.index import SearchIndex  # noqa: E402
 from gocode.toolset import ToolSet  # noqa: E402
-from gocode.view import learned, tokens  # noqa: E402
-from gocode.view.search import SearchIndex, answer, answer_text  # noqa: E402
+from gocode.view import tokens  # noqa: E402
 from tests.corpus_data import CORPUS, load  # noqa: E402
 
 QUERIES = CORPUS / "search_queries.json"

@@ -52,7 +52,7 @@ MODES = ("full", "index", "auto")
 
 def search_definition() -> dict[str, object]:
     """search_go_tools as offered next to execute_go_code when not every declaration is shown."""
-    from gocode.view.search import search_tool_definition
+    from gocode.search.answer import search_tool_definition
 
     return search_tool_definition()
 

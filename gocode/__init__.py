@@ -24,11 +24,17 @@ if TYPE_CHECKING:
     from gocode.blocking import SyncToolbox
     from gocode.codemode import TOOL_NAME, CodeMode
     from gocode.config import CodeModeConfig, Config, ServerConfig, load_config, parse_config
-    from gocode.errors import CodeError, ConfigError, DiscoveryError, GocodeError, SchemaError, ToolchainError
+    from gocode.errors import (
+        ConfigError,
+        DiscoveryError,
+        GocodeError,
+        ToolchainError,
+        UnknownToolError,
+    )
     from gocode.program.diagnostics import Diagnostic
     from gocode.results import ToolResult
     from gocode.run.runner import RunResult
-    from gocode.toolbox import Toolbox, UnknownToolError
+    from gocode.toolbox import Toolbox
     from gocode.tools.python import PythonTool, python_tool
 
 # Public name -> the module defining it. Importing them lazily keeps ``import gocode`` (and so
@@ -41,18 +47,18 @@ _WHERE = {
     "ServerConfig": "gocode.config",
     "load_config": "gocode.config",
     "parse_config": "gocode.config",
-    "CodeError": "gocode.errors",
+    "CodeError": "gocode.errors",  # deprecated: never raised (gocode.errors warns)
     "ConfigError": "gocode.errors",
     "DiscoveryError": "gocode.errors",
     "GocodeError": "gocode.errors",
-    "SchemaError": "gocode.errors",
+    "SchemaError": "gocode.errors",  # deprecated: never raised (gocode.errors warns)
     "ToolchainError": "gocode.errors",
     "Diagnostic": "gocode.program.diagnostics",
     "RunResult": "gocode.run.runner",
     "SyncToolbox": "gocode.blocking",
     "Toolbox": "gocode.toolbox",
     "ToolResult": "gocode.results",
-    "UnknownToolError": "gocode.toolbox",
+    "UnknownToolError": "gocode.errors",
     "PythonTool": "gocode.tools.python",
     "python_tool": "gocode.tools.python",
 }
@@ -73,7 +79,6 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "TOOL_NAME",
-    "CodeError",
     "CodeMode",
     "CodeModeConfig",
     "Config",
@@ -83,7 +88,6 @@ __all__ = [
     "GocodeError",
     "PythonTool",
     "RunResult",
-    "SchemaError",
     "ServerConfig",
     "SyncToolbox",
     "ToolResult",

@@ -24,9 +24,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from gocode.compile.workspace import BuildResult, Progress, Workspace, check_and_build
+from gocode.compile.modcache import BuildResult, Progress, check_and_build
+from gocode.compile.modcache import ModuleCache as Workspace  # the Go module cache: the old name, body unchanged
 from gocode.config import ApprovalConfig, CodeModeConfig, Config, ServerConfig
-from gocode.errors import GocodeError
+from gocode.errors import GocodeError, SandboxError, SearchRequestError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
@@ -39,19 +40,20 @@ from gocode.run.kept import KeptFile, open_kept
 from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, server_spec
 from gocode.run.result import RunResult, compile_failure, finish, keep_value
 from gocode.run.runner import LineFn, run_program
-from gocode.run.sandbox import Confinement, SandboxError, probe_state, process_limit
+from gocode.run.sandbox import Confinement, probe_state, process_limit
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
 from gocode.schema.media import returns_media
+from gocode.search.answer import answer as search_answer
+from gocode.search.answer import answer_text
+from gocode.search.index import SearchIndex
 from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, approved_text, expand_plan, legacy_names
 from gocode.tools.saved import listing as saved_listing
 from gocode.toolset import ServerTools, ToolInfo
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full
+from gocode.view.rules import SEARCH_TOOL_NAME, search_hint
 from gocode.view.rules import rules as rules_text
-from gocode.view.rules import search_hint
-from gocode.view.search import SEARCH_TOOL_NAME, SearchIndex, SearchRequestError, answer_text
-from gocode.view.search import answer as search_answer
 from gocode.view.selection import ToolView, code_mode_on, split_tools, typeable, with_inferred_outputs
 
 TOOL_NAME = "execute_go_code"

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from gocode.errors import ConfigError
+from gocode.errors import ConfigError, UnsetVariable
 from gocode.paths import DEFAULT_CONFIG_NAME
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -413,7 +413,7 @@ def expand_env(value: Any, env: Mapping[str, str], where: str = "") -> Any:
                 return env[name]
             if default is not None:
                 return default
-            raise _UnsetVariable(name, where)
+            raise UnsetVariable(name, where)
 
         return _VAR.sub(sub, value)
     if isinstance(value, dict):
@@ -421,11 +421,6 @@ def expand_env(value: Any, env: Mapping[str, str], where: str = "") -> Any:
     if isinstance(value, list):
         return [expand_env(v, env, f"{where}[{i}]") for i, v in enumerate(value)]
     return value
-
-
-class _UnsetVariable(Exception):
-    def __init__(self, name: str, where: str) -> None:
-        self.name, self.where = name, where
 
 
 def parse_config(text: str, source: str = "<config>", env: Mapping[str, str] | None = None) -> Config:
@@ -440,7 +435,7 @@ def parse_config(text: str, source: str = "<config>", env: Mapping[str, str] | N
         raise ConfigError(f"{source}: the top level must be a mapping with `mcpServers`, got {type(data).__name__}")
     try:
         data = expand_env(data, os.environ if env is None else env)
-    except _UnsetVariable as exc:
+    except UnsetVariable as exc:
         raise ConfigError(
             f"{source}: {exc.where}: environment variable {exc.name} is not set "
             f"(set it, or write ${{{exc.name}:-default}})"

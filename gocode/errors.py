@@ -1,19 +1,57 @@
-"""The exceptions gocode raises, grouped by the phase in which they happen.
+"""Every exception gocode defines, grouped by the phase in which it happens.
 
-    GocodeError                 base; ``phase`` says where it failed, ``str()`` is the whole message
-    ├── ConfigError             phase "config": missing/unparsable file, wrong key or type, unknown model
-    ├── ToolchainError          phase "toolchain": no ``go`` on PATH, Go too old, workspace warm-up failed
-    ├── DiscoveryError          phase "discovery": a server did not start, connect, or list its tools
-    ├── SchemaError             phase "schema": a tool set cannot be turned into Go (never a single odd
-    │                           schema: those fall back to a documented type and a warning)
-    └── CodeError               phase "code": the model's code cannot be placed into ``Run`` (e.g. it
-                                declares ``func main``) — a message for the model, like a compile error
+What a caller of the package may see (``phase`` says where it failed, ``str()`` is the whole
+message, ready for a person or a model)::
+
+    GocodeError                 base
+    ├── ConfigError             "config": missing/unparsable file, wrong key or type, unknown model
+    ├── ToolchainError          "toolchain": no ``go`` on PATH, Go too old, module cache warm-up failed
+    │   └── CheckTimeout        the type-check helper did not answer in time (it is replaced)
+    ├── DiscoveryError          "discovery": a server did not start, connect, or list its tools
+    ├── SetUpError              "setup": the machine's one-off set-up failed (no program can be built)
+    ├── SandboxError            "sandbox": the sandbox asked for cannot be provided here
+    ├── Busy                    "busy": no slot for a program now (queue full, or the wait too long)
+    ├── StepError               "step": a step request refused (continuation, answers, declarations)
+    ├── RecordingError          "replay": a recording missing, unreadable, or for other tools
+    ├── UnknownToolError        "call": a call named a tool the toolbox does not offer (also LookupError)
+    ├── CallError               "call": ``gocode call`` refused a call before making it
+    ├── SavedProgramError       a program that cannot be saved, built or found
+    └── ModelError              "model": the agent's model endpoint could not be used
+
+Signals that one part of gocode raises and another turns into an answer (a result, a message,
+an HTTP status); none reaches a caller of the package as itself::
+
+    Exception
+    ├── ToolProviderError       a call a tool provider could not make (its tool's failures are results)
+    │   └── UpstreamError       the call could not reach its server
+    ├── AdmissionRefused        the loopback's gate will not admit a request (too many, run ended)
+    ├── ReplayError             a replay pass that cannot go on (divergent call, bad record)
+    ├── NoApprover              there is no one to ask for an approval
+    ├── UnsetVariable           a ``${VAR}`` in the config with no value (becomes a ConfigError)
+    └── AttemptFailed           the agent's attempt ended at ``phase`` (becomes its transcript)
+    ValueError
+    ├── SearchRequestError      a ``search_go_tools`` request that cannot be answered
+    └── ScriptError             a malformed expectation in a smoke script
+    RuntimeError
+    └── EmbeddingUnavailable    a search model that was to be loaded did not load
+    ConnectionError
+    └── ServerExited            a stdio server's output ended while its session was open
+    OSError
+    └── WorkspaceError          a program's workspace that cannot be opened safely
 
 Failures of the model's program itself (compile errors, runtime errors, timeouts) are not
 exceptions: they are answers, returned as a :class:`gocode.run.runner.RunResult` with ``ok=False``.
+
+``SchemaError`` and ``CodeError`` were exported and never raised (a schema gocode cannot type
+falls back to a documented type; code that cannot be placed is answered like a compile error).
+They stay importable, with a DeprecationWarning, and nothing raises them.
 """
 
 from __future__ import annotations
+
+import warnings
+from functools import cache
+from typing import Literal
 
 
 class GocodeError(Exception):
@@ -28,6 +66,10 @@ class ConfigError(GocodeError):
 
 class ToolchainError(GocodeError):
     phase = "toolchain"
+
+
+class CheckTimeout(ToolchainError):
+    """The type-check helper did not answer in time (it was stopped; the next call starts a new one)."""
 
 
 class DiscoveryError(GocodeError):
@@ -53,13 +95,137 @@ class DiscoveryError(GocodeError):
         self.stderr = stderr  # the server's stderr tail (also at the end of the message)
 
 
-class SchemaError(GocodeError):
-    phase = "schema"
+class SetUpError(GocodeError):
+    """The machine's one-off set-up failed: no program can be built until it is fixed."""
+
+    phase = "setup"
 
 
-class CodeError(GocodeError):
-    phase = "code"
+class SandboxError(GocodeError):
+    """The sandbox asked for cannot be provided here (the program does not run)."""
 
-    def __init__(self, message: str, *, line: int | None = None) -> None:
+    phase = "sandbox"
+
+
+class Busy(GocodeError):
+    """No slot for a program now: the queue is full, or the wait would outlast the call's timeout."""
+
+    phase = "busy"
+
+
+class StepError(GocodeError):
+    """A step request gocode refuses: a bad continuation, bad answers, bad tool declarations."""
+
+    phase = "step"
+
+
+class RecordingError(GocodeError):
+    """A recording that cannot be found, read, or used against the current tools."""
+
+    phase = "replay"
+
+
+class UnknownToolError(GocodeError, LookupError):
+    """A call named a tool this toolbox does not offer."""
+
+    phase = "call"
+
+
+class CallError(GocodeError):
+    """A call refused before it was made: an unknown tool, or arguments its schema does not allow."""
+
+    phase = "call"
+
+
+class SavedProgramError(GocodeError):
+    """A program that cannot be saved, built or found (the message says why)."""
+
+
+class ModelError(GocodeError):
+    """The model's endpoint could not be used: no key, unreachable, refused, or a reply that
+    cannot be read. ``status`` is the HTTP status when there was one."""
+
+    phase = "model"
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
-        self.line = line
+        self.status = status
+
+
+# --- signals turned into answers where they are caught ----------------------------------------------
+
+
+class ToolProviderError(Exception):
+    """A call a provider could not make (the tool's own failures are ``isError`` results)."""
+
+
+class UpstreamError(ToolProviderError):
+    """A call that could not reach its server (the server's own errors are results)."""
+
+
+class AdmissionRefused(Exception):
+    """A request the loopback's gate will not admit: too many waiting, or the run has ended."""
+
+
+class ReplayError(Exception):
+    """A pass that cannot go on: a divergent call, a record that does not decode, a dropped result."""
+
+
+class NoApprover(Exception):
+    """There is no one to ask."""
+
+
+class UnsetVariable(Exception):
+    """A ``${VAR}`` in the config that has no value (the config reports it as a ConfigError)."""
+
+    def __init__(self, name: str, where: str) -> None:
+        self.name, self.where = name, where
+
+
+# Where an agent's attempt can end without an answer.
+FailPhase = Literal["model", "tools", "code", "cannot", "setup"]
+
+
+class AttemptFailed(Exception):
+    """The agent's attempt ended at ``phase`` (the orchestrator writes it into the transcript)."""
+
+    def __init__(self, phase: FailPhase, message: str) -> None:
+        super().__init__(message)
+        self.phase: FailPhase = phase
+
+
+class SearchRequestError(ValueError):
+    """A search_go_tools call that cannot be answered (no query or names, bad types, unknown names)."""
+
+
+class ScriptError(ValueError):
+    """A malformed expectation in a script file."""
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """A model that was to be loaded for a query or tools not embedded before failed to load."""
+
+
+class ServerExited(ConnectionError):
+    """A stdio server's output ended while its session was open (the process exited)."""
+
+
+class WorkspaceError(OSError):
+    """A workspace that cannot be opened safely (something not a directory on the way to it)."""
+
+
+# --- deprecated names ---------------------------------------------------------------------------
+
+_DEPRECATED = {"SchemaError": "schema", "CodeError": "code"}
+
+
+@cache
+def _deprecated(name: str) -> type[GocodeError]:
+    return type(name, (GocodeError,), {"phase": _DEPRECATED[name], "__module__": __name__})
+
+
+def __getattr__(name: str) -> type[GocodeError]:
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"gocode.errors.{name} is deprecated: gocode never raises it", DeprecationWarning, stacklevel=2)
+    return _deprecated(name)

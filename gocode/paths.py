@@ -1,7 +1,7 @@
 """Where gocode keeps its cache and per-run state, from the environment, and where it looks
 for its config.
 
-Every stage that stores something (the listing cache, the workspace, the search vectors)
+Every stage that stores something (the listing cache, the Go module cache, the search vectors)
 resolves its directory here, so none has to import another stage for it.
 """
 

@@ -27,9 +27,9 @@ from typing import Any, Literal
 import anyio
 
 from gocode.codemode import CodeMode
-from gocode.compile.workspace import Workspace
+from gocode.compile.modcache import ModuleCache
 from gocode.config import Config, ServerConfig
-from gocode.errors import DiscoveryError, GocodeError
+from gocode.errors import DiscoveryError, GocodeError, ScriptError
 from gocode.mcp.discovery import connect, describe_server, failure, list_all_tools, server_tools
 from gocode.program.code import ModelCode
 from gocode.run.runner import RunResult
@@ -106,10 +106,6 @@ class Script:
     error_phase: str | None = None  # the run must fail in this phase ("any": in any phase)
     error_match: str | None = None  # … with an error text matching this expression
     timeout: float | None = None
-
-
-class ScriptError(ValueError):
-    """A malformed expectation in a script file."""
 
 
 def parse_script(path: Path, text: str) -> Script:
@@ -254,13 +250,13 @@ def _failed(group: str, name: str, start: float, err: DiscoveryError) -> Check:
     return Check(group, name, "failed", _ms(start), message=first, details=err.summary, stderr=err.stderr)
 
 
-async def check_compile(workspace: Workspace, tools: ServerTools) -> Check:
+async def check_compile(modcache: ModuleCache, tools: ServerTools) -> Check:
     """Build a program that references every function of one server's bindings."""
     group, start = f"server {tools.server}", time.monotonic()
     if not tools.tools:
         return Check(group, "compile", "skipped", message="the server lists no tools (after its tool filters)")
     pkg = build_package(ToolSet((tools,)))
-    build = await workspace.build(pkg, ModelCode(_references(pkg)))
+    build = await modcache.build(pkg, ModelCode(_references(pkg)))
     if build.ok:
         note = f"{len(pkg.funcs)} functions" + (f", {len(pkg.warnings)} schema warnings" if pkg.warnings else "")
         return Check(group, "compile", "passed", _ms(start), message=note, details="\n".join(pkg.warnings))
@@ -268,7 +264,7 @@ async def check_compile(workspace: Workspace, tools: ServerTools) -> Check:
     broken = []
     for tool in tools.tools:
         one = build_package(ToolSet((replace(tools, tools=(tool,)),)))
-        alone = await workspace.build(one, ModelCode(_references(one)))
+        alone = await modcache.build(one, ModelCode(_references(one)))
         if not alone.ok:
             broken.append(f"tool {tool.name}:\n{alone.output}")
     details = "\n\n".join(broken) or build.output
@@ -292,7 +288,7 @@ async def run_smoke(
     model: str | None,
     scripts: list[Path],
     *,
-    workspace: Workspace,
+    modcache: ModuleCache,
     timeout: float | None = None,
     direct: bool = False,
     progress: Progress | None = None,
@@ -313,16 +309,16 @@ async def run_smoke(
             add(c)
         if tools is not None:
             listed.append(tools)
-    if not workspace.ready:
-        await asyncio.to_thread(workspace.ensure)
+    if not modcache.ready:
+        await asyncio.to_thread(modcache.ensure)
     for name, (_, tools) in zip(names, results, strict=True):
         if tools is None:
             add(Check(f"server {name}", "compile", "skipped", message="the server's tools could not be listed"))
         else:
-            add(await check_compile(workspace, tools))
+            add(await check_compile(modcache, tools))
     failed_servers = [n for n, (_, t) in zip(names, results, strict=True) if t is None]
     if scripts:
-        await _run_scripts(config, model, listed, scripts, workspace, timeout, failed_servers, direct, add)
+        await _run_scripts(config, model, listed, scripts, modcache, timeout, failed_servers, direct, add)
     report.duration_ms = _ms(start)
     return report
 
@@ -332,7 +328,7 @@ async def _run_scripts(
     model: str | None,
     listed: list[ServerTools],
     scripts: list[Path],
-    workspace: Workspace,
+    modcache: ModuleCache,
     timeout: float | None,
     failed_servers: list[str],
     direct: bool,
@@ -341,7 +337,7 @@ async def _run_scripts(
     """Scripts run as execute_go_code runs them: through a controller's pooled sessions to the
     servers that passed (or, with ``direct``, as standalone programs that start them)."""
     if direct:
-        code_mode = CodeMode(config, model, workspace=workspace)
+        code_mode = CodeMode(config, model, workspace=modcache)
         code_mode.use(listed)
         for path in scripts:
             add(await run_script(code_mode.execute, path, timeout, failed_servers))
@@ -349,7 +345,7 @@ async def _run_scripts(
     ok_servers = {s.server: config.mcp_servers[s.server] for s in listed}
     pooled_config = config.model_copy(update={"mcp_servers": ok_servers})
     try:
-        async with Toolbox(pooled_config, model, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(pooled_config, model, workspace=modcache, prewarm=False) as box:
             for path in scripts:
                 add(await run_script(box.execute, path, timeout, failed_servers))
     except GocodeError as exc:  # a server that passed its checks failed when reconnecting

@@ -45,36 +45,45 @@ from mcp.shared.exceptions import MCPError
 from gocode import tool_formats
 from gocode.codemode import TOOL_NAME, CodeMode, ToolState
 from gocode.compile import housekeeping
-from gocode.compile.workspace import Progress, Workspace
+from gocode.compile.modcache import ModuleCache, Progress
 from gocode.config import Config, load_config
-from gocode.errors import ConfigError, GocodeError
+from gocode.errors import (
+    Busy,
+    ConfigError,
+    GocodeError,
+    SavedProgramError,
+    SetUpError,
+    ToolProviderError,
+    UnknownToolError,
+)
 from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import server_label
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.loopback import Run as LoopbackRun
 from gocode.mcp.metrics import LiveState, Metrics
-from gocode.mcp.provider import ToolProvider, ToolProviderError
+from gocode.mcp.provider import ToolProvider
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S, Upstream
 from gocode.program.plan import Plan
 from gocode.program.render import tools_import_path
 from gocode.results import REQUEST_ID_META_KEY, ToolResult, error_result, run_to_result, saved_answer
-from gocode.run import records
+from gocode.run import recordstore
 from gocode.run import step as stepping
 from gocode.run.approvals import ANY_TOOL, ApprovalRequest, Approver
-from gocode.run.limiter import Busy, RunLimiter, default_limit
+from gocode.run.interceptor import Interceptor, Mode
+from gocode.run.limiter import RunLimiter, default_limit
 from gocode.run.reach import ControllerLoopback
-from gocode.run.recording import Interceptor, Mode
 from gocode.run.runner import LineFn, RunResult
-from gocode.run.setup import Notice, SetUp, SetUpError
+from gocode.run.setup import Notice, SetUp
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
+from gocode.search.answer import search_tool_definition
 from gocode.tools import saved
 from gocode.tools.declared import DeclaredTools
 from gocode.tools.python import PYTHON_SERVER, PythonTool, PythonTools
-from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SavedProgramError
+from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram
 from gocode.toolset import ToolInfo, ToolSet
-from gocode.view.search import SEARCH_TOOL_NAME, search_tool_definition
+from gocode.view.rules import SEARCH_TOOL_NAME
 
 log = logging.getLogger("gocode.toolbox")
 
@@ -85,12 +94,6 @@ HOUSEKEEPING_EVERY_S = 900.0
 # Safe for every model API: OpenAI and Anthropic allow [A-Za-z0-9_-]{1,64}; Gemini also wants
 # a letter or underscore first.
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-
-
-class UnknownToolError(GocodeError, LookupError):
-    """A call named a tool this toolbox does not offer."""
-
-    phase = "call"
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,7 @@ class Toolbox:
         config: Config | str | os.PathLike[str],
         model: str | None = None,
         *,
-        workspace: Workspace | None = None,
+        workspace: ModuleCache | None = None,
         prewarm: bool = True,
         pooled: bool = True,
         progress: Progress | None = None,
@@ -216,7 +219,7 @@ class Toolbox:
         self._started = False
         self._warmed = False  # the first warm-up finished (later re-warms keep the process ready)
         self._warm_error: str | None = None
-        # The machine's one-off set-up (Go workspace, sandbox launcher), shared by the warm-up
+        # The machine's one-off set-up (Go module cache, sandbox launcher), shared by the warm-up
         # and every call that comes before it is done; the launcher only for sandboxed runs.
         self._setup = SetUp(
             lambda: self.code_mode.workspace,
@@ -339,7 +342,7 @@ class Toolbox:
     def readiness(self) -> tuple[bool, str]:
         """Whether this toolbox should get traffic, and if not why (no secrets: probes are public).
 
-        Ready once the servers were discovered and the Go workspace is warm (the first call
+        Ready once the servers were discovered and the Go module cache is warm (the first call
         only links). A server that dies later does not make it unready: the next call
         reconnects, and every replica shares the same servers (see ``gocode_upstream_up``).
         """
@@ -353,12 +356,12 @@ class Toolbox:
             return False, "warming up: setting up Go on this machine (once)"
         if self._warm is not None and not self._warmed:
             return False, "warming up: compiling the Go bindings"
-        if self._warm is None and not _workspace_ready(self.code_mode):
-            return False, "the Go workspace is not warmed up (run `gocode warmup`)"
+        if self._warm is None and not _modcache_ready(self.code_mode):
+            return False, "the Go module cache is not warmed up (run `gocode warmup`)"
         return True, "ready"
 
     async def set_up(self, notice: Notice | None = None, within: float | None = None) -> bool:
-        """Wait for the machine's one-off set-up (the Go workspace, the sandbox launcher),
+        """Wait for the machine's one-off set-up (the Go module cache, the sandbox launcher),
         starting it if nothing has: every caller meanwhile waits for the same one. ``notice``
         is awaited with its progress lines; False if it still runs after ``within`` seconds.
         Raises :class:`~gocode.run.setup.SetUpError` (the cause and the fix) when it fails."""
@@ -540,7 +543,7 @@ class Toolbox:
     ) -> RunResult:
         """Run Go code as ``execute_go_code`` does (also when code mode is off for the model).
 
-        Every pooled run's calls are recorded under its ``run_id`` (see :mod:`gocode.run.records`).
+        Every pooled run's calls are recorded under its ``run_id`` (see :mod:`gocode.run.recordstore`).
         ``dry_run``: no call reaches a server; each is answered with a stub shaped by the tool's
         output schema (zero values), so a program that would write can be checked first.
         ``on_line`` is awaited with each line the program prints, while it runs
@@ -609,7 +612,7 @@ class Toolbox:
         return dataclasses.replace(result, duration_ms=(time.monotonic() - start) * 1000)
 
     async def housekeep(self) -> dict[str, Any] | None:
-        """Mark this toolbox's workspace and bindings used, and bound the cache (see
+        """Mark this toolbox's module cache and bindings used, and bound the cache (see
         :mod:`gocode.compile.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
         self._last_housekeeping = time.monotonic()
         try:
@@ -679,7 +682,7 @@ class Toolbox:
         how = how.taking(state)
         toolset = state.view.code_tools
         ic = how.interceptor or Interceptor(
-            how.mode, tools={(t.server, t.name): t for t in toolset.tools()}, max_bytes=records.recording_cap()
+            how.mode, tools={(t.server, t.name): t for t in toolset.tools()}, max_bytes=recordstore.recording_cap()
         )
         providers: dict[str, ToolProvider] = {p.name: p for p in how.providers}
         programs = state.saved_programs
@@ -726,23 +729,23 @@ class Toolbox:
         result = await _with_calls(result, run, self.code_mode, session)
         if how.interceptor is None:  # a step's calls travel in its continuation instead
             local = tuple(s.server for s in toolset.servers if s.server not in self.config.mcp_servers)
-            recording = records.Recording(
-                records.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local, not_kept=ic.not_kept
+            recording = recordstore.Recording(
+                recordstore.new_run_id(), code, toolset, ic.calls, mode=how.mode, local=local, not_kept=ic.not_kept
             )
             result = dataclasses.replace(result, run_id=await _keep(recording))
         return result
 
     async def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
         """Run a recorded run's program again, every call answered from its recording (no server is
-        called). Raises :class:`~gocode.run.records.RecordingError` when the recording is missing or
+        called). Raises :class:`~gocode.run.recordstore.RecordingError` when the recording is missing or
         the tool set changed since it was made (naming what differs)."""
-        recording = await anyio.to_thread.run_sync(records.load, run_id)
-        changed = records.differences(recording.toolset, self.code_mode.view.code_tools)
+        recording = await anyio.to_thread.run_sync(recordstore.load, run_id)
+        changed = recordstore.differences(recording.toolset, self.code_mode.view.code_tools)
         if changed:
-            raise records.RecordingError(f"run {run_id} was recorded against other tools: {'; '.join(changed)}")
+            raise recordstore.RecordingError(f"run {run_id} was recorded against other tools: {'; '.join(changed)}")
         ic = Interceptor("replay", recording.calls)
         result = await self.execute(recording.code if code is None else code, timeout, _pass=_Pass("replay", ic))
-        return records.settle(dataclasses.replace(result, run_id=run_id), ic, recording.not_kept)
+        return recordstore.settle(dataclasses.replace(result, run_id=run_id), ic, recording.not_kept)
 
     async def step(
         self,
@@ -1004,13 +1007,13 @@ async def replay_offline(
 
     The program is built against the tool set it was recorded with and reaches a loopback
     endpoint that answers every call from the recording and refuses any other. Raises
-    :class:`~gocode.run.records.RecordingError` when the recording is missing or names a server
+    :class:`~gocode.run.recordstore.RecordingError` when the recording is missing or names a server
     the config no longer has. (That the servers' tools are unchanged is checked by
     :meth:`Toolbox.replay`, which has live sessions.)
     """
-    recording = await anyio.to_thread.run_sync(records.load, run_id)
-    if missing := records.servers_missing(recording, set(config.mcp_servers)):
-        raise records.RecordingError(f"run {run_id} used servers the config no longer has: {', '.join(missing)}")
+    recording = await anyio.to_thread.run_sync(recordstore.load, run_id)
+    if missing := recordstore.servers_missing(recording, set(config.mcp_servers)):
+        raise recordstore.RecordingError(f"run {run_id} used servers the config no longer has: {', '.join(missing)}")
     code_mode = CodeMode(config, model)
     code_mode.use(list(recording.toolset.servers))
     served = [DeclaredTools(s, "the recording") for s in recording.toolset.servers if s.tools]
@@ -1037,7 +1040,7 @@ async def replay_offline(
             await loopback.stop()
             tg.cancel_scope.cancel()
     result = dataclasses.replace(await _with_calls(result, run, code_mode, None), run_id=run_id)
-    return records.settle(result, ic, recording.not_kept)
+    return recordstore.settle(result, ic, recording.not_kept)
 
 
 async def _with_calls(result: RunResult, run: LoopbackRun, code_mode: CodeMode, session: str | None) -> RunResult:
@@ -1052,7 +1055,7 @@ async def _with_calls(result: RunResult, run: LoopbackRun, code_mode: CodeMode, 
 
 @dataclass(frozen=True)
 class _Pass:
-    """How one program's calls are answered (see :class:`~gocode.run.recording.Interceptor`)."""
+    """How one program's calls are answered (see :class:`~gocode.run.interceptor.Interceptor`)."""
 
     mode: Mode
     interceptor: Interceptor | None = None  # None: a fresh one for ``mode``, recorded afterwards
@@ -1068,16 +1071,16 @@ class _Pass:
         return self if self.state is not None else replace(self, state=state)
 
 
-async def _keep(recording: records.Recording) -> str:
+async def _keep(recording: recordstore.Recording) -> str:
     try:
-        await anyio.to_thread.run_sync(records.save, recording)
+        await anyio.to_thread.run_sync(recordstore.save, recording)
     except OSError as exc:  # a full disk must not fail the run
         log.warning("could not record run %s: %s", recording.run_id, exc)
         return ""
     return recording.run_id
 
 
-def _workspace_ready(code_mode: CodeMode) -> bool:
+def _modcache_ready(code_mode: CodeMode) -> bool:
     try:
         return code_mode.workspace.ready
     except GocodeError:  # no Go toolchain: calls will say so

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import settings
 
 from gocode.codemode import CodeMode
-from gocode.compile.workspace import Workspace
+from gocode.compile.modcache import ModuleCache
 from gocode.config import Config, parse_config
 from gocode.program.code import ModelCode
 from gocode.program.render import tools_import_path
@@ -72,8 +72,8 @@ def need(path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def workspace() -> Workspace:
-    ws = Workspace()
+def workspace() -> ModuleCache:
+    ws = ModuleCache()
     # Complete (as `gocode warmup` makes it): direct builds then see the whole standard library.
     ws.warmup(lambda msg: print(msg, file=sys.stderr), full=True)
     return ws
@@ -125,14 +125,14 @@ def demo_sse_url() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/sse"
 
 
-def code_mode(config: Config, workspace: Workspace, model: str | None = None) -> CodeMode:
+def code_mode(config: Config, workspace: ModuleCache, model: str | None = None) -> CodeMode:
     cm = CodeMode(config, model, workspace=workspace)
     asyncio.run(cm.refresh())
     return cm
 
 
 @pytest.fixture(scope="session")
-def demo_cm(workspace: Workspace) -> CodeMode:
+def demo_cm(workspace: ModuleCache) -> CodeMode:
     return code_mode(config_from({"weather": demo_stdio()}), workspace)
 
 
@@ -164,7 +164,7 @@ def wait_gone(marker: str, timeout: float = 60.0) -> list[str]:
     return left
 
 
-def assert_go_package_clean(workspace: Workspace, pkg: Package, scratch: Path) -> None:
+def assert_go_package_clean(workspace: ModuleCache, pkg: Package, scratch: Path) -> None:
     """A program referencing every generated function builds; the bindings and the runtime
     are gofmt-clean and pass ``go vet``; the declarations the model sees are gofmt-clean Go."""
     code = "".join(f"_ = {f.name}\n" for f in pkg.funcs)

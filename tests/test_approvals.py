@@ -276,3 +276,30 @@ def test_exec_refuses_naming_the_tools_and_says_how_to_allow_them(tmp_path):
     config.write_text(yaml.safe_dump(allowed))
     got = subprocess.run([GOCODE, "exec", "-c", str(config), str(prog)], capture_output=True, text=True)
     assert (got.returncode, got.stdout) == (0, "Hello, world.\ndeleted\n"), got.stderr
+
+
+@pytest.mark.fast
+def test_a_modern_client_not_yet_asked_gets_an_input_required_result_for_this_program():
+    """2026-07-28 era: without the client's response for this program, the approver answers
+    AskFirst (the client must be asked first), and the call is answered with the
+    InputRequiredResult for its request (its state names the program); with the response for
+    it, the answer decides."""
+    from types import SimpleNamespace
+
+    from gocode.run.approvals import APPROVAL_INPUT_KEY, ApprovalRequest, AskFirst, elicitation_approver, input_required
+
+    ctx = SimpleNamespace(session=SimpleNamespace(client_capabilities=SimpleNamespace(elicitation=object())))
+    request = ApprovalRequest("h" * 64, "fmt.Println(1)", ("notes.delete_note",), Plan((("notes", "delete_note"),)))
+    approver = elicitation_approver(ctx, SimpleNamespace(input_responses=None, request_state=None), True)
+    assert approver is not None
+    outcome = approver(request)
+    assert outcome == AskFirst(request)
+    assert isinstance(outcome, AskFirst)
+    result = input_required(outcome.request)
+    assert isinstance(result, types.InputRequiredResult) and result.request_state == request.program_hash
+    assert "notes.delete_note" in result.input_requests[APPROVAL_INPUT_KEY].params.message
+    answer = SimpleNamespace(action="accept", content={"approve": True})
+    retried = elicitation_approver(
+        ctx, SimpleNamespace(input_responses={APPROVAL_INPUT_KEY: answer}, request_state=request.program_hash), True
+    )
+    assert retried is not None and retried(request) is True

@@ -7,11 +7,11 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from gocode.agent import Message, ModelError, client_for, pick_model
+from gocode.agent import Message, client_for, pick_model
 from gocode.agent.llm import retry_after
 from gocode.agent.prompts import read_code, read_decision
 from gocode.config import ModelConfig, parse_config
-from gocode.errors import ConfigError
+from gocode.errors import ConfigError, ModelError
 from tests.llm_server import ScriptedLLM, Turn
 
 KEY = "sk-test-0123456789abcdef"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gocode.compile.workspace import Workspace
+from gocode.compile.modcache import ModuleCache
 from gocode.program.code import ModelCode
 from gocode.program.render import tools_import_path
 from gocode.schema.builder import build_package
@@ -28,7 +28,7 @@ def _fresh_package():
 
 
 def test_a_compile_error_is_answered_by_the_check_alone(workspace):
-    ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
+    ws = ModuleCache(workspace.toolchain, workspace.cache, direct=True)
     pkg = build_package(toolset(CPE_WEATHER))
     r = asyncio.run(ws.build(pkg, ModelCode(f"// {uuid.uuid4().hex}\nx := 1\n")))
     assert (r.ok, r.mode, r.output) == (False, "checked", "model.go:2:1: declared and not used: x")
@@ -36,7 +36,7 @@ def test_a_compile_error_is_answered_by_the_check_alone(workspace):
 
 
 def test_export_data_gone_falls_back_to_go_build_once_and_counts_it(workspace, tmp_path):
-    ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
+    ws = ModuleCache(workspace.toolchain, workspace.cache, direct=True)
     pkg = _fresh_package()
     ws.ensure_bindings(pkg)
     real = asyncio.run(ws.direct_config(pkg))
@@ -61,7 +61,7 @@ def test_a_saved_importcfg_of_other_bindings_is_not_reused(workspace, tmp_path):
     # Another gocode version rendered the same tool set (same import path) differently and saved
     # its importcfg: the export data listed for that source must not answer for this one.
     pkg = _fresh_package()
-    ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
+    ws = ModuleCache(workspace.toolchain, workspace.cache, direct=True)
     assert asyncio.run(ws.direct_config(pkg)) is not None
     saved = ws.dir / tools_import_path(pkg).removeprefix("gocodews/") / "direct.json"
     doc = json.loads(saved.read_text())
@@ -72,13 +72,13 @@ def test_a_saved_importcfg_of_other_bindings_is_not_reused(workspace, tmp_path):
     )
     del doc["bindings"]
     saved.write_text(json.dumps(doc | {"importcfg": str(old_cfg)}))
-    later = Workspace(workspace.toolchain, workspace.cache, direct=True)  # the next process
+    later = ModuleCache(workspace.toolchain, workspace.cache, direct=True)  # the next process
     r = asyncio.run(later.build(pkg, ModelCode(f"// {uuid.uuid4().hex}\nfmt.Println(getWeather != nil)\n")))
     assert (r.ok, r.mode, later.fallbacks) == (True, "direct", 0), r.output
 
 
 def _check(workspace, body: str, tools: list[ToolInfo] = CPE_WEATHER):
-    ws = Workspace(workspace.toolchain, workspace.cache, direct=True)
+    ws = ModuleCache(workspace.toolchain, workspace.cache, direct=True)
     pkg = build_package(toolset(tools))
     return asyncio.run(ws.build(pkg, ModelCode(f"// {uuid.uuid4().hex}\n{body}")))
 

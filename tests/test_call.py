@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gocode.tools.call import CallError, coerce, parse_arguments
+from gocode.calling import coerce, parse_arguments
+from gocode.errors import CallError
 from gocode.toolset import ServerTools, ToolInfo
 from tests.conftest import ROOT, demo_stdio
 from tests.test_cli import gocode

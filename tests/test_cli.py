@@ -187,7 +187,7 @@ def test_missing_or_old_go_is_a_clear_message(tmp_path, config_file):
 @pytest.mark.go
 def test_warmup_and_demo():
     r = gocode("warmup")
-    assert r.returncode == 0 and "workspace ready" in r.stderr, r.stderr
+    assert r.returncode == 0 and "module cache ready" in r.stderr, r.stderr
     r = gocode("demo")
     assert r.returncode == 0, r.stderr
     assert "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in r.stdout

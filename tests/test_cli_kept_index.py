@@ -1,5 +1,5 @@
 """``gocode search`` and ``describe`` a second time: no server started, the search index read from
-where the first run kept it (gocode/view/kept_index.py), and built again when the listing changes.
+where the first run kept it (gocode/search/kept_index.py), and built again when the listing changes.
 Real CLI processes against the real demo server."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gocode.paths import cache_dir
-from gocode.view import semantic
+from gocode.search import semantic
 from tests.conftest import ROOT
 
 # Starts the demo server from a file the test deletes after the first run: a later run that

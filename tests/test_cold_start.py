@@ -266,6 +266,6 @@ def test_gocode_exec_on_a_machine_it_cannot_set_up_says_so_on_stderr_and_exits_2
 
 
 def _go_version() -> str:
-    from gocode.compile.workspace import find_toolchain
+    from gocode.compile.modcache import find_toolchain
 
     return find_toolchain().version

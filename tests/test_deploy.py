@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from gocode.cli import main as cli
-from gocode.compile.workspace import MIN_GO
+from gocode.compile.modcache import MIN_GO
 from gocode.serve.ops import HEALTH_PATH, READY_PATH
 from tests.conftest import ROOT
 

@@ -206,11 +206,11 @@ def test_whole_program_with_main(demo_cm):
 )
 def test_direct_and_go_build_give_the_same_answers(workspace, demo_cm, code):
     """The direct compile-and-link path and `go build` agree on output and on every message."""
-    from gocode.compile.workspace import Workspace
+    from gocode.compile.modcache import ModuleCache
     from gocode.program.code import ModelCode
 
-    direct = Workspace(workspace.toolchain, workspace.cache, direct=True)
-    gobuild = Workspace(workspace.toolchain, workspace.cache, direct=False)
+    direct = ModuleCache(workspace.toolchain, workspace.cache, direct=True)
+    gobuild = ModuleCache(workspace.toolchain, workspace.cache, direct=False)
     tag = f"// {uuid.uuid4().hex}\n"  # a fresh binary each time, never the cached one
     results = []
     for ws in (direct, gobuild):

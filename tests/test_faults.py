@@ -24,10 +24,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode import Toolbox
 from gocode.codemode import TOOL_NAME, CodeMode
+from gocode.errors import UpstreamError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import discover
 from gocode.mcp.listing import FALLBACK_INPUT, Listing, vet_tools
-from gocode.mcp.upstream import Upstream, UpstreamError
+from gocode.mcp.upstream import Upstream
 from tests.conftest import ROOT, background, config_from, demo_stdio, free_port
 
 GOCODE = str(Path(sys.executable).parent / "gocode")

@@ -15,12 +15,12 @@ import sys
 import pytest
 
 from gocode.compile import stdbuild
-from gocode.compile.workspace import STD_MARK, Workspace
+from gocode.compile.modcache import STD_MARK, ModuleCache
 from tests.conftest import demo_stdio, workspace  # noqa: F401 (fixture)
 from tests.test_cli import gocode
 
 
-def stale(ws: Workspace, *packages: str) -> dict[str, bool]:
+def stale(ws: ModuleCache, *packages: str) -> dict[str, bool]:
     """Whether each package would have to be compiled (``go list`` compiles nothing to say it)."""
     argv = [ws.toolchain.go, "list", "-trimpath", "-f", "{{.ImportPath}} {{.Stale}}", *packages]
     out = subprocess.run(argv, cwd=ws.dir, env=ws.go_env(), capture_output=True, text=True, check=True).stdout
@@ -40,7 +40,7 @@ def test_the_first_call_from_an_empty_build_cache_compiles_only_what_it_needs(tm
     assert doc["ok"] and doc["output"].startswith("City: "), doc
     assert doc["build_mode"] == "direct", doc
 
-    ws = Workspace(workspace.toolchain, cache)
+    ws = ModuleCache(workspace.toolchain, cache)
     assert ws.ready and not ws.std_ready
     # What the demo needed is compiled; a standard package no program has imported is not.
     assert stale(ws, "fmt", "net/http", "image/png", "net/smtp") == {

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gocode.compile.workspace import Workspace
+from gocode.compile.modcache import ModuleCache
 from gocode.files import write_file
-from gocode.program import gofix
+from gocode.program import typecheck
 from gocode.resources import go_mod_template, go_sum_template, package_sources, rt_sources, templates_dir
 
 PACKAGES = ("rt", "gofix", "launcher")
@@ -33,7 +33,7 @@ def _module(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def module(workspace: Workspace, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+def module(workspace: ModuleCache, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     env = workspace.go_env(offline="GOPROXY" not in os.environ)
     env["GOFLAGS"] = "-mod=mod -modcacherw"
     # The helper's tests list the standard library's export data with this same go command.
@@ -43,7 +43,7 @@ def module(workspace: Workspace, tmp_path_factory: pytest.TempPathFactory) -> tu
 
 @pytest.mark.go
 @pytest.mark.parametrize("package", PACKAGES)
-def test_go_package(module: tuple[Path, dict[str, str]], workspace: Workspace, package: str) -> None:
+def test_go_package(module: tuple[Path, dict[str, str]], workspace: ModuleCache, package: str) -> None:
     root, env = module
     assert list((root / package).glob("*_test.go")), f"go_templates/{package} has no Go tests"
     proc = subprocess.run(
@@ -59,7 +59,7 @@ def test_go_package(module: tuple[Path, dict[str, str]], workspace: Workspace, p
 
 
 @pytest.mark.go
-def test_go_sources_are_formatted_and_vetted(module: tuple[Path, dict[str, str]], workspace: Workspace) -> None:
+def test_go_sources_are_formatted_and_vetted(module: tuple[Path, dict[str, str]], workspace: ModuleCache) -> None:
     root, env = module
     gofmt = Path(workspace.toolchain.go).with_name("gofmt")
     listed = subprocess.run([str(gofmt), "-l", *PACKAGES], cwd=root, capture_output=True, text=True, timeout=60)
@@ -85,4 +85,4 @@ def test_built_sources_leave_the_tests_out() -> None:
         files = package_sources(package)
         assert files and not [name for name in files if name.endswith("_test.go")], package
     assert rt_sources() == package_sources("rt")
-    assert gofix.sources() == package_sources("gofix")
+    assert typecheck.sources() == package_sources("gofix")

@@ -156,7 +156,7 @@ def test_cache_cli(cache, tmp):
     assert info.returncode == 0, info.stderr
     doc = json.loads(info.stdout)
     # This gocode's own workspace is not in the fixture: every ws-* there is another one's.
-    assert doc["cache"] == str(cache) and doc["removable"]["workspace"]["count"] == 3
+    assert doc["cache"] == str(cache) and doc["removable"]["module-cache"]["count"] == 3
     assert doc["goBuildCacheBytes"] >= MiB
 
     dry = subprocess.run(

@@ -5,14 +5,15 @@ The stages, lowest first (a module may import its own stage or an earlier one):
 0. base: ``errors``, ``resources``, ``config``, ``toolset``, ``paths``, ``files``
 1. ``mcp``: the client side (discovery, listing, stdio, upstream sessions, caches, the loopback)
 2. ``schema``: JSON Schema → the Go IR, names
-3. ``view``: what the model reads, the search index
-4. ``program``: the model's code, diagnostics, rendering
-5. ``compile``: the workspace, compiling and linking, the cache's housekeeping
-6. ``run``: the runner and the sandbox
-7. ``tools``: tools that are not MCP servers
-8. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), ``tool_formats`` and the package's public names
-9. what is built on the facade: ``serve``, ``agent``, ``integrations``, ``smoke``/``junit``, ``demo``
-10. ``cli``
+3. ``view``: what the model reads
+4. ``search``: finding tools (the analyser, BM25, embeddings, the learned ranking, the search tool)
+5. ``program``: the model's code, diagnostics, rendering
+6. ``compile``: the workspace, compiling and linking, the cache's housekeeping
+7. ``run``: the runner and the sandbox
+8. ``tools``: tools that are not MCP servers
+9. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), ``tool_formats``, ``calling`` and the package's public names
+10. what is built on the facade: ``serve``, ``agent``, ``integrations``, ``smoke``/``junit``, ``demo``
+11. ``cli``
 
 Every import counts: module level, inside functions, under ``TYPE_CHECKING``, and in a module
 that imports by name (``importlib.import_module``: the package's lazy public names, the CLI's
@@ -41,23 +42,25 @@ STAGES: dict[str, int] = {
     "gocode.mcp": 1,
     "gocode.schema": 2,
     "gocode.view": 3,
-    "gocode.program": 4,
-    "gocode.compile": 5,
-    "gocode.run": 6,
-    "gocode.tools": 7,
-    "gocode": 8,
-    "gocode.codemode": 8,
-    "gocode.toolbox": 8,
-    "gocode.results": 8,
-    "gocode.blocking": 8,
-    "gocode.tool_formats": 8,
-    "gocode.serve": 9,
-    "gocode.agent": 9,
-    "gocode.integrations": 9,
-    "gocode.smoke": 9,
-    "gocode.junit": 9,
-    "gocode.demo": 9,
-    "gocode.cli": 10,
+    "gocode.search": 4,
+    "gocode.program": 5,
+    "gocode.compile": 6,
+    "gocode.run": 7,
+    "gocode.tools": 8,
+    "gocode": 9,
+    "gocode.codemode": 9,
+    "gocode.toolbox": 9,
+    "gocode.results": 9,
+    "gocode.blocking": 9,
+    "gocode.tool_formats": 9,
+    "gocode.calling": 9,
+    "gocode.serve": 10,
+    "gocode.agent": 10,
+    "gocode.integrations": 10,
+    "gocode.smoke": 10,
+    "gocode.junit": 10,
+    "gocode.demo": 10,
+    "gocode.cli": 11,
 }
 
 
@@ -104,7 +107,7 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> list[tuple[str, 
                 target = node.module or ""
             if target.split(".")[0] != "gocode":
                 continue
-            for alias in node.names:  # `from gocode.view import search` imports the module gocode.view.search
+            for alias in node.names:  # `from gocode.search import index` imports the module gocode.search.index
                 sub = f"{target}.{alias.name}"
                 out.append((sub if sub in known else target, node.lineno))
     return out
@@ -213,9 +216,9 @@ def test_the_check_names_a_later_stage_import_and_a_circle(tmp_path):
     )
     found = violations(tmp_path)
     assert found == [
-        "gocode/program/plan.py:2: gocode.program.plan (stage 4) imports gocode.run (later stage 6)",
-        "gocode/schema/builder.py:2: gocode.schema.builder (stage 2) imports gocode.program.render (later stage 4)",
-        "gocode/schema/kept.py:3: gocode.schema.kept (stage 2) imports gocode.run (later stage 6)",
-        "gocode/schema/lazy.py:3: gocode.schema.lazy (stage 2) imports gocode.program.plan (later stage 4)",
+        "gocode/program/plan.py:2: gocode.program.plan (stage 5) imports gocode.run (later stage 7)",
+        "gocode/schema/builder.py:2: gocode.schema.builder (stage 2) imports gocode.program.render (later stage 5)",
+        "gocode/schema/kept.py:3: gocode.schema.kept (stage 2) imports gocode.run (later stage 7)",
+        "gocode/schema/lazy.py:3: gocode.schema.lazy (stage 2) imports gocode.program.plan (later stage 5)",
         "import circle: gocode.program.render -> gocode.schema.builder -> gocode.program.render",
     ]

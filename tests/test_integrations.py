@@ -19,7 +19,7 @@ import pytest
 from pydantic import BaseModel
 
 from gocode import SyncToolbox, Toolbox
-from gocode.view.search import SEARCH_TOOL_NAME
+from gocode.view.rules import SEARCH_TOOL_NAME
 from tests.conftest import EVERYTHING, config_from, demo_stdio, load_script, need
 
 TOOL_NAME = "execute_go_code"

@@ -1,4 +1,4 @@
-"""BM25's search index kept on disk per tool set (gocode/view/kept_index.py): read back while the
+"""BM25's search index kept on disk per tool set (gocode/search/kept_index.py): read back while the
 tools and gocode are the same, built afresh otherwise, and ranking the same either way."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gocode.schema.builder import build_package
+from gocode.search import kept_index
+from gocode.search.index import SearchIndex, entries
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
-from gocode.view import kept_index
-from gocode.view.search import SearchIndex, entries
 
 pytestmark = pytest.mark.fast
 

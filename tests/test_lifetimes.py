@@ -17,8 +17,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gocode.compile.workspace import Workspace
-from gocode.mcp.upstream import Upstream, UpstreamError
+from gocode.compile.modcache import ModuleCache
+from gocode.errors import UpstreamError
+from gocode.mcp.upstream import Upstream
 from gocode.run.sandbox import Launcher
 from gocode.schema.ir import Package
 from tests.conftest import ROOT, config_from, demo_stdio
@@ -96,16 +97,16 @@ def test_the_sandbox_launcher_serves_two_event_loops(tmp_path, monkeypatch):
         return binary
 
     monkeypatch.setattr(Launcher, "_build", slow_build)
-    launcher = Launcher(Workspace(root=tmp_path))
+    launcher = Launcher(ModuleCache(root=tmp_path))
     assert _from_two_loops(launcher.path) == (binary, binary)
 
 
 def test_direct_build_configs_serve_two_event_loops(tmp_path, monkeypatch):
-    async def slow_compute(self: Workspace, path: str, bindings_hash: str) -> None:
+    async def slow_compute(self: ModuleCache, path: str, bindings_hash: str) -> None:
         await asyncio.sleep(0.5)
 
-    monkeypatch.setattr(Workspace, "_compute_direct", slow_compute)
-    ws = Workspace(root=tmp_path)
+    monkeypatch.setattr(ModuleCache, "_compute_direct", slow_compute)
+    ws = ModuleCache(root=tmp_path)
     pkg = Package(funcs=(), digest="0" * 16)
     assert _from_two_loops(lambda: ws.direct_config(pkg)) == (None, None)
 

@@ -9,8 +9,9 @@ import logging
 import anyio
 import pytest
 
-from gocode.cli.common import _setup_logging
-from gocode.mcp.admission import Refused, RunGate
+from gocode.cli.common import setup_logging
+from gocode.errors import AdmissionRefused
+from gocode.mcp.admission import RunGate
 
 pytestmark = pytest.mark.fast
 
@@ -34,7 +35,7 @@ def test_a_gate_admits_by_count_and_bytes_first_come_first_served():
             tg.start_soon(hold, "small", 1)  # fits, but comes after big: waits its turn
             await anyio.wait_all_tasks_blocked()
             assert order == ["a"] and gate.waiting == 2
-            with pytest.raises(Refused, match="too many requests"):
+            with pytest.raises(AdmissionRefused, match="too many requests"):
                 async with gate.admit(1):
                     pass
             release.set()
@@ -52,7 +53,7 @@ def test_closing_a_gate_refuses_what_waits_and_what_comes():
             try:
                 async with gate.admit(1):
                     outcomes.append("admitted")
-            except Refused as exc:
+            except AdmissionRefused as exc:
                 outcomes.append(str(exc))
 
         async with anyio.create_task_group() as tg, gate.admit(1):
@@ -60,7 +61,7 @@ def test_closing_a_gate_refuses_what_waits_and_what_comes():
             await anyio.wait_all_tasks_blocked()
             gate.close()
         assert outcomes == ["the program's run has ended"] and gate.requests == 0
-        with pytest.raises(Refused):
+        with pytest.raises(AdmissionRefused):
             async with gate.admit(1):
                 pass
 
@@ -85,7 +86,7 @@ def test_one_warning_repeated_ten_thousand_times_costs_a_few_lines(monkeypatch):
     monkeypatch.setattr("sys.stderr", stream)
     root = logging.getLogger()
     handlers, level, gocode_level = root.handlers[:], root.level, logging.getLogger("gocode").level
-    _setup_logging("json")
+    setup_logging("json")
     try:
         log = logging.getLogger("asyncio")
         for i in range(10_000):

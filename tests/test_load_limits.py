@@ -9,8 +9,9 @@ import time
 import anyio
 import pytest
 
+from gocode.errors import Busy
 from gocode.results import run_to_result
-from gocode.run.limiter import Busy, RunLimiter, default_limit
+from gocode.run.limiter import RunLimiter, default_limit
 from gocode.toolbox import TOOL_NAME, Toolbox
 from tests.conftest import config_from, demo_stdio
 

@@ -154,9 +154,9 @@ def test_a_second_event_loop_and_threads_share_the_helper(workspace):
 
 
 def test_a_helper_that_does_not_answer_in_time_is_replaced(workspace, monkeypatch):
-    from gocode.program import gofix
+    from gocode.program import typecheck
 
-    monkeypatch.setattr(gofix, "CALL_TIMEOUT", 0.0)
+    monkeypatch.setattr(typecheck, "CALL_TIMEOUT", 0.0)
     slow = "x := 1\n" + "_ = x\n" * 200_000  # milliseconds of parsing: never answered at once
     build = asyncio.run(workspace.build(EMPTY, ModelCode(slow)))
     assert not build.ok and "took longer than" in build.output

@@ -232,7 +232,7 @@ def test_two_hundred_servers_fit_the_names_budget_with_every_server_named():
     servers several to a line, each with its tool count, and execute_go_code plus search_go_tools
     stay within 2,500 tokens. Two tools a server keep the Go package quick to build; the tier
     without names does not grow with tools."""
-    from gocode.view.search import search_tool_definition
+    from gocode.search.answer import search_tool_definition
 
     real = [s for p in sorted((CORPUS / "real").glob("*.json")) for s in load(p).servers]
     servers = [

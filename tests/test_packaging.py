@@ -25,7 +25,8 @@ def test_wheel_ships_templates_and_go_mod(tmp_path):
         "gocode/go_templates/rt/json.go",
         "gocode/go_templates/main.go.j2",
         "gocode/go_templates/gofix/main.go",  # Go's parser and type checker, built on first use
-        "gocode/program/gofix.py",
+        "gocode/program/typecheck.py",  # runs that helper
+        "gocode/search/rank_model.json",  # the learned ranking's trees, read beside the module
     ):
         assert needed in names
     assert "gocode/demo/server.py" in names

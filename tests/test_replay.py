@@ -14,8 +14,8 @@ import pytest
 
 from gocode import Toolbox
 from gocode.results import run_to_result
-from gocode.run import records
-from gocode.run.recording import Entry
+from gocode.run import recordstore
+from gocode.run.interceptor import Entry
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from tests.conftest import demo_stdio
 from tests.test_cli import gocode
@@ -39,19 +39,19 @@ fmt.Println("count", c.Count, r.Count)
 def test_recordings_round_trip_and_are_pruned(tmp_path, monkeypatch):
     # A titled tool (server-filesystem's and server-memory's are): the title is in the digest.
     toolset = ToolSet((ServerTools("s", (ToolInfo("s", "t", "d", {"type": "object"}, title="Tee"),)),))
-    rec = records.Recording(
-        records.new_run_id(), "fmt.Println(1)", toolset, [Entry("s", "t", {"a": 1}, 0, {"content": []})]
+    rec = recordstore.Recording(
+        recordstore.new_run_id(), "fmt.Println(1)", toolset, [Entry("s", "t", {"a": 1}, 0, {"content": []})]
     )
-    records.save(rec, tmp_path)
-    got = records.load(rec.run_id, tmp_path)
+    recordstore.save(rec, tmp_path)
+    got = recordstore.load(rec.run_id, tmp_path)
     assert got.code == rec.code and got.toolset.digest() == toolset.digest() and got.calls[0].arguments == {"a": 1}
-    with pytest.raises(records.RecordingError, match="is not a run id"):
-        records.load("../etc/passwd", tmp_path)
-    with pytest.raises(records.RecordingError, match="no recording of run r0000000000000000"):
-        records.load("r0000000000000000", tmp_path)
+    with pytest.raises(recordstore.RecordingError, match="is not a run id"):
+        recordstore.load("../etc/passwd", tmp_path)
+    with pytest.raises(recordstore.RecordingError, match="no recording of run r0000000000000000"):
+        recordstore.load("r0000000000000000", tmp_path)
     monkeypatch.setenv("GOCODE_RECORDINGS_MAX", "2")
     for _ in range(3):
-        records.save(records.Recording(records.new_run_id(), "", toolset), tmp_path)
+        recordstore.save(recordstore.Recording(recordstore.new_run_id(), "", toolset), tmp_path)
         time.sleep(0.01)
     assert len(list(tmp_path.glob("r*.json"))) == 2
 
@@ -62,7 +62,7 @@ def test_recordings_are_private_and_capped_in_bytes_together(tmp_path, monkeypat
     directory = tmp_path / "recordings"
     monkeypatch.setenv("GOCODE_RECORDINGS_MAX_MB", "1")
     for _ in range(3):  # 400 kB each: only two fit in 1 MB
-        records.save(records.Recording(records.new_run_id(), "x" * 400_000, toolset), directory)
+        recordstore.save(recordstore.Recording(recordstore.new_run_id(), "x" * 400_000, toolset), directory)
         time.sleep(0.01)
     files = list(directory.glob("r*.json"))
     assert len(files) == 2 and stat.S_IMODE(directory.stat().st_mode) == 0o700
@@ -87,15 +87,15 @@ def test_a_recording_is_capped_in_bytes_arguments_included(workspace, tmp_path, 
 
     result, again, cut, cut_again = anyio.run(go)
     assert result.ok and result.output == "done\n", result.error_text()
-    path = records.root() / f"{result.run_id}.json"
+    path = recordstore.root() / f"{result.run_id}.json"
     assert path.stat().st_size < (1 << 20) + 20_000  # 3.6 MB of arguments sent, at most 1 MiB of calls kept
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    calls = records.load(result.run_id).calls
+    calls = recordstore.load(result.run_id).calls
     assert len(calls) == 12 and calls[-1].arguments is None and calls[-1].digest
     assert not again.ok and "too large to keep" in again.stderr and "<arguments too large to keep>" in again.stderr
-    left_out = records.load(cut.run_id).not_kept
-    assert cut.ok and 0 < left_out < 12 and len(records.load(cut.run_id).calls) == 12 - left_out
-    assert (records.root() / f"{cut.run_id}.json").stat().st_size < 1024 + 4096  # the calls, the code and tools
+    left_out = recordstore.load(cut.run_id).not_kept
+    assert cut.ok and 0 < left_out < 12 and len(recordstore.load(cut.run_id).calls) == 12 - left_out
+    assert (recordstore.root() / f"{cut.run_id}.json").stat().st_size < 1024 + 4096  # the calls, the code and tools
     assert not cut_again.ok and f"the recording left out its last {left_out} calls, past its cap" in cut_again.stderr
 
 
@@ -105,7 +105,7 @@ def test_tool_set_differences_are_named():
     new = ToolSet(
         (ServerTools("s", (ToolInfo("s", "a", "x", {"type": "object", "required": ["q"]}), ToolInfo("s", "c"))),)
     )
-    assert records.differences(old, new) == ["s.b is gone", "s.c is new", "s.a: its input schema changed"]
+    assert recordstore.differences(old, new) == ["s.b is gone", "s.c is new", "s.a: its input schema changed"]
 
 
 def write_config(path: Path, config: Any) -> Path:
@@ -124,7 +124,7 @@ def test_runs_are_recorded_and_replayed_without_servers(workspace, tmp_path):
 
     result, again = anyio.run(record)
     assert result.ok and result.output == "count 3 3\n"
-    assert records.RUN_ID.match(result.run_id)
+    assert recordstore.RUN_ID.match(result.run_id)
     assert run_to_result(result).meta["io.gocode/run"]["runId"] == result.run_id
     assert again.ok and again.output == result.output
     assert side_effects(tmp_path) == ["increment 3"]
@@ -154,7 +154,7 @@ def test_runs_are_recorded_and_replayed_without_servers(workspace, tmp_path):
     assert not marker.exists()
 
     # A recorded result that no longer decodes is named.
-    path = records.root() / f"{result.run_id}.json"
+    path = recordstore.root() / f"{result.run_id}.json"
     doc = json.loads(path.read_text())
     doc["calls"][1]["result"] = {"content": "not a list"}
     path.write_text(json.dumps(doc))
@@ -181,7 +181,7 @@ def test_replay_against_a_changed_tool_set_names_what_differs(workspace, tmp_pat
             update={**demo_stdio(), "args": tuple(demo_stdio()["args"])}
         )
         async with Toolbox(changed, workspace=workspace) as box:
-            with pytest.raises(records.RecordingError) as err:
+            with pytest.raises(recordstore.RecordingError) as err:
                 await box.replay(result.run_id)
         assert str(err.value).startswith(f"run {result.run_id} was recorded against other tools: ")
         assert "counter.increment is gone" in str(err.value) and "counter.get_weather is new" in str(err.value)
@@ -197,9 +197,9 @@ def test_dry_run_calls_no_server_and_answers_with_schema_shaped_stubs(workspace,
     got = gocode("exec", "-c", str(cfg), "--dry-run", "--json", str(code))
     doc = json.loads(got.stdout)
     assert got.returncode == 0, got.stderr
-    assert doc["output"] == "count 0 0\n" and records.RUN_ID.match(doc["run_id"])
+    assert doc["output"] == "count 0 0\n" and recordstore.RUN_ID.match(doc["run_id"])
     assert side_effects(tmp_path) == []
-    assert records.load(doc["run_id"]).mode == "dry-run"
+    assert recordstore.load(doc["run_id"]).mode == "dry-run"
 
 
 def double(n: int) -> int:

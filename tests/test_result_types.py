@@ -20,7 +20,7 @@ from gocode.config import ServerConfig
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.shapes import MIN_TYPED_SAMPLES, ShapeRecorder, ToolShape, schema_of
 from gocode.program.render import render_bindings
-from gocode.run import records
+from gocode.run import recordstore
 from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.modelview import render_full
@@ -189,11 +189,11 @@ def test_a_declared_output_schema_wins_and_the_go_says_the_type_was_inferred():
     assert "gocodert.CallJSON[CountedOutput](ctx, " in bindings
     assert "func stats(context.Context) (StatsOutput, error)" in render_full(package)
     # A recording made before the type was inferred names what differs.
-    assert records.differences(ToolSet((ServerTools("s", view.code_tools.servers[0].tools),)), ToolSet(
+    assert recordstore.differences(ToolSet((ServerTools("s", view.code_tools.servers[0].tools),)), ToolSet(
         (ServerTools("s", tuple(typed.values())),)
     )) == ["s.stats: its result type inferred from its results changed"]  # fmt: skip
     # The mark is part of the tool set's identity, and kept in a recording.
-    again = records.toolset_from_json(records.toolset_json(ToolSet((ServerTools("s", (typed["stats"],)),))))
+    again = recordstore.toolset_from_json(recordstore.toolset_json(ToolSet((ServerTools("s", (typed["stats"],)),))))
     assert again.tools() == [typed["stats"]]
     assert (
         ToolSet((ServerTools("s", (typed["stats"],)),)).digest()

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from gocode.program.code import ModelCode
-from gocode.schema.schemahelp import _valid_tag_name
+from gocode.schema.schemahelp import valid_tag_name
 from tests.corpus_data import all_package, corpus_files, corpus_id, schemas
 
 pytestmark = pytest.mark.go
@@ -44,7 +44,7 @@ def for_generation(schema: Any) -> Any:
         if isinstance(node.get("properties"), dict):
             # Documented: a struct keeps its declared properties only, and only those a Go
             # struct tag can name.
-            node["properties"] = {k: v for k, v in node["properties"].items() if _valid_tag_name(k)}
+            node["properties"] = {k: v for k, v in node["properties"].items() if valid_tag_name(k)}
             node["additionalProperties"] = False
             node.pop("patternProperties", None)
             if "type" not in node and not any(k in node for k in ("anyOf", "oneOf", "allOf", "$ref")):

@@ -10,20 +10,12 @@ import sys
 
 import pytest
 
+from gocode.errors import SearchRequestError
 from gocode.schema.builder import build_package
+from gocode.search.analysis import first_sentence, fold, prepare, query_terms, split_values
+from gocode.search.answer import answer, answer_text, missing_note
+from gocode.search.index import SearchIndex
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
-from gocode.view.search import (
-    SearchIndex,
-    SearchRequestError,
-    answer,
-    answer_text,
-    first_sentence,
-    fold,
-    missing_note,
-    prepare,
-    query_terms,
-    split_values,
-)
 from tests.conftest import ROOT, load_script
 
 
@@ -187,7 +179,7 @@ def _merge_requests() -> SearchIndex:
 
 @pytest.mark.fast
 def test_among_a_named_servers_tools_the_one_whose_name_the_request_says_comes_first(monkeypatch):
-    from gocode.view import search
+    from gocode.search import index as search
 
     index = _merge_requests()
     query = "approve merge request !42 in HostLab"
@@ -225,7 +217,7 @@ def test_a_server_word_only_some_of_its_tools_carry_still_says_what_a_tool_is_fo
 
 @pytest.mark.fast
 def test_values_in_a_request_count_little(monkeypatch):
-    from gocode.view import search
+    from gocode.search import index as search
 
     assert split_values("Find every place that calls parse_config") == ("Find every place that calls  ", "parse_config")
     asked, given = split_values("Leave a comment on 'Roadmap' about https://x.io/a, PROJ-142 and src/app.py")
@@ -392,7 +384,8 @@ def test_the_models_also_read_a_request_without_its_values(monkeypatch):
     and get_pull_request; mixed with the request embedded without them, the tool for what is
     asked (opening a pull request) comes first. The learned weighing reads both similarities
     apart, so the mix is checked on the hand-set fusion, whose share of them it sets."""
-    from gocode.view import learned, search
+    from gocode.search import index as search
+    from gocode.search import learned
 
     index, _ = corpus()
     query = "Open a pull request on GitHub from feature/auth into main titled 'Add OAuth login'"
@@ -405,7 +398,7 @@ def test_the_models_also_read_a_request_without_its_values(monkeypatch):
 
 def test_one_model_alone_still_ranks_by_meaning(monkeypatch):
     """A cache holding only one of the models (a fetch that failed half-way) still fuses it."""
-    from gocode.view import semantic
+    from gocode.search import semantic
 
     monkeypatch.setattr(semantic, "MODELS", (semantic.MODEL,))
     index = _bench().corpus_index()
@@ -448,13 +441,13 @@ def test_an_answer_without_a_limit_leaves_out_tools_far_behind_the_best():
 
 @pytest.mark.fast
 def test_the_shipped_learned_weighing_loads_and_prefers_the_tool_every_signal_points_to():
-    """The trees bench/learn_rank.py trained (gocode/view/rank_model.json) read the features
+    """The trees bench/learn_rank.py trained (gocode/search/rank_model.json) read the features
     search computes, and score a candidate that BM25, both models and the named server point to
     above one they all pass over."""
     import numpy as np
 
-    from gocode.view import learned
-    from gocode.view.search import FEATURES
+    from gocode.search import learned
+    from gocode.search.index import FEATURES
 
     trees = learned.trees(FEATURES)
     assert trees is not None

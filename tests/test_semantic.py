@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gocode.view import semantic
+from gocode.errors import EmbeddingUnavailable
+from gocode.search import semantic
 
 pytestmark = pytest.mark.fast
 
@@ -119,5 +120,5 @@ def test_a_model_that_no_longer_loads_finds_nothing_and_breaks_nothing(tmp_path,
     monkeypatch.setattr(semantic, "_load", lambda s: None)  # a damaged file: the load failed (and said so)
     model = semantic.Model(spec)
     assert not model.embed(["weather"], query=True).any()
-    with pytest.raises(semantic.Unavailable):
+    with pytest.raises(EmbeddingUnavailable):
         semantic.document_vectors(model, ["get_weather"])  # search leaves this model out

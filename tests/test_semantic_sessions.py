@@ -1,5 +1,5 @@
 """The search models' optimised graphs, kept on disk so a new query's search does not optimise
-them again (gocode/view/semantic.py, open_session): keyed, written whole, and a damaged one
+them again (gocode/search/semantic.py, open_session): keyed, written whole, and a damaged one
 optimised again. The real models (installed by the warm-up) and the real onnxruntime."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gocode.paths import cache_dir
-from gocode.view import semantic
+from gocode.search import semantic
 
 installed = pytest.mark.skipif(
     not all(semantic.installed(s) for s in semantic.MODELS), reason="the search models are not installed"

@@ -13,9 +13,10 @@ import pytest
 import yaml
 from junitparser import Failure, JUnitXml, Skipped
 
+from gocode.errors import ScriptError
 from gocode.junit import to_xml
 from gocode.run.runner import RunResult
-from gocode.smoke import Check, Report, ScriptError, judge, parse_script
+from gocode.smoke import Check, Report, judge, parse_script
 from tests.conftest import ROOT, demo_stdio
 
 GOCODE = str(Path(sys.executable).parent / "gocode")

@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode import SyncToolbox, Toolbox
 from gocode.run import step
-from gocode.run.recording import Entry, Interceptor, stub, value_result, wire
+from gocode.run.interceptor import Entry, Interceptor, stub, value_result, wire
 from gocode.toolset import ToolInfo
 from tests.conftest import ROOT, config_from
 

@@ -1,6 +1,6 @@
 """The orchestrator (decide → select → write → run → repair → answer) and its model clients."""
 
-from gocode.agent.llm import ChatClient, Message, ModelError, Reply, Usage, client_for
+from gocode.agent.llm import ChatClient, Message, Reply, Usage, client_for
 from gocode.agent.orchestrator import (
     DEFAULT_MAX_REPAIRS,
     Observer,
@@ -10,6 +10,7 @@ from gocode.agent.orchestrator import (
     Transcript,
     pick_model,
 )
+from gocode.errors import ModelError
 
 __all__ = [
     "DEFAULT_MAX_REPAIRS",

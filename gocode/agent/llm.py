@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from gocode.config import ModelConfig
-from gocode.errors import GocodeError
+from gocode.errors import ModelError
 
 Provider = Literal["openai", "anthropic"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic")
@@ -30,17 +30,6 @@ DEFAULT_KEY_ENV: dict[Provider, str] = {"openai": "OPENAI_API_KEY", "anthropic":
 
 ATTEMPTS = 4  # one request and three retries
 RETRY_AFTER_CAP_S = 60.0  # a longer Retry-After is waited out only this long
-
-
-class ModelError(GocodeError):
-    """The model's endpoint could not be used: no key, unreachable, refused, or a reply that
-    cannot be read. ``status`` is the HTTP status when there was one."""
-
-    phase = "model"
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)

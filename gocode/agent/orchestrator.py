@@ -32,15 +32,16 @@ import anyio.from_thread
 import anyio.to_thread
 
 from gocode.agent import prompts
-from gocode.agent.llm import ChatClient, Message, ModelError, Reply, Usage, client_for
+from gocode.agent.llm import ChatClient, Message, Reply, Usage, client_for
 from gocode.blocking import BlockingContext
 from gocode.codemode import CodeMode
 from gocode.config import Config, ModelConfig, load_config
+from gocode.errors import AttemptFailed, FailPhase, ModelError
 from gocode.run.runner import RunResult
+from gocode.search import answer as search_mod
+from gocode.search.index import ToolEntry
 from gocode.toolbox import Toolbox
-from gocode.view import search as search_mod
 from gocode.view.modelview import render_funcs, render_names
-from gocode.view.search import ToolEntry
 
 DEFAULT_MAX_REPAIRS = 2
 NAMES_PER_SERVER = 30
@@ -49,10 +50,9 @@ NAMES_PER_SERVER = 30
 TOOLS_PER_TASK = 3  # the deciding request names at most this many tools of a server
 
 StepKind = Literal["decide", "search", "write", "run", "answer"]
+
+
 # Where an unanswered prompt stopped: the model's endpoint, the tool search, the code, the model declining.
-FailPhase = Literal["model", "tools", "code", "cannot", "setup"]
-
-
 @dataclass
 class Step:
     """One step of a run; requests to the model carry what was sent, the reply and its usage."""
@@ -167,12 +167,6 @@ class Observer(Protocol):
     def finished(self, step: Step) -> None: ...
 
 
-class _Failed(Exception):
-    def __init__(self, phase: FailPhase, message: str) -> None:
-        super().__init__(message)
-        self.phase = phase
-
-
 def pick_model(config: Config, ref: str | None) -> ModelConfig:
     """The ``models[]`` entry to ask: ``ref``, else ``defaults.model``, else the only one with a
     ``type``; raises :class:`ModelError` naming the choices otherwise."""
@@ -277,7 +271,7 @@ class Orchestrator:
         start = time.monotonic()
         try:
             t.answer = await self._ask(prompt, t, start)
-        except _Failed as exc:
+        except AttemptFailed as exc:
             t.phase, t.error = exc.phase, str(exc)
         except ModelError as exc:
             t.phase, t.error = "model", str(exc)
@@ -296,7 +290,7 @@ class Orchestrator:
         if decision.kind == "answer":
             if not decision.text:
                 self._notify(decide, ok=False, summary="empty reply")
-                raise _Failed("model", "the model's reply was empty")
+                raise AttemptFailed("model", "the model's reply was empty")
             self._notify(decide, summary="no tools needed: answered directly")
             return decision.text
         query = decision.text or prompt
@@ -307,7 +301,7 @@ class Orchestrator:
         found, misses = await anyio.to_thread.run_sync(select_tools, code_mode, query)
         if not found:
             self._end(step, ok=False, summary="; ".join(misses))
-            raise _Failed("tools", f"no tool for this request: {'; '.join(misses)}")
+            raise AttemptFailed("tools", f"no tool for this request: {'; '.join(misses)}")
         step.tools = [e.function for e in found]
         self._end(step, summary="found " + ", ".join(step.tools))
         declarations = render_funcs(package, [e.func for e in found], ranked=True)
@@ -324,7 +318,7 @@ class Orchestrator:
             written = prompts.read_code(write.reply or "")
             if written.cannot is not None:
                 self._notify(write, ok=False, summary=f"the model declined: {written.cannot}")
-                raise _Failed("cannot", f"the model says the tools cannot do this: {written.cannot}")
+                raise AttemptFailed("cannot", f"the model says the tools cannot do this: {written.cannot}")
             if written.code is None:
                 self._notify(write, ok=False, summary="no ```go block in the reply")
                 failure, feedback = "the model's reply had no Go code block", prompts.NO_CODE
@@ -335,14 +329,14 @@ class Orchestrator:
                 if run.ok:
                     break
                 if run.phase == "setup":  # Go could not be set up here: no repair of the code helps
-                    raise _Failed("setup", run.stderr.strip())
+                    raise AttemptFailed("setup", run.stderr.strip())
                 failure = f"the program failed ({run.phase}): {_first_line(run.stderr) or run.phase}"
                 feedback = prompts.repair_request(run.error_text())
             if t.repairs >= self.max_repairs:
                 tries = (
                     f"after {t.repairs} repair{'s' if t.repairs != 1 else ''}" if t.repairs else "(no repairs allowed)"
                 )
-                raise _Failed("code", f"no working program {tries}; last: {failure}")
+                raise AttemptFailed("code", f"no working program {tries}; last: {failure}")
             t.repairs += 1
             messages.append(Message("user", feedback))
 
@@ -354,7 +348,7 @@ class Orchestrator:
         )  # fmt: skip
         if not (answer.reply or "").strip():
             self._notify(answer, ok=False, summary="empty reply")
-            raise _Failed("model", "the model's answer was empty")
+            raise AttemptFailed("model", "the model's answer was empty")
         self._notify(answer, summary="answered")
         return (answer.reply or "").strip()
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from gocode.cli.common import _setup_logging
+from gocode.cli.common import setup_logging
 
 # Each command's name -> the module and attribute defining it. A command's module (and what it
 # imports) loads only when that command runs or is asked for help; ``gocode --help`` loads every
@@ -71,7 +71,7 @@ def main() -> None:
     # (the MCP SDK's models: about a second); frozen ones are skipped. Files and sessions are
     # closed by their context managers before this, so nothing waits on that collection.
     atexit.register(gc.freeze)
-    _setup_logging()
+    setup_logging()
     hostlimits.raise_open_files()
 
 

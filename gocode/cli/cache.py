@@ -1,4 +1,4 @@
-"""``gocode cache info|prune`` and ``gocode warmup``: the Go workspace and its cache."""
+"""``gocode cache info|prune`` and ``gocode warmup``: the Go module cache and the rest of gocode's cache."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import _err, _human, _progress, handle_errors
+from gocode.cli.common import handle_errors, human_size, say_error, say_progress
 from gocode.errors import GocodeError
 
 if TYPE_CHECKING:
@@ -17,16 +17,16 @@ if TYPE_CHECKING:
 
 @click.group()
 def cache() -> None:
-    """The cache of workspaces and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
+    """gocode's cache: the Go module caches and built programs ($GOCODE_CACHE_DIR; see docs/operations.md)."""
 
 
-def _current_workspace() -> tuple[Path | None, Path | None]:
-    """This gocode's workspace in the cache, and in $GOCODE_STATE_DIR when that is set."""
-    from gocode.compile.workspace import Workspace
+def _current_modcache() -> tuple[Path | None, Path | None]:
+    """This gocode's module cache in the cache, and in $GOCODE_STATE_DIR when that is set."""
+    from gocode.compile.modcache import ModuleCache
 
     try:
-        ws = Workspace()
-    except GocodeError:  # no Go toolchain: every workspace counts as another one's
+        ws = ModuleCache()
+    except GocodeError:  # no Go toolchain: every module cache counts as another one's
         return None, None
     return ws.dir, (ws.state if ws.state != ws.dir else None)
 
@@ -39,7 +39,7 @@ def cache_info(as_json: bool) -> None:
     from gocode.compile import housekeeping
     from gocode.paths import cache_dir
 
-    current, state = _current_workspace()
+    current, state = _current_modcache()
     try:
         doc = housekeeping.info(cache_dir(), current)
         if state is not None:
@@ -50,20 +50,20 @@ def cache_info(as_json: bool) -> None:
         click.echo(json.dumps(doc))
         return
     click.echo(f"cache:              {doc['cache']}")
-    for w in doc["workspaces"]:
+    for w in doc["moduleCaches"]:
         tag = "current" if w["current"] else f"idle {w['idleSeconds'] // 3600} h"
-        click.echo(f"workspace:          {w['path']}  {_human(w['bytes'])}  ({tag})")
+        click.echo(f"module cache:       {w['path']}  {human_size(w['bytes'])}  ({tag})")
     for kind, k in sorted(doc["removable"].items()):
-        click.echo(f"{kind + ':':<19} {k['count']} entries, {_human(k['bytes'])}")
-    click.echo(f"removable in all:   {_human(doc['removableBytes'])}")
+        click.echo(f"{kind + ':':<19} {k['count']} entries, {human_size(k['bytes'])}")
+    click.echo(f"removable in all:   {human_size(doc['removableBytes'])}")
     click.echo(
-        f"Go build cache:     {_human(doc['goBuildCacheBytes'])} (bounded to "
-        f"{_human(doc['policy']['goBuildCacheMaxBytes'])}: ${housekeeping.GOCACHE_MAX_SIZE_ENV})"
+        f"Go build cache:     {human_size(doc['goBuildCacheBytes'])} (bounded to "
+        f"{human_size(doc['policy']['goBuildCacheMaxBytes'])}: ${housekeeping.GOCACHE_MAX_SIZE_ENV})"
     )
-    click.echo(f"Go module cache:    {_human(doc['moduleCacheBytes'])} (kept: runs need it offline)")
+    click.echo(f"Go module cache:    {human_size(doc['moduleCacheBytes'])} (kept: runs need it offline)")
     p = doc["policy"]
     click.echo(
-        f"automatic bounds:   {_human(p['maxBytes'])}, {p['maxAgeSeconds'] / 86400:g} days unused "
+        f"automatic bounds:   {human_size(p['maxBytes'])}, {p['maxAgeSeconds'] / 86400:g} days unused "
         f"(${housekeeping.MAX_SIZE_ENV}, ${housekeeping.MAX_AGE_ENV})"
     )
 
@@ -75,12 +75,12 @@ def cache_info(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @handle_errors
 def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_json: bool) -> None:
-    """Remove old built programs, workspaces of other gocode versions and leftover run directories.
+    """Remove old built programs, module caches of other gocode versions and leftover run directories.
 
     Without options it applies the automatic bounds ($GOCODE_CACHE_MAX_SIZE, default 2G;
     $GOCODE_CACHE_MAX_AGE, default 14d); Go's build cache has its own size bound
     ($GOCODE_GOCACHE_MAX_SIZE, default 1G) and the same age. Nothing used in the last hour is removed, nor the
-    current workspace. Exit 1 when something could not be removed.
+    current module cache. Exit 1 when something could not be removed.
     """
     from gocode.compile import housekeeping
     from gocode.paths import cache_dir
@@ -94,7 +94,7 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    current, state = _current_workspace()
+    current, state = _current_modcache()
     doc = housekeeping.prune_places(cache_dir(), current, state, policy, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(doc))
@@ -102,31 +102,31 @@ def cache_prune(max_size: str | None, max_age: str | None, dry_run: bool, as_jso
         verb = "would remove" if dry_run else "removed"
         go_build = [e for e in doc["removed"] if e["kind"] == "go-build"]
         if go_build:  # thousands of small files: one line
-            click.echo(f"{verb} {len(go_build)} Go build cache files, {_human(sum(e['bytes'] for e in go_build))}")
+            click.echo(f"{verb} {len(go_build)} Go build cache files, {human_size(sum(e['bytes'] for e in go_build))}")
         for e in doc["removed"]:
             if e["kind"] == "go-build":
                 continue
             click.echo(
-                f"{verb} {e['kind']:<9} {_human(e['bytes']):>10}  idle {e['idleSeconds'] // 60} min  {e['path']}"
+                f"{verb} {e['kind']:<9} {human_size(e['bytes']):>10}  idle {e['idleSeconds'] // 60} min  {e['path']}"
             )
         click.echo(
-            f"{verb} {len(doc['removed'])} entries, {_human(doc['freedBytes'])}; {_human(doc['keptBytes'])} kept"
+            f"{verb} {len(doc['removed'])} entries, {human_size(doc['freedBytes'])}; {human_size(doc['keptBytes'])} kept"
         )
         for err in doc["errors"]:
-            _err(f"gocode: could not remove {err}")
+            say_error(f"gocode: could not remove {err}")
     sys.exit(1 if doc["errors"] else 0)
 
 
 @click.command()
-@click.option("--force", is_flag=True, help="Rebuild even if the workspace is ready.")
+@click.option("--force", is_flag=True, help="Rebuild even if the module cache is ready.")
 @handle_errors
 def warmup(force: bool) -> None:
-    """Download and pre-build the Go workspace (the whole standard library too), so later runs need no network."""
-    from gocode.compile.workspace import Workspace
-    from gocode.view import semantic
+    """Download and pre-build the Go module cache (the whole standard library too), so later runs need no network."""
+    from gocode.compile.modcache import ModuleCache
+    from gocode.search import semantic
 
-    ws = Workspace()
-    _progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
-    ws.warmup(_progress, force=force, full=True)  # the whole standard library too: nothing left for later
-    for error in semantic.fetch_all(_progress):  # search still works, with the others or by words alone
-        _err(f"gocode: warning: could not fetch search model {error}; search_go_tools ranks without it")
+    ws = ModuleCache()
+    say_progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
+    ws.warmup(say_progress, force=force, full=True)  # the whole standard library too: nothing left for later
+    for error in semantic.fetch_all(say_progress):  # search still works, with the others or by words alone
+        say_error(f"gocode: warning: could not fetch search model {error}; search_go_tools ranks without it")

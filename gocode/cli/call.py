@@ -1,4 +1,4 @@
-"""``gocode call SERVER TOOL``: one tool from the shell (library: :mod:`gocode.tools.call`)."""
+"""``gocode call SERVER TOOL``: one tool from the shell (library: :mod:`gocode.calling`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import _err, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, say_error
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -35,8 +35,8 @@ def call_cmd(
     import asyncio
     from pathlib import Path
 
+    from gocode import calling as call_mod
     from gocode.config import load_config
-    from gocode.tools import call as call_mod
 
     config = load_config(config_path)
     called = asyncio.run(
@@ -44,7 +44,7 @@ def call_cmd(
     )
     text = _rendered(called.result, as_json)
     if called.result.is_error and not as_json:
-        _err(f"gocode: {server}.{called.tool.name} failed: {text.rstrip()}")
+        say_error(f"gocode: {server}.{called.tool.name} failed: {text.rstrip()}")
     elif out is not None:
         Path(out).write_text(text, encoding="utf-8")
     else:

@@ -39,7 +39,7 @@ model_option = click.option(
 _json_logs = False  # serve --log-format json: messages become log records, one JSON object per line
 
 
-def _err(msg: str) -> None:
+def say_error(msg: str) -> None:
     if _json_logs:
         logging.getLogger("gocode").warning("%s", msg.removeprefix("gocode: "))
         return
@@ -58,10 +58,10 @@ def handle_errors(fn: F) -> F:
         except GocodeError as exc:
             if os.environ.get("GOCODE_DEBUG"):
                 traceback.print_exc()
-            _err(f"gocode: {exc.phase} error: {exc}")
+            say_error(f"gocode: {exc.phase} error: {exc}")
             sys.exit(2)
         except KeyboardInterrupt:
-            _err("gocode: interrupted")
+            say_error("gocode: interrupted")
             sys.exit(130)
         except BrokenPipeError:
             # The reader went away (`gocode list | head`): stop quietly, as Unix tools do.
@@ -70,20 +70,20 @@ def handle_errors(fn: F) -> F:
         except Exception as exc:
             if os.environ.get("GOCODE_DEBUG"):
                 traceback.print_exc()
-            _err(f"gocode: internal error: {type(exc).__name__}: {exc} (set GOCODE_DEBUG=1 for a traceback)")
+            say_error(f"gocode: internal error: {type(exc).__name__}: {exc} (set GOCODE_DEBUG=1 for a traceback)")
             sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
 
 
-def _progress(msg: str) -> None:
+def say_progress(msg: str) -> None:
     if _json_logs:
         logging.getLogger("gocode").info("%s", msg)
         return
-    _err(f"gocode: {msg}")
+    say_error(f"gocode: {msg}")
 
 
-def _read_code(source: str) -> str:
+def read_code(source: str) -> str:
     """The Go code in the file ``source``, or on stdin for ``-`` (a usage error when unreadable)."""
     from pathlib import Path
 
@@ -95,7 +95,7 @@ def _read_code(source: str) -> str:
         raise click.UsageError(f"cannot read {source}: {exc}") from None
 
 
-def _human(n: float) -> str:
+def human_size(n: float) -> str:
     """A size in bytes for people: ``812 B``, ``4.8 MiB``."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
@@ -104,7 +104,7 @@ def _human(n: float) -> str:
     return f"{n:.1f} GiB"
 
 
-def _setup_logging(log_format: str = "text") -> None:
+def setup_logging(log_format: str = "text") -> None:
     """Library warnings (the MCP SDK's, e.g. a server printing non-JSON on stdout) as one line
     on stderr; their tracebacks only with GOCODE_DEBUG=1. ``json``: one object per line, and
     a ``call`` line per tool call (INFO) with its request id."""

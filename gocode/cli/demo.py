@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.common import _progress, handle_errors
+from gocode.cli.common import handle_errors, say_progress
 
 
 @click.command("demo-server", context_settings={"ignore_unknown_options": True})
@@ -41,7 +41,7 @@ def demo(as_json: bool, sandbox: str) -> None:
 
     from gocode.demo.runner import DEMO_CODE, run_demo
 
-    result, declarations, times = asyncio.run(run_demo(sandbox, _progress))
+    result, declarations, times = asyncio.run(run_demo(sandbox, say_progress))
     if as_json:
         click.echo(json.dumps({**result.as_json(), "code": DEMO_CODE, "declarations": declarations, **times}))
     else:

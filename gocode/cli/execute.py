@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from gocode.cli.common import _err, _progress, _read_code, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, read_code, say_error, say_progress
 
 if TYPE_CHECKING:
     from gocode.config import Config
@@ -70,7 +70,7 @@ def exec_cmd(
         raise click.UsageError("--direct cannot be combined with --replay or --dry-run (they need gocode's sessions)")
     if plan_only and (replay_id or dry_run or direct):
         raise click.UsageError("--plan runs nothing: it cannot be combined with --replay, --dry-run or --direct")
-    code = _read_code(source) if source is not None else None
+    code = read_code(source) if source is not None else None
     if not (plan_only or direct or replay_id is not None):
         assert code is not None
         _report(asyncio.run(_exec_pooled(config_path, model, code, timeout, dry_run)), as_json)
@@ -80,7 +80,7 @@ def exec_cmd(
     if plan_only:
         assert code is not None
         ok, text = asyncio.run(plan_text(config, model, code, as_json))
-        click.echo(text) if ok else _err(text)
+        click.echo(text) if ok else say_error(text)
         sys.exit(0 if ok else 1)
     if replay_id is not None:
         from gocode.toolbox import replay_offline
@@ -99,11 +99,11 @@ def _report(result: Any, as_json: bool) -> NoReturn:
     else:
         click.echo(result.output, nl=False)
         if not result.ok:
-            _err(result.error_text() if not result.output else result.error_text().split("\n\nstdout before")[0])
+            say_error(result.error_text() if not result.output else result.error_text().split("\n\nstdout before")[0])
             if result.phase == "approval":
-                _err(APPROVAL_HINT)
+                say_error(APPROVAL_HINT)
         elif result.stderr.strip():
-            _err(result.stderr.rstrip())
+            say_error(result.stderr.rstrip())
     # A machine gocode could not set up (no Go, no module proxy) is gocode not running, not the code failing.
     sys.exit(0 if result.ok else 2 if result.phase == "setup" else 1)
 
@@ -114,8 +114,8 @@ async def _exec_direct(config: Config, model: str | None, code: str, timeout: fl
     cm = CodeMode(config, model)
     await cm.refresh()
     for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
-        _err(f"gocode: warning: {exc}")
-    return await cm.execute(code, timeout, progress=_progress)
+        say_error(f"gocode: warning: {exc}")
+    return await cm.execute(code, timeout, progress=say_progress)
 
 
 async def _exec_pooled(
@@ -133,7 +133,7 @@ async def _exec_pooled(
         config.code_mode_for(model)  # an unknown model ref: said before the SDK is loaded
         from gocode.toolbox import Toolbox
 
-        async with Toolbox(config, model, prewarm=False, progress=_progress) as box:
+        async with Toolbox(config, model, prewarm=False, progress=say_progress) as box:
             return await box.execute(code, timeout, dry_run=dry_run)
 
 
@@ -144,7 +144,7 @@ async def plan_text(config: Config, model: str | None, code: str, as_json: bool)
 
     cm = CodeMode(config, model, offer_saved=True)  # as `gocode exec` offers them (with codeMode.savedPrograms on)
     await cm.refresh()
-    got = await cm.plan(code, progress=_progress)
+    got = await cm.plan(code, progress=say_progress)
     if got.plan is None:
         return False, json.dumps({"ok": False, "errors": got.output}) if as_json else got.output.rstrip()
     # What approving it means: the tools the saved programs it calls can reach.

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from gocode.cli.common import _progress, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, say_progress
 
 
 @click.group()
@@ -28,7 +28,7 @@ def sandbox_doctor(config_path: str | None, model: str | None, as_json: bool) ->
     import asyncio
     from pathlib import Path
 
-    from gocode.compile.workspace import Workspace
+    from gocode.compile.modcache import ModuleCache
     from gocode.config import DEFAULT_CONFIG_NAME, SandboxLimits, load_config
     from gocode.run import hostlimits
     from gocode.run import sandbox as sandbox_mod
@@ -37,9 +37,9 @@ def sandbox_doctor(config_path: str | None, model: str | None, as_json: bool) ->
     if config_path is not None or Path(DEFAULT_CONFIG_NAME).is_file():
         limits = load_config(config_path).code_mode_for(model).limits
 
-    ws = Workspace()
+    ws = ModuleCache()
     if not ws.ready:  # the launcher is built in the module workspace; the Go parser helper is not needed
-        ws.warmup(_progress)
+        ws.warmup(say_progress)
     host = asyncio.run(sandbox_mod.launcher_for(ws).probe())
     rows = sandbox_mod.describe(host)
     if as_json:

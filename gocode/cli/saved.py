@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.common import _err, _read_code, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, read_code, say_error
 
 
 @click.command("save")
@@ -23,10 +23,11 @@ def save_cmd(config_path: str | None, model: str | None, description: str, force
     import asyncio
 
     from gocode.config import load_config
+    from gocode.errors import SavedProgramError
     from gocode.toolbox import Toolbox
-    from gocode.tools.saved import SavedProgramError, SaveRequest
+    from gocode.tools.saved import SaveRequest
 
-    code = _read_code(source)
+    code = read_code(source)
 
     async def save() -> dict[str, object] | str:
         async with Toolbox(load_config(config_path), model, prewarm=False, pooled=False) as box:
@@ -37,7 +38,7 @@ def save_cmd(config_path: str | None, model: str | None, description: str, force
 
     answer = asyncio.run(save())
     if isinstance(answer, str):
-        _err(f"gocode: {answer}")
+        say_error(f"gocode: {answer}")
         sys.exit(1)
     click.echo(json.dumps(answer))
 
@@ -62,11 +63,11 @@ def saved_cmd(config_path: str | None, model: str | None, as_json: bool, adopt: 
     if adopt:
         moved, left = adopt_legacy(store)
         for name in moved:
-            _err(f"gocode: adopted {name}")
+            say_error(f"gocode: adopted {name}")
         for name in left:
-            _err(f"gocode: not adopted: {name} (this model has a saved program of that name)")
+            say_error(f"gocode: not adopted: {name} (this model has a saved program of that name)")
     elif legacy := legacy_names():
-        _err(f"gocode: {len(legacy)} programs saved before they were kept per model are offered to no model; "
+        say_error(f"gocode: {len(legacy)} programs saved before they were kept per model are offered to no model; "
              "`gocode saved --adopt` moves them to this one")  # fmt: skip
     programs = store.all()
     if as_json:
@@ -102,7 +103,8 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
 
     from gocode.codemode import CodeMode
     from gocode.config import KEEP_REFERENCES, load_config
-    from gocode.tools.saved import SavedProgramError, build_binary
+    from gocode.errors import SavedProgramError
+    from gocode.tools.saved import build_binary
 
     async def build() -> Path:
         cm = CodeMode(load_config(config_path), model)
@@ -116,6 +118,6 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
     try:
         click.echo(str(asyncio.run(build())))
     except SavedProgramError as exc:
-        _err(f"gocode: {exc}")
+        say_error(f"gocode: {exc}")
         sys.exit(1)
-    _err(UNCONFINED_NOTE.format(name=name))
+    say_error(UNCONFINED_NOTE.format(name=name))

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.common import _err, _progress, _setup_logging, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, say_error, say_progress, setup_logging
 from gocode.mcp.httplimits import DEFAULT_BODY_TIMEOUT_S, DEFAULT_HEADER_TIMEOUT_S
 from gocode.serve.guard import DEFAULT_MAX_BODY
 from gocode.serve.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_IDLE_S
@@ -152,11 +152,11 @@ def serve(
     from gocode.serve.guard import is_loopback
     from gocode.serve.sessions import SessionLimits
 
-    _setup_logging(log_format)
+    setup_logging(log_format)
     config = load_config(config_path)
     config.code_mode_for(model)  # an unknown model ref fails before anything starts
     if not config.mcp_servers:
-        _err(f"gocode: warning: {config.source} configures no mcpServers: execute_go_code will have no tools")
+        say_error(f"gocode: warning: {config.source} configures no mcpServers: execute_go_code will have no tools")
     sock = None
     if transport == "http":
         try:
@@ -169,14 +169,14 @@ def serve(
             ) from None
         if not token and not is_loopback(address):
             if not insecure_no_auth:
-                _err(
+                say_error(
                     f"gocode: refusing to serve on {host} without a token: anyone who reaches it could run code "
                     "on this machine.\n  Set one: export GOCODE_TOKEN=$(openssl rand -hex 32) (or --token), and "
                     "give clients `Authorization: Bearer <token>`.\n  To serve without one anyway (a trusted "
                     "network only), add --insecure-no-auth."
                 )
                 sys.exit(2)
-            _err(
+            say_error(
                 f"gocode: WARNING: --insecure-no-auth: serving on {host} WITHOUT A TOKEN: anyone who reaches "
                 "this port can run code here and read /metrics"
             )
@@ -185,7 +185,7 @@ def serve(
         except OSError as exc:
             raise click.UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     elif token and os.environ.get("GOCODE_TOKEN") != token:
-        _err("gocode: warning: --token only applies to --transport http")
+        say_error("gocode: warning: --token only applies to --transport http")
     options = server_mod.HttpOptions(
         tuple(allowed_hosts),
         max_body_bytes,
@@ -205,8 +205,8 @@ def serve(
                 prewarm=not no_prewarm,
                 options=options,
                 stateless_step=stateless_step,
-                progress=_progress,
-                warn=lambda w: _err(f"gocode: warning: {w}"),
+                progress=say_progress,
+                warn=lambda w: say_error(f"gocode: warning: {w}"),
             )
         )
     finally:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, model_option, say_error, say_progress
 
 
 @click.command()
@@ -47,7 +47,7 @@ def smoke(
 
     from gocode import junit
     from gocode import smoke as smoke_mod
-    from gocode.compile.workspace import Workspace
+    from gocode.compile.modcache import ModuleCache
     from gocode.config import load_config
 
     config = load_config(config_path)
@@ -57,15 +57,15 @@ def smoke(
         where = f"no *.go scripts in {scripts_dir}" if scripts_dir else "no --scripts"
         raise click.UsageError(f"nothing to check: the config has no mcpServers and there are {where}")
     if scripts_dir and not scripts:
-        _err(f"gocode: warning: no *.go scripts in {scripts_dir}")
+        say_error(f"gocode: warning: no *.go scripts in {scripts_dir}")
     if junit_path:  # find out now, not after every check has run
         try:
             Path(junit_path).parent.mkdir(parents=True, exist_ok=True)
             Path(junit_path).write_text("", encoding="utf-8")
         except OSError as exc:
             raise click.UsageError(f"cannot write the JUnit report {junit_path}: {exc.strerror or exc}") from None
-    ws = Workspace()
-    ws.ensure(_progress)
+    ws = ModuleCache()
+    ws.ensure(say_progress)
     out = sys.stderr if as_json else sys.stdout
 
     def show(check: smoke_mod.Check) -> None:
@@ -77,7 +77,7 @@ def smoke(
             click.echo(f"        warning: {w}", file=out)
 
     report = asyncio.run(
-        smoke_mod.run_smoke(config, model, scripts, workspace=ws, timeout=timeout, direct=direct, progress=show)
+        smoke_mod.run_smoke(config, model, scripts, modcache=ws, timeout=timeout, direct=direct, progress=show)
     )
     if junit_path:
         junit.write(report, Path(junit_path))
@@ -87,7 +87,7 @@ def smoke(
     )
     if as_json:
         click.echo(json.dumps(report.as_json()))
-        _err(summary)
+        say_error(summary)
     else:
         failed = [c for c in report.checks if c.status == "failed"]
         for c in failed:

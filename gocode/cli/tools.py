@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import _err, _progress, config_option, handle_errors, model_option
-from gocode.view.limits import DEFAULT_LIMIT, MAX_LIMIT
+from gocode.cli.common import config_option, handle_errors, model_option, say_error, say_progress
+from gocode.search.limits import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:
     from gocode.codemode import CodeMode
@@ -39,10 +39,10 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
 
     config = load_config(config_path)
     settings = config.code_mode_for(model)  # an unknown model ref fails before a server starts
-    result = asyncio.run(browse(config, refresh=refresh, progress=_progress))
+    result = asyncio.run(browse(config, refresh=refresh, progress=say_progress))
     doc, warnings = listing(settings, result, model)
     for w in warnings:
-        _err(f"gocode: warning: {w}")
+        say_error(f"gocode: warning: {w}")
     if as_json:
         click.echo(json.dumps(doc))
     else:
@@ -78,20 +78,20 @@ def generate(config_path: str | None, model: str | None, out_dir: str | None) ->
     from pathlib import Path
 
     from gocode.codemode import CodeMode
-    from gocode.compile.workspace import write_bindings_module
+    from gocode.compile.modcache import write_bindings_module
     from gocode.config import load_config
 
     cm = CodeMode(load_config(config_path), model)
     asyncio.run(cm.refresh())
     for w in cm.warnings:
-        _err(f"gocode: warning: {w}")
+        say_error(f"gocode: warning: {w}")
     click.echo(cm.declarations(), nl=False)
     if out_dir:
         out = Path(out_dir)
         tools_dir = write_bindings_module(out, cm.package)
         (out / "description.md").write_text(cm.description())
         (out / "servers.json").write_text(json.dumps(cm.server_specs(), indent=2) + "\n")
-        _err(
+        say_error(
             f"gocode: wrote {out}/ (bindings in {tools_dir.relative_to(out)}, the tool description in description.md; "
             "servers.json holds the connection specs — set GOCODE_SERVERS to its content to run a program; "
             "it contains your `env`/`headers` values, keep it private)"
@@ -107,9 +107,9 @@ def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> Cod
 
     # Saved programs offered as a controller offers them (with codeMode.savedPrograms on).
     cm = CodeMode(load_config(config_path), model, offer_saved=True)
-    cm.adopt(asyncio.run(browse(cm.config, refresh=refresh, progress=_progress)))
+    cm.adopt(asyncio.run(browse(cm.config, refresh=refresh, progress=say_progress)))
     if not cm.view.code_tools.tools():
-        _err("gocode: warning: no tool is in code mode for this model (codeMode.enabled, excludedTools)")
+        say_error("gocode: warning: no tool is in code mode for this model (codeMode.enabled, excludedTools)")
     return cm
 
 
@@ -138,8 +138,8 @@ def search(
 ) -> None:
     """Find the tools for a task, best first, as search_go_tools ranks them; when none fits, say so
     and list the nearest (exit 1)."""
-    from gocode.view import semantic
-    from gocode.view.limits import MAX_QUERY_CHARS
+    from gocode.search import semantic
+    from gocode.search.limits import MAX_QUERY_CHARS
 
     text = " ".join(query).strip()
     if not text:
@@ -148,21 +148,24 @@ def search(
     # their Go and BM25's index (nothing to compute for a query asked before): started first,
     # as loading the two models is the longer of the two.
     semantic.embed_query_ahead(text[:MAX_QUERY_CHARS])
-    from gocode.view import search as search_mod
+    from gocode.search import answer as search_mod
+    from gocode.search.analysis import first_sentence
 
     cm = _code_mode(config_path, model, refresh)
     index = cm.search_index()
     ranking = index.ranking(text, limit)
     shown = ranking.tools if ranking.fits else index.nearest(text, limit)
     if not ranking.fits:
-        _err(f"gocode: no tool fits {text!r}" + ("; the nearest:" if shown else " (`gocode list` shows every tool)"))
+        say_error(
+            f"gocode: no tool fits {text!r}" + ("; the nearest:" if shown else " (`gocode list` shows every tool)")
+        )
     if as_json:
         tools = [search_mod.entry_json(cm.package, e, i + 1, cm.shape_comments()) for i, e in enumerate(shown)]
         click.echo(json.dumps({"query": text, "fits": ranking.fits, "tools": tools}))
     else:
         width = max((len(e.qualified) for e in shown), default=0)
         for i, e in enumerate(shown, 1):
-            first = search_mod.first_sentence(e.description)
+            first = first_sentence(e.description)
             click.echo(f"{i:>2}. {e.qualified:<{width}}  {e.function}" + (f" — {first[:100]}" if first else ""))
     if not ranking.fits:
         sys.exit(1)
@@ -178,12 +181,13 @@ def search(
 def describe(config_path: str | None, model: str | None, refresh: bool, as_json: bool, names: tuple[str, ...]) -> None:
     """Print the Go declarations of tools named as a model would (get_current_time, getCurrentTime,
     time.get_current_time); exit 1 when a name matches no tool."""
-    from gocode.view import search as search_mod
+    from gocode.search import answer as search_mod
+    from gocode.search.index import ToolEntry
     from gocode.view.modelview import render_funcs
 
     cm = _code_mode(config_path, model, refresh)
     index = cm.search_index()
-    found: dict[str, search_mod.ToolEntry] = {}
+    found: dict[str, ToolEntry] = {}
     missing = []
     for name in names:
         hits = index.lookup(name)
@@ -197,5 +201,5 @@ def describe(config_path: str | None, model: str | None, refresh: bool, as_json:
     elif found:
         click.echo(render_funcs(cm.package, [e.func for e in found.values()], shapes=cm.shape_comments()), nl=False)
     for note in missing:
-        _err(f"gocode: {note}")
+        say_error(f"gocode: {note}")
     sys.exit(1 if missing else 0)

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from gocode.cli.common import _err, _human, config_option, handle_errors, model_option
+from gocode.cli.common import config_option, handle_errors, human_size, model_option, say_error
 
 
 @click.group("workspace")
@@ -29,9 +29,9 @@ def workspace_ls(config_path: str | None, as_json: bool) -> None:
         click.echo(json.dumps({"root": str(workdir.root(settings)), "workspaces": rows}))
         return
     if not rows:
-        _err(f"no workspaces under {workdir.root(settings)}")
+        say_error(f"no workspaces under {workdir.root(settings)}")
     for r in rows:
-        click.echo(f"{r['name']:<32} {_human(r['bytes']):>10} {r['files']:>6} files  {r['modified']}  {r['path']}")
+        click.echo(f"{r['name']:<32} {human_size(r['bytes']):>10} {r['files']:>6} files  {r['modified']}  {r['path']}")
 
 
 @workspace_group.command("clean")
@@ -47,4 +47,4 @@ def workspace_clean(config_path: str | None, model: str | None) -> None:
     settings = config.code_mode_for(model).workdir
     key = workdir.owner(settings, config.source)  # this config's workspaces, not another project's
     path, freed = workdir.clean(settings, model or config.defaults.model, key)
-    _err(f"removed {path} ({_human(freed)})")
+    say_error(f"removed {path} ({human_size(freed)})")

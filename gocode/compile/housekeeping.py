@@ -1,13 +1,13 @@
 """Keeping the cache directory bounded: what is in it, what may go, and removing it.
 
-What gocode leaves in its cache (``gocode.compile.workspace.cache_dir()``) and temp directory, and what
+What gocode leaves in its cache (``gocode.compile.modcache.cache_dir()``) and temp directory, and what
 housekeeping does with each:
 
 - ``ws-<key>/bin/<hash>``: built programs, reused when the same code meets the same tool set.
   Least recently used first once the cache is over its size, and any unused for longer than
-  the maximum age. Using one touches it (the workspace does, on a cache hit).
+  the maximum age. Using one touches it (the module cache does, on a cache hit).
 - ``ws-<key>/`` of another gocode version or layout: removed whole once unused for the
-  maximum age (a live controller touches its workspace's ``.used`` file, see
+  maximum age (a live controller touches its module cache's ``.used`` file, see
   :func:`mark_used`), or sooner, least recently used first, when removing binaries alone does
   not get the cache under its size.
 - ``ws-<key>/tools/t<digest>/``: the bindings of one tool set; removed when unused for the
@@ -15,25 +15,25 @@ housekeeping does with each:
 - ``ws-<key>/runs/r<id>/`` and ``$TMPDIR/gocode-run-*/``: per-run directories, removed after
   every run; these are leftovers of killed processes, removed after the grace period.
 - ``search-vectors/*.npy``: a tool set's vectors for search by meaning, and those of queries
-  asked before (gocode.view.semantic); removed when unused for the maximum age (loading one
+  asked before (gocode.search.semantic); removed when unused for the maximum age (loading one
   touches it).
 - ``search-models/*``: the search models' graphs as onnxruntime optimised them, one per model,
-  onnxruntime version and machine (gocode.view.semantic); removed when unused for the maximum
+  onnxruntime version and machine (gocode.search.semantic); removed when unused for the maximum
   age (loading one touches it), so those of an older onnxruntime go.
 - ``models/``: the search models, fetched by the warm-up: reported, never pruned.
 - ``go-build/??/*``: Go's build cache (``GOCACHE``). Go trims it only by age (five days, once
   a day) and never by size, and every new tool set adds to it, so it gets its own bounds: files
   unused for the maximum age go, then least recently used ones while it is over its size
   (``$GOCODE_GOCACHE_MAX_SIZE``, default 1 GiB; Go refreshes a file's time when it uses it,
-  at most hourly). Never a file an importcfg of a workspace names (the standard library's and
+  at most hourly). Never a file an importcfg of a module cache names (the standard library's and
   each tool set's export data that direct builds link against). A missing entry only costs Go
   a rebuild.
 - ``gomod/`` (the module cache, needed offline): reported, never pruned.
 - ``templates/``: the Go templates compiled by jinja2 (gocode.program.render), one small file
   per template, rewritten when its source changes: never pruned.
 
-Nothing used within the grace period (default 1 h) is removed, nor a workspace whose lock is
-held (warm-up under way), nor the workspace of the running gocode. A read-only cache is
+Nothing used within the grace period (default 1 h) is removed, nor a module cache whose lock is
+held (warm-up under way), nor the module cache of the running gocode. A read-only cache is
 reported and left alone. :func:`plan` is pure; :func:`scan` and :func:`remove` do the I/O.
 """
 
@@ -53,7 +53,7 @@ from typing import Any, Literal
 
 from gocode.paths import OPTIMIZED_MODELS_DIR, VECTORS_DIR, state_dir
 
-Kind = Literal["binary", "workspace", "bindings", "run-dir", "vectors", "search-model", "go-build"]
+Kind = Literal["binary", "module-cache", "bindings", "run-dir", "vectors", "search-model", "go-build"]
 
 DEFAULT_MAX_BYTES = 2 << 30
 DEFAULT_GOCACHE_MAX_BYTES = 1 << 30
@@ -146,7 +146,7 @@ def _mtime(path: Path) -> float:
 
 
 def _lock_held(lock: Path) -> bool:
-    """Whether another process holds the workspace's lock (it is warming up)."""
+    """Whether another process holds the module cache's lock (it is warming up)."""
     try:
         with open(lock, "r+") as fh:
             try:
@@ -160,7 +160,7 @@ def _lock_held(lock: Path) -> bool:
 
 
 def places(cache: Path, current: Path | None, state: Path | None = None) -> list[tuple[Path, Path | None]]:
-    """The (root, current workspace) pairs to keep bounded: the cache, and the state directory
+    """The (root, current module cache) pairs to keep bounded: the cache, and the state directory
     (``$GOCODE_STATE_DIR``: per-run files and built programs beside a shared, read-only cache)
     when it is elsewhere. A root gocode cannot write to (a read-only shared cache) is left out."""
     out: list[tuple[Path, Path | None]] = []
@@ -171,15 +171,15 @@ def places(cache: Path, current: Path | None, state: Path | None = None) -> list
     return out
 
 
-def mark_used(workspace_dir: Path, bindings_dirs: Iterable[Path] = ()) -> None:
-    """Tell housekeeping in every process that this workspace (and these bindings) are in use."""
-    for d in (workspace_dir, *bindings_dirs):
+def mark_used(modcache_dir: Path, bindings_dirs: Iterable[Path] = ()) -> None:
+    """Tell housekeeping in every process that this module cache (and these bindings) are in use."""
+    for d in (modcache_dir, *bindings_dirs):
         with contextlib.suppress(OSError):
             if d.is_dir():
                 (d / USED_MARK).touch()
 
 
-def _workspace_last_used(ws: Path) -> float:
+def _modcache_last_used(ws: Path) -> float:
     stamps = [_mtime(ws / USED_MARK), _mtime(ws / ".ready"), _mtime(ws)]
     with contextlib.suppress(OSError):
         stamps += [_mtime(b) for b in (ws / "bin").iterdir()]
@@ -190,8 +190,8 @@ def scan(cache: Path, current: Path | None, tmp: Path | None = None, *, leftover
     """Everything under ``cache`` (and, with ``leftovers``, leftover run dirs in ``tmp``) that
     housekeeping may remove.
 
-    ``current`` is the workspace of the running gocode: its binaries, bindings and leftover
-    run directories are entries, the workspace itself is not.
+    ``current`` is the module cache of the running gocode: its binaries, bindings and leftover
+    run directories are entries, the module cache itself is not.
     """
     entries: list[Entry] = []
     for ws in sorted(cache.glob("ws-*")):
@@ -201,9 +201,9 @@ def scan(cache: Path, current: Path | None, tmp: Path | None = None, *, leftover
             entries.append(
                 Entry(
                     ws,
-                    "workspace",
+                    "module-cache",
                     tree_size(ws),
-                    _workspace_last_used(ws),
+                    _modcache_last_used(ws),
                     _lock_held(ws.with_name(ws.name + ".lock")),
                 )
             )
@@ -231,7 +231,7 @@ def scan(cache: Path, current: Path | None, tmp: Path | None = None, *, leftover
 
 
 def linked_from_importcfgs(cache: Path) -> set[Path]:
-    """The build-cache files the workspaces' importcfgs name (direct builds read them)."""
+    """The build-cache files the module caches' importcfgs name (direct builds read them)."""
     keep: set[Path] = set()
     roots = [cache]
     if (state := state_dir()) is not None:  # bindings kept beside a read-only cache
@@ -266,7 +266,7 @@ def _go_build_entries(cache: Path) -> list[Entry]:
 
 def plan(entries: list[Entry], policy: Policy, now: float) -> list[Entry]:
     """Which entries to remove (pure): past the age, then least recently used until under the size
-    (binaries before workspaces, which cost a warm-up to recreate).
+    (binaries before module caches, which cost a warm-up to recreate).
 
     Never one used within the grace period or locked. Bindings, search vectors, optimised
     search models and run directories go only by age (the first two are small, one optimised
@@ -293,8 +293,8 @@ def plan(entries: list[Entry], policy: Policy, now: float) -> list[Entry]:
                 gocache -= e.size
     if policy.max_bytes is not None:
         total = sum(e.size for e in entries if e.path not in doomed and e.kind != "go-build")
-        # Binaries first (one build to recreate), then whole workspaces (a warm-up each).
-        for kind in ("binary", "workspace"):
+        # Binaries first (one build to recreate), then whole module caches (a warm-up each).
+        for kind in ("binary", "module-cache"):
             for e in sorted(entries, key=lambda e: e.last_used):
                 if total <= policy.max_bytes:
                     break
@@ -311,7 +311,7 @@ def remove(entries: list[Entry]) -> tuple[list[Entry], list[str]]:
         try:
             if e.path.is_dir() and not e.path.is_symlink():
                 shutil.rmtree(e.path)
-                if e.kind == "workspace":
+                if e.kind == "module-cache":
                     e.path.with_name(e.path.name + ".lock").unlink(missing_ok=True)
             else:
                 e.path.unlink(missing_ok=True)
@@ -396,18 +396,18 @@ def info(cache: Path, current: Path | None, tmp: Path | None = None) -> dict[str
         k = by_kind.setdefault(e.kind, {"count": 0, "bytes": 0})
         k["count"] += 1
         k["bytes"] += e.size
-    workspaces = [
+    modcaches = [
         {"path": str(e.path), "bytes": e.size, "idleSeconds": round(now - e.last_used), "current": False}
         for e in entries
-        if e.kind == "workspace"
+        if e.kind == "module-cache"
     ]
     if current is not None and current.is_dir():
-        workspaces.append({"path": str(current), "bytes": tree_size(current), "idleSeconds": 0, "current": True})
+        modcaches.append({"path": str(current), "bytes": tree_size(current), "idleSeconds": 0, "current": True})
     return {
         "cache": str(cache),
         "removable": by_kind,
         "removableBytes": sum(e.size for e in entries if e.kind != "go-build"),
-        "workspaces": sorted(workspaces, key=lambda w: w["path"]),
+        "moduleCaches": sorted(modcaches, key=lambda w: w["path"]),
         "goBuildCacheBytes": tree_size(cache / "go-build"),
         "moduleCacheBytes": tree_size(cache / "gomod"),
         "searchModelBytes": tree_size(cache / "models"),

@@ -1,6 +1,6 @@
 """Compile the whole standard library into the build cache, in the background.
 
-Run as a script (``python -I stdbuild.py GO WORKSPACE_DIR MARK``) by the workspace after its
+Run as a script (``python -I stdbuild.py GO MODCACHE_DIR MARK``) by the module cache after its
 first build, detached, so the first call does not wait for the ~300 standard packages no
 program has imported yet. Direct builds list the whole standard library once this is done
 (``MARK`` exists); before it, they list what the runtime, the auto-imported packages and the
@@ -30,7 +30,7 @@ def build_std(go: str, ws_dir: Path, mark: Path) -> int:
         with contextlib.suppress(OSError):
             os.nice(19)  # behind anything a user waits for
         proc = subprocess.run(
-            # The workspace's build flags (LIST_FLAGS there): the same build-cache entries.
+            # The module cache's build flags (LIST_FLAGS there): the same build-cache entries.
             [go, "list", "-trimpath", "-buildvcs=false", "-export", "-deps", "-f", "{{.ImportPath}}", "std"],
             cwd=ws_dir,
             stdin=subprocess.DEVNULL,

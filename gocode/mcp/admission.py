@@ -19,15 +19,13 @@ from dataclasses import dataclass
 
 import anyio
 
+from gocode.errors import AdmissionRefused
+
 MAX_REQUESTS_PER_RUN = 16
 # One body at the endpoint's cap at a time. Parsed, JSON costs several times its size, and up to
 # ~65 times for a body of tiny values (4 MiB of `{},` became 268 MB): so this is the bound.
 MAX_BYTES_PER_RUN = 4 * 1024 * 1024
 MAX_WAITING_PER_RUN = 256
-
-
-class Refused(Exception):
-    """A request the gate will not admit: too many waiting, or the run has ended."""
 
 
 @dataclass
@@ -63,14 +61,14 @@ class RunGate:
     @contextlib.asynccontextmanager
     async def admit(self, size: int) -> AsyncIterator[None]:
         """Hold a place for a request whose body is ``size`` bytes, waiting for one if need be.
-        Raises :class:`Refused` when the wait is full or the run has ended."""
+        Raises :class:`AdmissionRefused` when the wait is full or the run has ended."""
         if self.closed:
-            raise Refused("the program's run has ended")
+            raise AdmissionRefused("the program's run has ended")
         if not self._waiting and self._fits(size):
             self._take(size)
         else:
             if len(self._waiting) >= self.max_waiting:
-                raise Refused(
+                raise AdmissionRefused(
                     f"too many requests from this program at once: {self.requests} under way and "
                     f"{len(self._waiting)} waiting (at most {self.max_requests} and {self.max_waiting})"
                 )
@@ -85,7 +83,7 @@ class RunGate:
                     self._waiting.remove(waiter)
                 raise
             if not waiter.taken:
-                raise Refused("the program's run has ended")
+                raise AdmissionRefused("the program's run has ended")
         try:
             yield
         finally:

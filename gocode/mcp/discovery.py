@@ -34,7 +34,7 @@ from mcp_types import CONNECTION_CLOSED
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from gocode.config import Config, ServerConfig
-from gocode.errors import DiscoveryError
+from gocode.errors import DiscoveryError, ServerExited
 from gocode.mcp import sdk_private
 from gocode.mcp.cache import RecentListings
 from gocode.mcp.listing import DiscoveryResult, Listing, list_tools, server_tools
@@ -165,10 +165,6 @@ async def connect(
     async with _open_within(name, server, MODERN_PROTOCOL, errlog, **opts) as client:
         armed = True
         yield client, MODERN_PROTOCOL
-
-
-class ServerExited(ConnectionError):
-    """A stdio server's output ended while its session was open (the process exited)."""
 
 
 def sent_by_server(exc: BaseException) -> bool:

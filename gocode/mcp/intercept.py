@@ -2,7 +2,7 @@
 
 The endpoint only routes; what happens to a call — forwarded and recorded, answered from a
 record, or held for the caller — is decided by the run's interceptor
-(:class:`gocode.run.recording.Interceptor`, a later stage, hence this protocol here).
+(:class:`gocode.run.interceptor.Interceptor`, a later stage, hence this protocol here).
 """
 
 from __future__ import annotations

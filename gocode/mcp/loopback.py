@@ -48,11 +48,12 @@ from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from gocode.errors import AdmissionRefused, ToolProviderError
 from gocode.mcp import logs
-from gocode.mcp.admission import Refused, RunGate
+from gocode.mcp.admission import RunGate
 from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward
-from gocode.mcp.provider import ToolProvider, ToolProviderError
+from gocode.mcp.provider import ToolProvider
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.toolcall import ToolCall
 from gocode.toolset import LEGACY_PROTOCOL, ServerTools
@@ -96,7 +97,7 @@ class Run:
     # The calls in flight, cancelled when the run closes: nobody is left to read their answers.
     scopes: set[anyio.CancelScope] = field(default_factory=set)
     # Every call goes through it when set: recorded, answered from a record, or held for the
-    # caller (see gocode.run.recording).
+    # caller (see gocode.run.interceptor).
     interceptor: CallInterceptor | None = None
     # Providers for this run only, by server name: tools the caller declared for it (client-owned
     # tools) or the servers of a replayed recording. They need no code-mode permission: they
@@ -527,13 +528,13 @@ class _Guard:
                 if messages[0].get("type") != "http.request":
                     return  # nobody left to answer
                 if run.gate.closed:
-                    raise Refused("the program's run has ended")
+                    raise AdmissionRefused("the program's run has ended")
 
                 async def replay() -> Any:
                     return messages.pop(0) if messages else await receive()
 
                 await self.app(scope, replay, send)
-        except Refused as exc:
+        except AdmissionRefused as exc:
             await send_refusal(send, 503 if run.gate.closed else 429, str(exc), retry_after=not run.gate.closed)
 
 

@@ -23,10 +23,6 @@ from mcp.shared.dispatcher import ProgressFnT
 from gocode.toolset import ServerTools
 
 
-class ToolProviderError(Exception):
-    """A call a provider could not make (the tool's own failures are ``isError`` results)."""
-
-
 @runtime_checkable
 class ToolProvider(Protocol):
     """Something that answers ``tools/call`` for one server name.

@@ -28,7 +28,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode.config import ServerConfig
-from gocode.errors import DiscoveryError
+from gocode.errors import DiscoveryError, UpstreamError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import (
     ServerExited,
@@ -42,7 +42,6 @@ from gocode.mcp.discovery import (
     server_tools,
 )
 from gocode.mcp.listing import absorb
-from gocode.mcp.provider import ToolProviderError
 from gocode.toolset import MODERN_PROTOCOL, ServerTools
 
 log = logging.getLogger("gocode.mcp.upstream")
@@ -54,10 +53,6 @@ LISTEN_RETRY_MAX_S = 30.0
 
 RETRY_FIRST_S = 1.0  # the first retry of a server that is down, doubling up to RETRY_MAX_S
 RETRY_MAX_S = 30.0
-
-
-class UpstreamError(ToolProviderError):
-    """A call that could not reach its server (the server's own errors are results)."""
 
 
 class Upstream:

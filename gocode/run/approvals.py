@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gocode.config import ApprovalConfig
+from gocode.errors import NoApprover
 from gocode.program.plan import Plan
 from gocode.toolset import ToolInfo
 
@@ -59,10 +60,6 @@ class AskFirst:
 
 # Decides one request: True runs the program, False refuses it, AskFirst defers it to the client.
 Approver = Callable[[ApprovalRequest], "bool | AskFirst | Awaitable[bool | AskFirst]"]
-
-
-class NoApprover(Exception):
-    """There is no one to ask."""
 
 
 def needs_approval(settings: ApprovalConfig, server: str, tool: ToolInfo | None) -> bool:

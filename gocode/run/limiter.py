@@ -19,13 +19,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-from gocode.errors import GocodeError
-
-
-class Busy(GocodeError):
-    """No slot for a program now: the queue is full, or the wait would outlast the call's timeout."""
-
-    phase = "busy"
+from gocode.errors import Busy
 
 
 def default_limit(cores: int | None = None) -> int:

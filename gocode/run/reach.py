@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from gocode.compile.workspace import Workspace
+from gocode.compile.modcache import ModuleCache
 from gocode.config import CodeModeConfig, ServerConfig
 from gocode.run.sandbox import Confinement, Unconfined, confine_direct, confine_pooled
 
@@ -39,7 +39,7 @@ class Reach(Protocol):
         ...
 
     async def confine(
-        self, workspace: Workspace, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
+        self, workspace: ModuleCache, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
         workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         """The run's confinement, or why it runs without one; raises ``SandboxError`` when refused.
@@ -87,7 +87,7 @@ class OwnSessions:
         return [spec.get("env") or {} for spec in self.specs.values()]
 
     async def confine(
-        self, workspace: Workspace, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
+        self, workspace: ModuleCache, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
         workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         return confine_direct(settings.sandbox)
@@ -115,7 +115,7 @@ class ControllerLoopback:
         return []  # the program starts no server
 
     async def confine(
-        self, workspace: Workspace, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
+        self, workspace: ModuleCache, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
         workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         return await confine_pooled(

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from gocode.compile.workspace import BuildResult
+from gocode.compile.modcache import BuildResult
 from gocode.config import CodeModeConfig
 from gocode.mcp.toolcall import ToolCall
 from gocode.program.diagnostics import Diagnostic, parse_diagnostics

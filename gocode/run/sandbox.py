@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from gocode.compile import golink
-from gocode.compile.workspace import Workspace
+from gocode.compile.modcache import ModuleCache
 from gocode.config import DEFAULT_UID_RANGE, CodeModeConfig, SandboxLimits, uid_range
-from gocode.errors import GocodeError
+from gocode.errors import GocodeError, SandboxError
 from gocode.files import write_file
 from gocode.resources import package_sources
 from gocode.run import hostprobe, owned
@@ -61,12 +61,6 @@ READ_ONLY = ("/usr/share/zoneinfo",)  # time.LoadLocation; nothing else outside 
 # Tests of unsupported hosts: make the probe (and the launcher) report less than the kernel has.
 FAKE_ABI_ENV = "GOCODE_SANDBOX_FAKE_ABI"
 FAKE_NO_USERNS_ENV = "GOCODE_SANDBOX_FAKE_NOUSERNS"
-
-
-class SandboxError(GocodeError):
-    """The sandbox asked for cannot be provided here (the program does not run)."""
-
-    phase = "sandbox"
 
 
 @dataclass(frozen=True)
@@ -161,10 +155,10 @@ def decide(setting: str, host: HostSupport) -> Decision:
 
 
 class Launcher:
-    """The launcher binary for a workspace: built once from the shipped source, cached by its hash."""
+    """The launcher binary for a module cache: built once from the shipped source, cached by its hash."""
 
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
+    def __init__(self, modcache: ModuleCache) -> None:
+        self.modcache = modcache
         self._path: Path | None = None
         self._host: HostSupport | None = None
         self._host_fake: tuple[str | None, str | None] = (None, None)
@@ -183,7 +177,7 @@ class Launcher:
         sources = package_sources("launcher")
         digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()[:16]
         # Not in bin/: that directory keeps only the newest programs.
-        return sources, self.workspace.dir / "launcher" / f"launcher-{digest}"
+        return sources, self.modcache.dir / "launcher" / f"launcher-{digest}"
 
     @property
     def built(self) -> bool:
@@ -192,7 +186,7 @@ class Launcher:
 
     async def _build(self) -> Path:
         sources, binary = self._sources()
-        ws = self.workspace
+        ws = self.modcache
         if binary.is_file():
             return binary
         if not ws.ready:
@@ -222,7 +216,7 @@ class Launcher:
             argv = [str(await self.path()), "-probe"]
             if fake[0] is not None:
                 argv += ["-fake-abi", fake[0]]
-            code, out = await golink.run(argv, cwd=self.workspace.dir, env=os.environ)
+            code, out = await golink.run(argv, cwd=self.modcache.dir, env=os.environ)
             try:
                 doc = json.loads(out.strip().splitlines()[-1])
             except (ValueError, IndexError):
@@ -401,14 +395,14 @@ class Confinement:
 _launchers: dict[Path, Launcher] = {}
 
 
-def launcher_for(workspace: Workspace) -> Launcher:
-    if workspace.dir not in _launchers:
-        _launchers[workspace.dir] = Launcher(workspace)
-    return _launchers[workspace.dir]
+def launcher_for(modcache: ModuleCache) -> Launcher:
+    if modcache.dir not in _launchers:
+        _launchers[modcache.dir] = Launcher(modcache)
+    return _launchers[modcache.dir]
 
 
 async def confine(
-    workspace: Workspace,
+    modcache: ModuleCache,
     settings: CodeModeConfig,
     binary: Path,
     port: int,
@@ -424,7 +418,7 @@ async def confine(
     ``workdir`` (the model's workspace) is the one directory besides scratch the program may
     write, and where it starts; with ``shrink_only`` (it is at or over its cap) the program may
     only read and delete there, which the kernel enforces."""
-    launcher = launcher_for(workspace)
+    launcher = launcher_for(modcache)
     decision = decide(settings.sandbox, await launcher.probe())
     if decision.error:
         raise SandboxError(decision.error)
@@ -464,7 +458,7 @@ async def confine(
         return confinement
 
 
-async def probe_state(workspace: Workspace, setting: str, *, quick: bool) -> dict[str, Any]:
+async def probe_state(workspace: ModuleCache, setting: str, *, quick: bool) -> dict[str, Any]:
     """The tier ``setting`` gets on this host, with a ``note`` on why (never raises: a host that
     cannot tell gets none). ``quick``: ask the kernel from Python, building nothing; else the
     launcher itself (built, with the workspace, if need be)."""
@@ -502,7 +496,7 @@ def unconfined(decision: Decision) -> Unconfined:
 
 
 async def confine_pooled(
-    workspace: Workspace,
+    workspace: ModuleCache,
     settings: CodeModeConfig,
     binary: Path,
     port: int,

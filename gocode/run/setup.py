@@ -1,6 +1,6 @@
 """The one-off set-up a machine needs before its first program, done once however many wait.
 
-A machine where gocode never ran has no Go workspace (the MCP Go SDK downloaded and compiled
+A machine where gocode never ran has no Go module cache (the MCP Go SDK downloaded and compiled
 with what programs use: a minute idle, minutes on a busy machine or from an empty Go module
 cache) and no sandbox launcher (a ``go build``, seconds). :class:`SetUp` does both in a task
 of its owner's task group, so a caller that stops waiting (a client that cancelled) does not
@@ -21,8 +21,8 @@ import anyio.from_thread
 import anyio.to_thread
 from anyio.abc import TaskGroup
 
-from gocode.compile.workspace import Progress, Workspace
-from gocode.errors import GocodeError
+from gocode.compile.modcache import ModuleCache, Progress
+from gocode.errors import GocodeError, SetUpError
 from gocode.run.sandbox import launcher_for
 
 HEARTBEAT_S = 10.0
@@ -30,21 +30,17 @@ HEARTBEAT_S = 10.0
 Notice = Callable[[str], Awaitable[None]]
 
 
-class SetUpError(GocodeError):
-    """The machine's one-off set-up failed: no program can be built until it is fixed."""
-
-    phase = "setup"
-
-
 class SetUp:
-    """The Go workspace and, with ``launcher``, the sandbox launcher, set up once.
+    """The Go module cache and, with ``launcher``, the sandbox launcher, set up once.
 
-    ``workspace`` is called for the workspace (it raises when there is no Go toolchain);
+    ``modcache`` is called for the module cache (it raises when there is no Go toolchain);
     ``progress`` gets every line the set-up says (a command's stderr, serve's log).
     """
 
-    def __init__(self, workspace: Callable[[], Workspace], *, launcher: bool, progress: Progress | None = None) -> None:
-        self._workspace = workspace
+    def __init__(
+        self, modcache: Callable[[], ModuleCache], *, launcher: bool, progress: Progress | None = None
+    ) -> None:
+        self._modcache = modcache
         self._launcher = launcher
         self._progress = progress
         self.lines: list[str] = []  # what the current (or last) attempt said, in order
@@ -59,7 +55,7 @@ class SetUp:
         """Whether the machine is set up (checked on disk: another process may have done it)."""
         if not self._done:
             try:
-                ws = self._workspace()
+                ws = self._modcache()
                 self._done = ws.ready and (not self._launcher or launcher_for(ws).built)
             except GocodeError:
                 return False
@@ -120,7 +116,7 @@ class SetUp:
     async def _run(self, finished: anyio.Event) -> None:
         try:
             self._say("setting up Go on this machine for gocode (once: later runs start at once)")
-            ws = self._workspace()
+            ws = self._modcache()
             if not ws.ready:
                 # Abandoned on cancel (the owner closing): a thread cannot be stopped, and the
                 # warm-up holds a file lock, so another process finishes or redoes it safely.

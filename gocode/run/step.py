@@ -38,10 +38,10 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gocode.errors import GocodeError
+from gocode.errors import StepError
 from gocode.mcp.nesting import SCHEMA_DEPTH, deeper_than
 from gocode.paths import cache_dir, state_dir
-from gocode.run.recording import Entry, Interceptor, Pending, value_result, wire
+from gocode.run.interceptor import Entry, Interceptor, Pending, value_result, wire
 from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo
 
@@ -56,12 +56,6 @@ DEFAULT_TTL_S = 24 * 3600.0  # GOCODE_STEP_TTL
 DEFAULT_GRACE_S = 0.3  # GOCODE_STEP_GRACE
 MAX_CLIENT_TOOLS = 64
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-
-
-class StepError(GocodeError):
-    """A step request gocode refuses: a bad continuation, bad answers, bad tool declarations."""
-
-    phase = "step"
 
 
 class ClientTool(BaseModel):

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from gocode.config import WorkspaceConfig
+from gocode.errors import WorkspaceError
 from gocode.files import MAX_DEPTH, TOO_DEEP, dir_size, walk
 
 WORKSPACE_ENV = "GOCODE_WORKSPACE"
@@ -86,10 +87,6 @@ def path_for(settings: WorkspaceConfig, model: str | None, session: str | None =
     if settings.scope == "session" and session:
         return base / "sessions" / _name(session)
     return base
-
-
-class WorkspaceError(OSError):
-    """A workspace that cannot be opened safely (something not a directory on the way to it)."""
 
 
 def open_workspace(path: Path, settings: WorkspaceConfig) -> int:

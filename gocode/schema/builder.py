@@ -18,11 +18,11 @@ import json
 from collections import Counter
 from typing import Any
 
-from gocode.schema.dedupe import _dedupe, _guessed_field_types, _keep_tool_type_names, _name_shared
-from gocode.schema.doctext import _description, _doc, _field_doc, _field_view, _json, _sentences
+from gocode.schema.dedupe import dedupe_types, guessed_field_types, keep_tool_type_names, name_shared
+from gocode.schema.doctext import as_sentences, canonical_json, description_lines, doc_lines, field_doc, field_view
 from gocode.schema.ir import (
-    _KIND_GO,
     DESCRIPTION_LIMIT,
+    KIND_GO,
     PTR_HELPER,
     RESERVED_FUNC_NAMES,
     RUNTIME_TYPE_NAMES,
@@ -51,29 +51,29 @@ from gocode.schema.names import (
     pascal,
 )
 from gocode.schema.schemahelp import (
-    _basic_for_value,
-    _common_basic,
-    _constraints_only,
-    _describe_branch,
-    _escape_ptr,
-    _fill,
-    _has_enum,
-    _has_input,
-    _infer_type,
-    _is_null,
-    _is_structlike,
-    _kind_of,
-    _listed_values,
-    _needs_pointer,
-    _number_literal,
-    _number_suffix,
-    _object_keys,
-    _resolve,
-    _text,
-    _ToolCtx,
-    _valid_tag_name,
-    _value_meanings,
-    _variant_name,
+    ToolContext,
+    basic_for_value,
+    common_basic,
+    constraints_only,
+    describe_branch,
+    escape_ptr,
+    fixed_value,
+    has_enum,
+    has_input,
+    infer_type,
+    is_null,
+    is_structlike,
+    kind_of,
+    listed_values,
+    needs_pointer,
+    number_literal,
+    number_suffix,
+    object_keys,
+    resolve_ref,
+    text_of,
+    valid_tag_name,
+    value_meanings,
+    variant_name,
 )
 from gocode.toolset import ToolInfo, ToolSet
 
@@ -93,7 +93,7 @@ class _Builder:
 
     # Entry: one schema -> a Go type expression, declaring named types as needed.
     def type_of(
-        self, ctx: _ToolCtx, schema: Any, hint: str, pointer: str, name: str | None = None
+        self, ctx: ToolContext, schema: Any, hint: str, pointer: str, name: str | None = None
     ) -> tuple[str, list[str]]:
         """Returns (type expression, extra doc lines for the field using it). ``name``, when
         given, is already claimed and must be the declared type's name."""
@@ -111,17 +111,17 @@ class _Builder:
 
         for key in ("anyOf", "oneOf"):
             if isinstance(schema.get(key), list):
-                if _constraints_only(schema[key]):  # e.g. "at least one of a or b": no new shape
+                if constraints_only(schema[key]):  # e.g. "at least one of a or b": no new shape
                     rest = {k: v for k, v in schema.items() if k != key}
                     return self.type_of(ctx, rest, hint, pointer, name)
                 branches = self.branches(ctx, schema, key, pointer)
-                values = _listed_values(schema[key], [b for b, _ in branches])
+                values = listed_values(schema[key], [b for b, _ in branches])
                 if values is not None and len(branches) > 1:
                     # Each alternative one value ({"const": "fast"} | {"const": "slow"}): an enum.
                     rest = {k: v for k, v in schema.items() if k != key}
-                    meanings = _value_meanings([b for b, _ in branches])
+                    meanings = value_meanings([b for b, _ in branches])
                     if meanings:
-                        rest["description"] = " ".join(filter(None, [_text(rest.get("description")), meanings]))
+                        rest["description"] = " ".join(filter(None, [text_of(rest.get("description")), meanings]))
                     return self.type_of(ctx, {**rest, "enum": values}, hint, pointer, name)
                 if len(branches) == 1:
                     inner, inner_ptr = branches[0]
@@ -146,10 +146,10 @@ class _Builder:
                 branches = [({**schema, "type": t}, pointer) for t in non_null]
                 return self.union(ctx, schema, branches, hint, pointer, name)
         if types is None:
-            types = _infer_type(schema)
+            types = infer_type(schema)
 
         if "const" in schema:
-            return _basic_for_value(schema["const"]), [f"Always {_json(schema['const'])}."]
+            return basic_for_value(schema["const"]), [f"Always {canonical_json(schema['const'])}."]
         if isinstance(schema.get("enum"), list) and schema["enum"]:
             return self.enum(ctx, schema, hint, src, name)
 
@@ -157,21 +157,21 @@ class _Builder:
             return self.object(ctx, schema, hint, pointer, name)
         if types == "array":
             return self.array(ctx, schema, hint, pointer, name)
-        if types in _KIND_GO:
-            return _KIND_GO[types], []
+        if types in KIND_GO:
+            return KIND_GO[types], []
         if types == "null":
             return "any", ["Always null."]
         if types is not None:
             self.warn(src, f"unknown JSON type {types!r}; using any")
         return "any", []
 
-    def ref(self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, pointer: str) -> tuple[str, list[str]]:
+    def ref(self, ctx: ToolContext, schema: dict[str, Any], hint: str, pointer: str) -> tuple[str, list[str]]:
         ref = schema["$ref"]
         src = Source(ctx.info.server, ctx.info.name, pointer)
-        target = _resolve(ctx.root, ref) if isinstance(ref, str) else None
+        target = resolve_ref(ctx.root, ref) if isinstance(ref, str) else None
         if target is None:
             self.warn(src, f"cannot resolve $ref {ref!r}; using any")
-            return "any", [f"Schema {_json(ref)} (unresolved)."]
+            return "any", [f"Schema {canonical_json(ref)} (unresolved)."]
         if ref in ctx.in_progress:  # recursion: refer to the type being declared
             return ctx.in_progress[ref], []
         def_name = ref.rsplit("/", 1)[-1] or "Root"
@@ -189,35 +189,35 @@ class _Builder:
             return self.defs[key], []
         name = self.types.claim(pascal(def_name))
         self.defs[key] = name
-        ctx.in_progress[ref] = "*" + name if _is_structlike(ctx, target) else name
+        ctx.in_progress[ref] = "*" + name if is_structlike(ctx, target) else name
         expr, notes = self.type_of(ctx, target, name, ref.lstrip("#"), name)
         del ctx.in_progress[ref]
         if expr != name:  # a slice, map or basic type: give it the name
-            doc = _description(target) + notes
-            ctx.decls.append(TypeDecl(name, _doc(name, doc), expr, Source(ctx.info.server, ctx.info.name, ref)))
+            doc = description_lines(target) + notes
+            ctx.decls.append(TypeDecl(name, doc_lines(name, doc), expr, Source(ctx.info.server, ctx.info.name, ref)))
         return name, []
 
-    def worth_naming(self, ctx: _ToolCtx, schema: Any) -> bool:
+    def worth_naming(self, ctx: ToolContext, schema: Any) -> bool:
         """Whether a ``$defs`` entry gets its own named type (rather than being inlined)."""
         if not isinstance(schema, dict):
             return False
-        if _is_structlike(ctx, schema) or _has_enum(schema):
+        if is_structlike(ctx, schema) or has_enum(schema):
             return True
-        kind = _kind_of(ctx.root, schema)
+        kind = kind_of(ctx.root, schema)
         return kind == "array" or (kind == "object" and isinstance(schema.get("additionalProperties"), dict))
 
-    def branches(self, ctx: _ToolCtx, schema: dict[str, Any], key: str, pointer: str) -> list[tuple[Any, str]]:
+    def branches(self, ctx: ToolContext, schema: dict[str, Any], key: str, pointer: str) -> list[tuple[Any, str]]:
         """The non-null alternatives of an anyOf/oneOf, nested ones flattened, the parent's
         own keywords (description, type, …) merged into each plain branch."""
         base = {k: v for k, v in schema.items() if k not in (key, "description", "title", "default", "examples")}
         out: list[tuple[Any, str]] = []
         for i, b in enumerate(schema[key]):
             bptr = f"{pointer}/{key}/{i}"
-            if _is_null(b):
+            if is_null(b):
                 continue
             if isinstance(b, dict) and set(b) <= {"anyOf", "oneOf", "description", "title"}:
                 nested = "anyOf" if "anyOf" in b else "oneOf"
-                if isinstance(b.get(nested), list) and not _constraints_only(b[nested]):
+                if isinstance(b.get(nested), list) and not constraints_only(b[nested]):
                     out.extend(self.branches(ctx, b, nested, bptr))
                     continue
             if isinstance(b, dict) and "$ref" not in b:
@@ -227,7 +227,7 @@ class _Builder:
 
     def union(
         self,
-        ctx: _ToolCtx,
+        ctx: ToolContext,
         schema: dict[str, Any],
         branches: list[tuple[Any, str]],
         hint: str,
@@ -235,8 +235,8 @@ class _Builder:
         name: str | None,
     ) -> tuple[str, list[str]]:
         src = Source(ctx.info.server, ctx.info.name, pointer)
-        kinds = [_kind_of(ctx.root, b) for b, _ in branches]
-        listed = ", ".join(_describe_branch(b) for b, _ in branches)
+        kinds = [kind_of(ctx.root, b) for b, _ in branches]
+        listed = ", ".join(describe_branch(b) for b, _ in branches)
         if None in kinds:  # an alternative that allows anything: the union does too
             return "any", [f"One of: {listed}."]
         # Scalars of one JSON kind cannot be told apart when decoding: one field per kind
@@ -262,41 +262,44 @@ class _Builder:
         fields = Registry()
         variants: list[Variant] = []
         for b, bptr, k in kept:
-            vname = fields.claim(_variant_name(ctx.root, b, k))
+            vname = fields.claim(variant_name(ctx.root, b, k))
             expr, _ = self.type_of(ctx, b, name + vname, bptr)
             if not expr.startswith(("*", "[]", "map[")) and expr != "any":
                 expr = "*" + expr
-            target = _resolve(ctx.root, b["$ref"]) if isinstance(b, dict) and isinstance(b.get("$ref"), str) else b
-            required, consts = _object_keys(target) if k == "object" else ((), ())
+            target = resolve_ref(ctx.root, b["$ref"]) if isinstance(b, dict) and isinstance(b.get("$ref"), str) else b
+            required, consts = object_keys(target) if k == "object" else ((), ())
             literals = tuple((key, go_string(json.dumps(v, separators=(",", ":")))) for key, v in consts)
             variants.append(Variant(vname, expr, k, required, literals))
         kinds_doc = ", ".join(v.name for v in variants)
-        doc = [*_sentences(_description(schema)), f"One of {kinds_doc}: set exactly one field (none set is null)."]
-        ctx.decls.append(UnionDecl(name, _doc(name, doc), tuple(variants), src))
+        doc = [
+            *as_sentences(description_lines(schema)),
+            f"One of {kinds_doc}: set exactly one field (none set is null).",
+        ]
+        ctx.decls.append(UnionDecl(name, doc_lines(name, doc), tuple(variants), src))
         return name, []
 
     def enum(
-        self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, src: Source, name: str | None
+        self, ctx: ToolContext, schema: dict[str, Any], hint: str, src: Source, name: str | None
     ) -> tuple[str, list[str]]:
         values = [v for v in schema["enum"] if v is not None]  # null: the field is nullable
-        base = _common_basic(values)
+        base = common_basic(values)
         if not values or base == "bool":
-            return base if values else "any", [f"One of {', '.join(_json(v) for v in schema['enum'])}."]
+            return base if values else "any", [f"One of {', '.join(canonical_json(v) for v in schema['enum'])}."]
         if base == "any":
-            return "any", [f"One of {', '.join(_json(v) for v in values)}."]
+            return "any", [f"One of {', '.join(canonical_json(v) for v in values)}."]
         name = name or self.types.claim(hint)
         consts = []
         for v in dict.fromkeys(values):  # keep order, drop duplicates
             if base == "string":
                 cname, literal = name + (pascal(v) if v else "Empty"), go_string(v)
             else:
-                cname, literal = name + _number_suffix(v), _number_literal(v)
+                cname, literal = name + number_suffix(v), number_literal(v)
             consts.append(EnumValue(self.types.claim(cname), literal))
-        ctx.decls.append(EnumDecl(name, _doc(name, _description(schema)), base, tuple(consts), src))
+        ctx.decls.append(EnumDecl(name, doc_lines(name, description_lines(schema)), base, tuple(consts), src))
         return name, []
 
     def object(
-        self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, pointer: str, name: str | None = None
+        self, ctx: ToolContext, schema: dict[str, Any], hint: str, pointer: str, name: str | None = None
     ) -> tuple[str, list[str]]:
         src = Source(ctx.info.server, ctx.info.name, pointer)
         props = schema.get("properties")
@@ -310,23 +313,23 @@ class _Builder:
         fields_reg = Registry()
         fields: list[Field] = []
         for prop, sub in props.items():
-            if not _valid_tag_name(prop):
+            if not valid_tag_name(prop):
                 self.warn(src, f"property {prop!r} cannot be named in a Go struct tag; it is left out")
                 continue
             fname = fields_reg.claim(pascal(prop))
-            expr, notes = self.type_of(ctx, sub, name + pascal(prop), f"{pointer}/properties/{_escape_ptr(prop)}")
+            expr, notes = self.type_of(ctx, sub, name + pascal(prop), f"{pointer}/properties/{escape_ptr(prop)}")
             is_req = prop in required
-            fill = _fill(ctx.root, sub) if is_req else None
-            if not is_req and _needs_pointer(ctx.root, sub, expr):
+            fill = fixed_value(ctx.root, sub) if is_req else None
+            if not is_req and needs_pointer(ctx.root, sub, expr):
                 expr = "*" + expr
                 notes = [*notes, f"Set with {PTR_HELPER}(v)."]
-            doc = _field_doc(fname, prop, sub, notes, is_req)
-            desc, view_notes = _field_view(prop, sub, notes)
+            doc = field_doc(fname, prop, sub, notes, is_req)
+            desc, view_notes = field_view(prop, sub, notes)
             fields.append(Field(fname, prop, expr, doc, not is_req, fill, desc, view_notes))
-        ctx.decls.append(StructDecl(name, _doc(name, _description(schema)), tuple(fields), src))
+        ctx.decls.append(StructDecl(name, doc_lines(name, description_lines(schema)), tuple(fields), src))
         return name, []
 
-    def map_of(self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, pointer: str) -> tuple[str, list[str]]:
+    def map_of(self, ctx: ToolContext, schema: dict[str, Any], hint: str, pointer: str) -> tuple[str, list[str]]:
         """An object without properties: a map of its additional (or pattern) property type."""
         extra = schema.get("additionalProperties")
         patterns = schema.get("patternProperties")
@@ -336,16 +339,16 @@ class _Builder:
                 values.append(extra)
             if all(v == values[0] for v in values):
                 elem, _ = self.type_of(ctx, values[0], hint + "Value", f"{pointer}/patternProperties")
-                keys = ", ".join(_json(p) for p in patterns)
+                keys = ", ".join(canonical_json(p) for p in patterns)
                 return "map[string]" + elem.lstrip("*"), [f"Keys match {keys}."]
-            return "map[string]any", [f"Keys match {', '.join(_json(p) for p in patterns)}."]
+            return "map[string]any", [f"Keys match {', '.join(canonical_json(p) for p in patterns)}."]
         if isinstance(extra, dict) and extra:
             elem, _ = self.type_of(ctx, extra, hint + "Value", f"{pointer}/additionalProperties")
             return "map[string]" + elem.lstrip("*"), []
         return "map[string]any", []
 
     def array(
-        self, ctx: _ToolCtx, schema: dict[str, Any], hint: str, pointer: str, name: str | None
+        self, ctx: ToolContext, schema: dict[str, Any], hint: str, pointer: str, name: str | None
     ) -> tuple[str, list[str]]:
         prefix = schema.get("prefixItems")
         items = schema.get("items")
@@ -361,7 +364,7 @@ class _Builder:
 
     def tuple(
         self,
-        ctx: _ToolCtx,
+        ctx: ToolContext,
         schema: dict[str, Any],
         prefix: list[Any],
         rest: Any,
@@ -381,15 +384,15 @@ class _Builder:
         items = tuple(Field(f"Item{i}", str(i), e.lstrip("*"), (), optional=False) for i, e in enumerate(exprs))
         rest_type = None if rest_expr is None else "[]" + rest_expr.lstrip("*")
         doc = [
-            *_description(schema),
+            *description_lines(schema),
             f"A JSON array: {', '.join(f.name for f in items)}{', Rest…' if rest_type else ''}.",
         ]
         ctx.decls.append(
-            TupleDecl(name, _doc(name, doc), items, rest_type, Source(ctx.info.server, ctx.info.name, pointer))
+            TupleDecl(name, doc_lines(name, doc), items, rest_type, Source(ctx.info.server, ctx.info.name, pointer))
         )
         return name, []
 
-    def merge_all_of(self, ctx: _ToolCtx, schema: dict[str, Any]) -> dict[str, Any] | None:
+    def merge_all_of(self, ctx: ToolContext, schema: dict[str, Any]) -> dict[str, Any] | None:
         """allOf of objects (after resolving refs) merges into one object; a single part merges
         into its parent; anything else is None."""
         parts = schema["allOf"] if isinstance(schema["allOf"], list) else [schema["allOf"]]
@@ -397,7 +400,7 @@ class _Builder:
         resolved = []
         for part in parts:
             if isinstance(part, dict) and isinstance(part.get("$ref"), str):
-                part = _resolve(ctx.root, part["$ref"])
+                part = resolve_ref(ctx.root, part["$ref"])
             if not isinstance(part, dict):
                 return None
             resolved.append(part)
@@ -435,17 +438,20 @@ class _Builder:
     # One tool -> its function and declarations.
     def tool(self, info: ToolInfo, func_name: str, exported: str) -> ToolFunc:
         schema = info.input_schema if isinstance(info.input_schema, dict) else {}
-        ctx_in = _ToolCtx(info, schema)
+        ctx_in = ToolContext(info, schema)
         base = pascal(func_name)
         input_type: str | None = None
-        if _has_input(schema):
+        if has_input(schema):
             name = self.types.claim(base + "Input")
             ctx_in.in_progress["#"] = "*" + name
             input_type, notes = self.type_of(ctx_in, {**schema, "type": "object"}, name, "/inputSchema", name)
             if input_type != name:
                 ctx_in.decls.append(
                     TypeDecl(
-                        name, _doc(name, notes or ["Arguments (any keys)."]), input_type, Source(info.server, info.name)
+                        name,
+                        doc_lines(name, notes or ["Arguments (any keys)."]),
+                        input_type,
+                        Source(info.server, info.name),
                     )
                 )
                 input_type = name
@@ -453,18 +459,18 @@ class _Builder:
         structured = isinstance(info.output_schema, dict)
         if structured:
             assert info.output_schema is not None
-            ctx_out = _ToolCtx(info, info.output_schema)
+            ctx_out = ToolContext(info, info.output_schema)
             name = self.types.claim(base + "Output")
-            ctx_out.in_progress["#"] = "*" + name if _is_structlike(ctx_out, info.output_schema) else name
+            ctx_out.in_progress["#"] = "*" + name if is_structlike(ctx_out, info.output_schema) else name
             expr, notes = self.type_of(ctx_out, info.output_schema, name, "/outputSchema", name)
             output_type = name
-            if expr != name and _kind_of(ctx_out.root, info.output_schema) in (*SCALAR_KINDS, "array"):
+            if expr != name and kind_of(ctx_out.root, info.output_schema) in (*SCALAR_KINDS, "array"):
                 # A scalar or list result (Python tools have them; MCP results are objects) is
                 # its Go type as it is: `(float64, error)`, not a named type wrapping it.
                 output_type = expr
             elif expr != name:
-                lines = _description(info.output_schema) + notes or ["The tool's structured result."]
-                ctx_out.decls.append(TypeDecl(name, _doc(name, lines), expr, Source(info.server, info.name)))
+                lines = description_lines(info.output_schema) + notes or ["The tool's structured result."]
+                ctx_out.decls.append(TypeDecl(name, doc_lines(name, lines), expr, Source(info.server, info.name)))
             decls.extend(ctx_out.decls)
         elif self.media_names and returns_media(info):
             output_type = self.media_names[0]
@@ -472,12 +478,12 @@ class _Builder:
                 self.media_declared = True
                 src = Source(info.server, info.name)
                 content, media = self.media_names
-                decls.append(TypeDecl(content, _doc(content, [MEDIA_DOC]), RT_CONTENT, src))
-                decls.append(TypeDecl(media, _doc(media, [MEDIA_PART_DOC]), RT_MEDIA, src))
+                decls.append(TypeDecl(content, doc_lines(content, [MEDIA_DOC]), RT_CONTENT, src))
+                decls.append(TypeDecl(media, doc_lines(media, [MEDIA_PART_DOC]), RT_MEDIA, src))
         else:
             output_type = "string"
         desc = clean_text(info.description or info.title or "", DESCRIPTION_LIMIT)
-        doc = _doc(func_name, desc or ["(no description)"])
+        doc = doc_lines(func_name, desc or ["(no description)"])
         return ToolFunc(
             func_name,
             exported,
@@ -519,8 +525,8 @@ def build_package(toolset: ToolSet) -> Package:
     if any(not isinstance(t.output_schema, dict) and returns_media(t) for t in tools):
         b.media_names = (b.types.claim("Content"), b.types.claim("Media"))
     funcs = [f for t, name in plan if (f := b.convert(t, name)) is not None]
-    shared = _name_shared(_dedupe(funcs), b.types, funcs)
-    kept = _guessed_field_types(_keep_tool_type_names(funcs, shared), b.types)
+    shared = name_shared(dedupe_types(funcs), b.types, funcs)
+    kept = guessed_field_types(keep_tool_type_names(funcs, shared), b.types)
     return Package(tuple(kept), tuple(b.warnings), toolset.digest())
 
 

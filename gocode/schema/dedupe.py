@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from gocode.schema.doctext import _doc_text
+from gocode.schema.doctext import doc_text
 from gocode.schema.ir import Decl, EnumDecl, EnumValue, Source, StructDecl, ToolFunc, TupleDecl, TypeDecl, UnionDecl
 from gocode.schema.names import (
     IDENTIFIER,
@@ -49,7 +49,7 @@ def _shape(d: Decl) -> tuple[Any, ...]:
     return ("tuple", tuple(replace(f, type=_subst(f.type, me)) for f in d.items), d.rest and _subst(d.rest, me))
 
 
-def _dedupe(funcs: list[ToolFunc]) -> list[ToolFunc]:
+def dedupe_types(funcs: list[ToolFunc]) -> list[ToolFunc]:
     """Declare each structurally identical type once, across tools and servers: later copies
     are dropped and every reference (fields, functions) names the first. Repeated until
     nothing changes, since merging two element types can make their containers identical."""
@@ -64,7 +64,7 @@ def _dedupe(funcs: list[ToolFunc]) -> list[ToolFunc]:
                 key = _shape(d)
                 if key in first:
                     merged[d.name] = first[key].name
-                    if isinstance(d, EnumDecl) and _doc_text(d) != _doc_text(first[key]):
+                    if isinstance(d, EnumDecl) and doc_text(d) != doc_text(first[key]):
                         undocumented.add(first[key].name)
                 else:
                     first[key] = d
@@ -86,7 +86,7 @@ def _dedupe(funcs: list[ToolFunc]) -> list[ToolFunc]:
     return funcs
 
 
-def _name_shared(funcs: list[ToolFunc], types: Registry, before: list[ToolFunc]) -> list[ToolFunc]:
+def name_shared(funcs: list[ToolFunc], types: Registry, before: list[ToolFunc]) -> list[ToolFunc]:
     """An input or output shape that several tools share is not named for whichever tool
     happened to come first: a small one is named for its fields (``PathInput``,
     ``ContentOutput``), a larger one for the most general of its tools, the one with the
@@ -135,7 +135,7 @@ def _name_shared(funcs: list[ToolFunc], types: Registry, before: list[ToolFunc])
     ]
 
 
-def _keep_tool_type_names(before: list[ToolFunc], after: list[ToolFunc]) -> list[ToolFunc]:
+def keep_tool_type_names(before: list[ToolFunc], after: list[ToolFunc]) -> list[ToolFunc]:
     """A tool whose input or output type was merged into a shared one keeps its own name as a
     hidden alias (``type ReadTextFileInput = ReadFileInput``): the view shows only the shared
     type, but a program that guesses the name from the tool's still compiles."""
@@ -151,7 +151,7 @@ def _keep_tool_type_names(before: list[ToolFunc], after: list[ToolFunc]) -> list
     return out
 
 
-def _guessed_field_types(funcs: list[ToolFunc], types: Registry) -> list[ToolFunc]:
+def guessed_field_types(funcs: list[ToolFunc], types: Registry) -> list[ToolFunc]:
     """A field's named type is called ``<Struct><Field>`` (``<Struct><Field>Item`` for a slice's
     element) unless it is shared with another field, which named it (gitlab's ``Sort`` typed
     ``ListPullRequestsInputDirection``), or comes from ``$defs`` (``Unit``). A program that

@@ -15,24 +15,24 @@ from gocode.schema.names import (
 )
 
 
-def _json(value: Any) -> str:
+def canonical_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _description(schema: Any) -> list[str]:
+def description_lines(schema: Any) -> list[str]:
     """A schema's own description as comment lines (empty when it has none or it is not text)."""
     desc = schema.get("description") if isinstance(schema, dict) else None
     return clean_text(desc, FIELD_DOC_LIMIT) if isinstance(desc, str) else []
 
 
-def _sentences(lines: list[str]) -> list[str]:
+def as_sentences(lines: list[str]) -> list[str]:
     """Description lines ending a sentence, so that a note after them reads as a new one."""
     if lines and not lines[-1].rstrip().endswith((".", "!", "?", ":", "…")):
         return [*lines[:-1], lines[-1].rstrip() + "."]
     return lines
 
 
-def _doc(name: str, lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+def doc_lines(name: str, lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Doc comment lines starting with the declared name, as Go convention wants."""
     lines = list(lines)
     if not lines:
@@ -40,26 +40,26 @@ def _doc(name: str, lines: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return (f"{name} {lines[0]}", *lines[1:])
 
 
-def _doc_text(d: Decl) -> tuple[str, ...]:
-    """A declaration's doc comment without the leading name (_doc adds it)."""
+def doc_text(d: Decl) -> tuple[str, ...]:
+    """A declaration's doc comment without the leading name (doc_lines adds it)."""
     return (d.doc[0][len(d.name) :].lstrip(), *d.doc[1:]) if d.doc else ()
 
 
-def _short(value: Any, limit: int = 120) -> str:
-    return " ".join(clean_text(_json(value), limit))
+def short_json(value: Any, limit: int = 120) -> str:
+    return " ".join(clean_text(canonical_json(value), limit))
 
 
-def _short_values(values: list[Any], limit: int) -> str:
+def short_values(values: list[Any], limit: int) -> str:
     """Values as a list a reader scans (``"a", "b", …``), cut between values near ``limit``."""
     shown: list[str] = []
     for v in values:
-        if shown and sum(len(x) + 2 for x in shown) + len(_json(v)) > limit:
+        if shown and sum(len(x) + 2 for x in shown) + len(canonical_json(v)) > limit:
             return ", ".join(shown) + ", …"
-        shown.append(_short(v, limit))
+        shown.append(short_json(v, limit))
     return ", ".join(shown)
 
 
-def _field_doc(fname: str, prop: str, schema: Any, notes: list[str], required: bool) -> tuple[str, ...]:
+def field_doc(fname: str, prop: str, schema: Any, notes: list[str], required: bool) -> tuple[str, ...]:
     """``Name Description. Notes (optional; default x; format y; >= 1)``, in one or a few lines."""
     desc = ""
     extras: list[str] = [] if required else ["optional"]
@@ -69,13 +69,13 @@ def _field_doc(fname: str, prop: str, schema: Any, notes: list[str], required: b
         elif isinstance(schema.get("title"), str):
             desc = schema["title"]
         if "default" in schema:
-            extras.append("default " + _short(schema["default"]))
+            extras.append("default " + short_json(schema["default"]))
         extras.extend(_constraints(schema))
     lines = clean_text(desc, FIELD_DOC_LIMIT) or [f"is the {comment_literal(prop)} property."]
     tail = " ".join([*notes, f"({'; '.join(extras)})" if extras else ""]).strip()
     if tail:
         lines[-1] = f"{lines[-1]} {tail}"
-    return _doc(fname, lines)
+    return doc_lines(fname, lines)
 
 
 def _constraints(schema: dict[str, Any]) -> list[str]:
@@ -85,14 +85,14 @@ def _constraints(schema: dict[str, Any]) -> list[str]:
         out.append("format " + " ".join(clean_text(schema["format"], 60)))
     for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
         if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
-            out.append(f"{op} {_json(schema[key])}")
+            out.append(f"{op} {canonical_json(schema[key])}")
     if isinstance(schema.get("pattern"), str) and len(schema["pattern"]) <= 60:
-        out.append("pattern " + _short(schema["pattern"]))
+        out.append("pattern " + short_json(schema["pattern"]))
     examples = schema.get("examples")
     if isinstance(examples, list) and examples:
-        out.append("e.g. " + ", ".join(_short(e, 60) for e in examples[:2]))
+        out.append("e.g. " + ", ".join(short_json(e, 60) for e in examples[:2]))
     elif "example" in schema:
-        out.append("e.g. " + _short(schema["example"], 60))
+        out.append("e.g. " + short_json(schema["example"], 60))
     return out
 
 
@@ -121,7 +121,7 @@ def restates(text: str, *names: str) -> bool:
     return said <= named
 
 
-def _field_view(prop: str, schema: Any, notes: list[str]) -> tuple[str, tuple[str, ...]]:
+def field_view(prop: str, schema: Any, notes: list[str]) -> tuple[str, tuple[str, ...]]:
     """A field's description and notes for the model view: no "optional" (the view marks
     required fields instead), no pointer hint (``ptr`` is declared once), nothing that only
     restates the property's name."""
@@ -135,7 +135,7 @@ def _field_view(prop: str, schema: Any, notes: list[str]) -> tuple[str, tuple[st
                 break
         # A default equal to Go's zero value is what leaving the field out means anyway.
         if "default" in schema and schema["default"] not in (None, False, 0, "", [], {}):
-            note = "default " + _short(schema["default"])
+            note = "default " + short_json(schema["default"])
             if not _says_default(desc, note):  # "(default 20)" already in the description
                 extras.append(note)
         extras.extend(_constraints(schema))

@@ -34,9 +34,9 @@ DESCRIPTION_LIMIT = 4000
 FIELD_DOC_LIMIT = 600
 # JSON kinds, as rt.Branch.Kind spells them.
 SCALAR_KINDS = ("string", "integer", "number", "boolean")
-_KIND_GO = {"string": "string", "integer": "int", "number": "float64", "boolean": "bool"}
-_GO_KIND = {go: kind for kind, go in _KIND_GO.items()}
-_KIND_FIELD = {
+KIND_GO = {"string": "string", "integer": "int", "number": "float64", "boolean": "bool"}
+GO_KIND = {go: kind for kind, go in KIND_GO.items()}
+KIND_FIELD = {
     "string": "String",
     "integer": "Int",
     "number": "Float",
@@ -44,7 +44,7 @@ _KIND_FIELD = {
     "array": "List",
     "object": "Object",
 }
-_STRUCTURAL_KEYS = frozenset(
+STRUCTURAL_KEYS = frozenset(
     "type properties items prefixItems additionalProperties patternProperties enum const $ref anyOf oneOf allOf".split()
 )
 

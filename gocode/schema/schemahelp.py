@@ -8,8 +8,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from gocode.schema.doctext import _json, _short, _short_values
-from gocode.schema.ir import _GO_KIND, _KIND_FIELD, _STRUCTURAL_KEYS, SCALAR_KINDS, Decl
+from gocode.schema.doctext import canonical_json, short_json, short_values
+from gocode.schema.ir import GO_KIND, KIND_FIELD, SCALAR_KINDS, STRUCTURAL_KEYS, Decl
 from gocode.schema.names import (
     clean_text,
     go_string,
@@ -19,7 +19,7 @@ from gocode.toolset import ToolInfo
 
 
 @dataclass
-class _ToolCtx:
+class ToolContext:
     info: ToolInfo
     root: dict[str, Any]
     decls: list[Decl] = field(default_factory=list)
@@ -27,7 +27,7 @@ class _ToolCtx:
     inlining: set[str] = field(default_factory=set)  # refs being expanded in place (cycle guard)
 
 
-def _has_input(schema: dict[str, Any]) -> bool:
+def has_input(schema: dict[str, Any]) -> bool:
     props = schema.get("properties")
     if isinstance(props, dict) and props:
         return True
@@ -38,7 +38,7 @@ def _has_input(schema: dict[str, Any]) -> bool:
     return (isinstance(extra, dict) and bool(extra)) or (isinstance(patterns, dict) and bool(patterns))
 
 
-def _is_null(schema: Any) -> bool:
+def is_null(schema: Any) -> bool:
     return isinstance(schema, dict) and (
         schema.get("type") == "null" or ("const" in schema and schema["const"] is None) or schema.get("enum") == [None]
     )
@@ -47,7 +47,7 @@ def _is_null(schema: Any) -> bool:
 _ANNOTATION_KEYS = frozenset({"type", "title", "description", "examples", "$comment"})
 
 
-def _listed_values(raw: list[Any], branches: list[Any]) -> list[Any] | None:
+def listed_values(raw: list[Any], branches: list[Any]) -> list[Any] | None:
     """The values of anyOf/oneOf alternatives that each allow only listed values (``const`` or
     ``enum`` of scalars, besides annotations), in order, ``None`` last when one alternative is
     null; else None (a real union)."""
@@ -66,56 +66,56 @@ def _listed_values(raw: list[Any], branches: list[Any]) -> list[Any] | None:
         ):
             return None
         values.extend(got)
-    if any(_is_null(b) for b in raw):
+    if any(is_null(b) for b in raw):
         values.append(None)
     return list(dict.fromkeys(values)) or None
 
 
-def _value_meanings(branches: list[Any]) -> str:
+def value_meanings(branches: list[Any]) -> str:
     """What one-value alternatives say of their value (title or description), as one sentence."""
     said = []
     for b in branches:
         text = b.get("description") if isinstance(b.get("description"), str) else b.get("title")
         if "const" in b and isinstance(text, str) and text.strip():
-            said.append(f"{_json(b['const'])}: {' '.join(text.split()).rstrip('.')}")
+            said.append(f"{canonical_json(b['const'])}: {' '.join(text.split()).rstrip('.')}")
     return "; ".join(said) + "." if said else ""
 
 
-def _text(value: Any) -> str:
+def text_of(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def _constraints_only(branches: Any) -> bool:
+def constraints_only(branches: Any) -> bool:
     """anyOf/oneOf branches that only add constraints (``required``, ``minItems``…) to their
     parent's shape, as in "give a or b": no alternative shape, so no union."""
     return isinstance(branches, list) and all(
-        isinstance(b, dict) and b and not (_STRUCTURAL_KEYS & set(b)) for b in branches
+        isinstance(b, dict) and b and not (STRUCTURAL_KEYS & set(b)) for b in branches
     )
 
 
-def _has_enum(schema: dict[str, Any]) -> bool:
+def has_enum(schema: dict[str, Any]) -> bool:
     values = schema.get("enum")
     if not isinstance(values, list):
         return False
-    kinds = {_basic_for_value(v) for v in values if v is not None}
+    kinds = {basic_for_value(v) for v in values if v is not None}
     return bool(kinds) and (kinds == {"string"} or kinds <= {"int", "float64"})
 
 
-def _kind_of(root: dict[str, Any], schema: Any, depth: int = 0) -> str | None:
+def kind_of(root: dict[str, Any], schema: Any, depth: int = 0) -> str | None:
     """The one JSON kind a schema's values have ("string", "integer", …, "object"), or None
     when it allows several or anything."""
     if depth > 20 or not isinstance(schema, dict):
         return None
     if isinstance(schema.get("$ref"), str):
-        return _kind_of(root, _resolve(root, schema["$ref"]), depth + 1)
+        return kind_of(root, resolve_ref(root, schema["$ref"]), depth + 1)
     for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list) and not _constraints_only(schema[key]):
-            kinds = {_kind_of(root, b, depth + 1) for b in schema[key] if not _is_null(b)}
+        if isinstance(schema.get(key), list) and not constraints_only(schema[key]):
+            kinds = {kind_of(root, b, depth + 1) for b in schema[key] if not is_null(b)}
             if kinds == {"integer", "number"}:
                 return "number"
             return kinds.pop() if len(kinds) == 1 else None
     if isinstance(schema.get("allOf"), list) and schema["allOf"]:
-        kinds = {_kind_of(root, b, depth + 1) for b in schema["allOf"]} - {None}
+        kinds = {kind_of(root, b, depth + 1) for b in schema["allOf"]} - {None}
         return kinds.pop() if len(kinds) == 1 else ("object" if "properties" in schema else None)
     t = schema.get("type")
     if isinstance(t, list):
@@ -124,18 +124,18 @@ def _kind_of(root: dict[str, Any], schema: Any, depth: int = 0) -> str | None:
         if t is None:
             return "number" if non_null == {"integer", "number"} else None
     if t is None and "const" in schema:
-        t = _GO_KIND.get(_basic_for_value(schema["const"]))
+        t = GO_KIND.get(basic_for_value(schema["const"]))
     if t is None:
-        t = _infer_type(schema)
+        t = infer_type(schema)
     return t if t in (*SCALAR_KINDS, "array", "object") else None
 
 
-def _is_structlike(ctx: _ToolCtx, schema: Any) -> bool:
+def is_structlike(ctx: ToolContext, schema: Any) -> bool:
     """Whether a schema may become a Go struct (object, union, tuple), so that a recursive
     reference to it must be a pointer. Errs towards True: a needless pointer still compiles."""
     if not isinstance(schema, dict):
         return False
-    kind = _kind_of(ctx.root, schema)
+    kind = kind_of(ctx.root, schema)
     if kind in SCALAR_KINDS:
         return False
     if kind == "array":
@@ -145,7 +145,7 @@ def _is_structlike(ctx: _ToolCtx, schema: Any) -> bool:
     return True
 
 
-def _variant_name(root: dict[str, Any], schema: Any, kind: str) -> str:
+def variant_name(root: dict[str, Any], schema: Any, kind: str) -> str:
     """A union field's name: the $ref'd definition, the title, a discriminator value or the kind."""
     if isinstance(schema, dict):
         if isinstance(schema.get("$ref"), str):
@@ -153,13 +153,13 @@ def _variant_name(root: dict[str, Any], schema: Any, kind: str) -> str:
         if isinstance(schema.get("title"), str) and schema["title"].strip():
             return pascal(schema["title"])
         if kind == "object":
-            consts = _object_keys(schema)[1]
+            consts = object_keys(schema)[1]
             if len(consts) == 1 and isinstance(consts[0][1], str) and consts[0][1]:
                 return pascal(consts[0][1])
-    return _KIND_FIELD[kind]
+    return KIND_FIELD[kind]
 
 
-def _object_keys(schema: Any) -> tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]:
+def object_keys(schema: Any) -> tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]:
     """An object alternative's required keys and its discriminators (required properties with a
     single allowed value)."""
     if not isinstance(schema, dict):
@@ -177,7 +177,7 @@ def _object_keys(schema: Any) -> tuple[tuple[str, ...], tuple[tuple[str, Any], .
     return required, tuple(consts)
 
 
-def _needs_pointer(root: dict[str, Any], schema: Any, expr: str) -> bool:
+def needs_pointer(root: dict[str, Any], schema: Any, expr: str) -> bool:
     """An optional scalar whose zero value (``false``, ``0``, ``""``) would mean something else
     than leaving it out — its schema default is not zero, or it is a boolean without a default
     of false — is a pointer: nil leaves it out, ``ptr(false)`` sends false."""
@@ -193,7 +193,7 @@ def _needs_pointer(root: dict[str, Any], schema: Any, expr: str) -> bool:
     values = _enum_values(root, schema)
     if values is not None and not any(v in ("", 0) and v is not False for v in values):
         return False  # an enum without a zero member: leaving it zero can only mean "absent"
-    return _kind_of(root, schema) in SCALAR_KINDS and expr != "any"
+    return kind_of(root, schema) in SCALAR_KINDS and expr != "any"
 
 
 def _has_zero_member(root: dict[str, Any], schema: dict[str, Any]) -> bool:
@@ -208,9 +208,9 @@ def _enum_values(root: dict[str, Any], schema: Any, depth: int = 0) -> list[Any]
     if isinstance(schema.get("enum"), list):
         return schema["enum"]
     if isinstance(schema.get("$ref"), str):
-        return _enum_values(root, _resolve(root, schema["$ref"]), depth + 1)
+        return _enum_values(root, resolve_ref(root, schema["$ref"]), depth + 1)
     for key in ("allOf", "anyOf", "oneOf"):
-        parts = [p for p in schema.get(key) or [] if not _is_null(p)] if isinstance(schema.get(key), list) else []
+        parts = [p for p in schema.get(key) or [] if not is_null(p)] if isinstance(schema.get(key), list) else []
         if len(parts) == 1:
             return _enum_values(root, parts[0], depth + 1)
     return None
@@ -220,7 +220,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _fill(root: dict[str, Any], schema: Any) -> tuple[str, str] | None:
+def fixed_value(root: dict[str, Any], schema: Any) -> tuple[str, str] | None:
     """(zero, value) literals for a required field that can hold one value only (a ``const`` or
     a one-member ``enum``): the bindings send that value when the model leaves the field zero."""
     if not isinstance(schema, dict):
@@ -235,30 +235,30 @@ def _fill(root: dict[str, Any], schema: Any) -> tuple[str, str] | None:
     if isinstance(value, str) and value:
         return '""', go_string(value)
     if _is_number(value) and value != 0 and math.isfinite(value):
-        return "0", _number_literal(value)
+        return "0", number_literal(value)
     return ("false", "true") if value is True else None
 
 
-def _number_literal(value: int | float) -> str:
+def number_literal(value: int | float) -> str:
     text = json.dumps(value)
     return text if math.isfinite(value) else "0"
 
 
-def _number_suffix(value: int | float) -> str:
+def number_suffix(value: int | float) -> str:
     """An enum constant's suffix for a number: ``1`` → 1, ``-2.5`` → Neg2_5."""
     text = json.dumps(value).replace("+", "")
     text = text.replace("-", "Neg").replace(".", "_")
     return "".join(c if c.isalnum() or c == "_" else "_" for c in text)
 
 
-def _describe_branch(schema: Any) -> str:
+def describe_branch(schema: Any) -> str:
     if isinstance(schema, dict):
         if "$ref" in schema and isinstance(schema["$ref"], str):
             return (clean_text(schema["$ref"].rsplit("/", 1)[-1], 60) or ["object"])[0]
         if "const" in schema:
-            return _short(schema["const"], 60)
+            return short_json(schema["const"], 60)
         if isinstance(schema.get("enum"), list):
-            return _short_values(schema["enum"], 60)
+            return short_values(schema["enum"], 60)
         if isinstance(schema.get("title"), str):
             return (clean_text(schema["title"], 60) or ["object"])[0]
         t = schema.get("type")
@@ -267,21 +267,21 @@ def _describe_branch(schema: Any) -> str:
     return "any"
 
 
-def _infer_type(schema: dict[str, Any]) -> str | None:
+def infer_type(schema: dict[str, Any]) -> str | None:
     if "properties" in schema or "additionalProperties" in schema or "patternProperties" in schema:
         return "object"
     if "items" in schema or "prefixItems" in schema:
         return "array"
     if isinstance(schema.get("enum"), list):
-        kinds = {_basic_for_value(v) for v in schema["enum"] if v is not None}
+        kinds = {basic_for_value(v) for v in schema["enum"] if v is not None}
         if kinds == {"int", "float64"}:
             return "number"
         if len(kinds) == 1:
-            return _GO_KIND.get(kinds.pop())
+            return GO_KIND.get(kinds.pop())
     return None
 
 
-def _basic_for_value(value: Any) -> str:
+def basic_for_value(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
@@ -293,14 +293,14 @@ def _basic_for_value(value: Any) -> str:
     return "any"
 
 
-def _common_basic(values: list[Any]) -> str:
-    kinds = {_basic_for_value(v) for v in values}
+def common_basic(values: list[Any]) -> str:
+    kinds = {basic_for_value(v) for v in values}
     if kinds == {"int", "float64"}:
         return "float64"
     return kinds.pop() if len(kinds) == 1 else "any"
 
 
-def _resolve(root: dict[str, Any], ref: str) -> Any:
+def resolve_ref(root: dict[str, Any], ref: str) -> Any:
     """A local JSON pointer ``#/...`` inside ``root``; None when it is remote or missing."""
     if ref == "#":
         return root
@@ -318,14 +318,14 @@ def _resolve(root: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def _escape_ptr(s: str) -> str:
+def escape_ptr(s: str) -> str:
     return s.replace("~", "~0").replace("/", "~1")
 
 
 _TAG_OK = set("!#$%&()*+-./:;<=>?@[]^_{|}~ ")
 
 
-def _valid_tag_name(name: str) -> bool:
+def valid_tag_name(name: str) -> bool:
     """Whether encoding/json accepts ``name`` as a tag name (its isValidTag), and it is printable."""
     if not name:
         return False

@@ -41,6 +41,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from gocode.errors import UnknownToolError
 from gocode.mcp import sdk_private
 from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.loopback import bearer_token, send_unauthorized
@@ -51,7 +52,7 @@ from gocode.run.approvals import input_required as approval_input_required
 from gocode.serve import ops
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
 from gocode.serve.sessions import SessionGuard, SessionLimits
-from gocode.toolbox import Toolbox, UnknownToolError
+from gocode.toolbox import Toolbox
 from gocode.view.rules import SEARCH_TOOL_NAME
 
 log = logging.getLogger("gocode.serve.server")

@@ -4,7 +4,7 @@ Two kinds of tools are declared without anything behind them:
 
 - client-owned tools of the stateless step protocol (:mod:`gocode.run.step`): the caller runs
   them between passes and hands the results back;
-- the servers of a recorded run being replayed (:mod:`gocode.run.records`): the recording
+- the servers of a recorded run being replayed (:mod:`gocode.run.recordstore`): the recording
   answers every call, and no server is started.
 
 Both are a :class:`~gocode.mcp.provider.ToolProvider` like an MCP session or Python functions,
@@ -20,7 +20,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
-from gocode.mcp.provider import ToolProviderError
+from gocode.errors import ToolProviderError
 from gocode.toolset import ServerTools
 
 

@@ -49,9 +49,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gocode.compile.workspace import Workspace
+from gocode.compile.modcache import ModuleCache
 from gocode.config import Config
-from gocode.errors import GocodeError
+from gocode.errors import SavedProgramError
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan
@@ -75,10 +75,6 @@ INPUT_ENV = "GOCODE_INPUT"
 SAVED_SERVER = "saved"
 # How deep saved programs may call each other (a program calling one calling one …).
 MAX_DEPTH = 4
-
-
-class SavedProgramError(GocodeError):
-    """A program that cannot be saved, built or found (the message says why)."""
 
 
 @dataclass(frozen=True)
@@ -242,7 +238,7 @@ def check_name(name: str, taken: set[str]) -> None:
 
 
 async def derive(
-    workspace: Workspace,
+    modcache: ModuleCache,
     package: Package,
     name: str,
     source: str,
@@ -259,10 +255,10 @@ async def derive(
             "a saved program declares its input as `type Input struct {…}` and reads it from `in` "
             "(a struct with no fields for none)"
         )
-    if not workspace.ready:
-        workspace.ensure()
+    if not modcache.ready:
+        modcache.ensure()
     code = ModelCode(with_input(source, "{}"))
-    build = await workspace.build(package, code)
+    build = await modcache.build(package, code)
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program does not build:\n{build.output.strip()}")
     plan = build.plan or Plan(any_tool=("the program could not be analysed",))
@@ -272,7 +268,7 @@ async def derive(
     # Read from the declarations, never by running the program: nothing of it runs outside the sandbox.
     wanted = ("Input", "Output") if _OUTPUT_DECL.search(source) else ("Input",)
     try:
-        schemas = await workspace.schemas(package, code, wanted)
+        schemas = await modcache.schemas(package, code, wanted)
     except ValueError as exc:
         raise SavedProgramError(f"the program's input schema could not be read: {exc}") from None
     if any(not isinstance(schemas.get(n), dict) for n in wanted):
@@ -413,7 +409,7 @@ def error_text(message: str) -> types.CallToolResult:
 
 
 async def build_binary(
-    workspace: Workspace, package: Package, program: SavedProgram, servers: dict[str, Any], out: Path
+    modcache: ModuleCache, package: Package, program: SavedProgram, servers: dict[str, Any], out: Path
 ) -> Path:
     """Write a static binary of ``program`` to ``out`` that runs without gocode."""
     inner = [c for c in program.calls if c.startswith(SAVED_SERVER + ".")]
@@ -422,9 +418,9 @@ async def build_binary(
             f"{program.name!r} calls other saved programs ({', '.join(inner)}), which only a gocode "
             "controller runs; a standalone binary cannot"
         )
-    if not workspace.ready:
-        workspace.ensure()
-    build = await workspace.build(package, ModelCode(standalone(program.source, servers)))
+    if not modcache.ready:
+        modcache.ensure()
+    build = await modcache.build(package, ModelCode(standalone(program.source, servers)))
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program no longer builds against these tools:\n{build.output.strip()}")
     out.parent.mkdir(parents=True, exist_ok=True)

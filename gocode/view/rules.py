@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gocode.config import CodeModeConfig
 
-SEARCH_TOOL_NAME = "search_go_tools"  # gocode.view.search offers it
+SEARCH_TOOL_NAME = "search_go_tools"  # gocode.search.answer offers it
 
 _FULL = "files only in its working directory, no network but the tools, no other programs"
 # What each sandbox tier confines (see docs/sandbox.md); the weaker ones say less.

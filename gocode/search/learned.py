@@ -1,6 +1,6 @@
 """A learned weighing of the search signals: small gradient-boosted trees, evaluated with numpy.
 
-:meth:`gocode.view.search.SearchIndex.features` reads, for each tool a query's ranking
+:meth:`gocode.search.index.SearchIndex.features` reads, for each tool a query's ranking
 considers, the signals the ranking computes (the fused score, BM25's share, coverage, the named
 server's flags, each model's similarity...). ``rank_model.json`` beside this module holds trees
 trained on them by ``bench/learn_rank.py`` (scikit-learn, at training time only): per tree and

@@ -1,7 +1,8 @@
-"""The Go-side helper (``go_templates/gofix``): Go's own parser and type checker, kept running.
+"""The type check of the model's code: the Go-side helper (``go_templates/gofix``, Go's own parser
+and type checker), kept running. Not ``go fix``: the helper prepares and checks a program.
 
-One :class:`GoFix` per workspace. The helper is built once from the shipped source (cached
-by the source's hash, next to the workspace's other binaries) and started on first use; it
+One :class:`GoFix` per module cache. The helper is built once from the shipped source (cached
+by the source's hash, next to the module cache's other binaries) and started on first use; it
 answers one JSON line per request, in order. Calls are serialised by a thread lock and made
 from a worker thread, so any event loop (or none) may call, and concurrent callers queue.
 A helper that died is started again on the next call.
@@ -21,16 +22,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from gocode.errors import ToolchainError
+from gocode.errors import CheckTimeout, ToolchainError
 from gocode.files import write_file
 from gocode.resources import package_sources
 
 # One request is milliseconds; anything near this is code built to stall the checker.
 CALL_TIMEOUT = 30.0
-
-
-class CheckTimeout(ToolchainError):
-    """The helper did not answer in time (it was stopped; the next call starts a new one)."""
 
 
 def sources() -> dict[str, str]:
@@ -49,7 +46,7 @@ def _prune(d: Path, keep: Path) -> None:
 
 
 class GoFix:
-    """A running helper for one workspace directory; safe to share across threads and event loops."""
+    """A running helper for one module cache directory; safe to share across threads and event loops."""
 
     def __init__(self, go: str, ws_dir: Path, env: dict[str, str]) -> None:
         self.go, self.ws_dir, self.env = go, ws_dir, env
@@ -60,7 +57,7 @@ class GoFix:
     # --- building ------------------------------------------------------------------------
 
     def source_dir(self) -> Path:
-        """The helper's package in the workspace (written once per version of its source), so a
+        """The helper's package in the module cache (written once per version of its source), so a
         warm-up can compile it in the same ``go build`` as other packages."""
         files = sources()
         digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]

@@ -40,6 +40,7 @@ import anyio
 import mcp_types as types
 from pydantic import ValidationError
 
+from gocode.errors import ReplayError
 from gocode.mcp.intercept import Forward
 from gocode.toolset import ToolInfo
 
@@ -142,10 +143,6 @@ class Entry:
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
-
-
-class ReplayError(Exception):
-    """A pass that cannot go on: a divergent call, a record that does not decode, a dropped result."""
 
 
 def wire(result: types.CallToolResult) -> dict[str, Any]:

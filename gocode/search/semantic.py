@@ -5,7 +5,7 @@ I added" for ``git_reset``, "which pages load slowest for real users" for a RUM 
 models embed each tool's name, description and parameter names once, and each query: BAAI's
 bge-small-en-v1.5 (MIT licence; quantized ONNX, 34 MB) and all-MiniLM-L6-v2 (Apache-2.0;
 quantized, 23 MB, half the layers). They err on different requests, so their mean similarity
-ranks better than either (docs/search.md); :class:`gocode.view.search.SearchIndex` fuses it
+ranks better than either (docs/search.md); :class:`gocode.search.index.SearchIndex` fuses it
 with BM25.
 
 The models are the ones LangChain4j publishes on Maven Central inside jars: a registry every
@@ -33,6 +33,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from gocode.errors import EmbeddingUnavailable
 from gocode.paths import OPTIMIZED_MODELS_DIR, VECTORS_DIR, cache_dir, state_dir
 
 log = logging.getLogger("gocode.search")
@@ -277,10 +278,6 @@ def embedder(spec: ModelSpec = MODEL) -> Embedder | None:
         return _load(spec)
 
 
-class Unavailable(RuntimeError):
-    """A model that was to be loaded for a query or tools not embedded before failed to load."""
-
-
 class Model:
     """One installed model as search uses it: its vectors for tools and queries, from the disk
     cache when they were computed before (see :func:`document_vectors`, :func:`query_vector`),
@@ -293,17 +290,17 @@ class Model:
         self._np = np
 
     def embedder(self) -> Embedder:
-        """The loaded model (shared; loaded once); Unavailable when it fails to load."""
+        """The loaded model (shared; loaded once); EmbeddingUnavailable when it fails to load."""
         loaded = embedder(self.spec)
         if loaded is None:
-            raise Unavailable(f"the search model {self.spec.name} did not load")
+            raise EmbeddingUnavailable(f"the search model {self.spec.name} did not load")
         return loaded
 
     def embed(self, texts: Sequence[str], *, query: bool = False, batch: int = 32) -> Any:
         if query and len(texts) == 1:
             try:
                 return query_vector(self, texts[0])[None, :]
-            except Unavailable:
+            except EmbeddingUnavailable:
                 # Its tools' vectors were cached, but the model no longer loads (said once, in
                 # the log): it finds nothing similar, and the other signals rank.
                 return self._np.zeros((1, 384), dtype=self._np.float32)

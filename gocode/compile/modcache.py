@@ -1,10 +1,10 @@
-"""The cached Go module workspace: toolchain detection, warm-up, and builds.
+"""The Go module cache: toolchain detection, warm-up, and builds.
 
 Layout under the cache directory (``$GOCODE_CACHE_DIR``, else ``$XDG_CACHE_HOME/gocode``,
 else ``~/.cache/gocode``)::
 
-    go-build/              GOCACHE, shared by every workspace
-    gomod/                 GOMODCACHE
+    go-build/              GOCACHE, shared by every module cache
+    gomod/                 GOMODCACHE (Go's own module downloads)
     ws-<key>/              one module per (Go version, go.mod.tmpl, go.sum.tmpl, runtime source)
         go.mod go.sum      from the shipped templates; the SDK version is pinned there
         rt/*.go            the runtime package (go_templates/rt)
@@ -19,7 +19,7 @@ bindings of a tool set the cache was not warmed with; ``go`` sees them at their 
 through ``-overlay``. Go tolerates a read-only ``GOCACHE`` (it only skips storing new entries),
 so a tool set warmed into the cache builds as fast as before.
 
-The workspace owns its directory and the lock file ``ws-<key>.lock``; nothing else writes
+The module cache owns its directory and the lock file ``ws-<key>.lock``; nothing else writes
 there. Builds use ``-trimpath`` (so a package's directory is not part of its build-cache key)
 and ``GOPROXY=off`` (after warm-up no run touches the network). Safe for concurrent runs and
 processes: per-run directories, atomic writes, and a file lock around warm-up.
@@ -48,22 +48,22 @@ from pathlib import Path
 from typing import Any
 
 from gocode.compile import golink
-from gocode.errors import ToolchainError
+from gocode.errors import CheckTimeout, ToolchainError
 from gocode.files import write_file
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode, Prepared
 from gocode.program.diagnostics import Diagnostic, parse_diagnostics
-from gocode.program.gofix import CheckTimeout, GoFix
 from gocode.program.messages import explain, scrub
 from gocode.program.plan import Plan, plan_from_answer
 from gocode.program.render import main_names, render_bindings, render_main, tools_import_path
+from gocode.program.typecheck import GoFix
 from gocode.resources import go_mod_template, go_sum_template, rt_sources
 from gocode.schema.ir import Package
 from gocode.schema.stdlib import STDLIB
 
 MIN_GO = (1, 25)
-# Part of the workspace key: bump it when warm-up must do more (2: the whole std for direct builds).
-WORKSPACE_LAYOUT = "2"
+# Part of the module cache key: bump it when warm-up must do more (2: the whole std for direct builds).
+MODCACHE_LAYOUT = "2"
 # Written when the whole standard library is compiled (in the background after the first set-up).
 STD_MARK = ".std"
 FIRST_BUILD_NOTE = "first time only: 27–41 s on an idle 2-core machine, 150–230 s on a busy one"
@@ -78,7 +78,7 @@ INSTALL_HINT = "install Go 1.25 or newer from https://go.dev/dl/ and make sure `
 
 Progress = Callable[[str], None]
 
-# One Go parser helper per workspace directory, shared by every Workspace object on it.
+# One Go parser helper per module cache directory, shared by every ModuleCache object on it.
 _GOFIX: dict[Path, GoFix] = {}
 _GOFIX_LOCK = threading.Lock()
 
@@ -158,8 +158,8 @@ class BuildResult:
     plan: Plan | None = None  # the tools the program can call (None: it did not type-check)
 
 
-class Workspace:
-    """A module workspace for one toolchain; see the module doc. Share one per process."""
+class ModuleCache:
+    """A module cache for one toolchain; see the module doc. Share one per process."""
 
     fallbacks = 0  # builds the direct path could not do for a reason outside the model's code
 
@@ -173,7 +173,7 @@ class Workspace:
         key = hashlib.sha256(
             "\0".join(
                 [
-                    WORKSPACE_LAYOUT,
+                    MODCACHE_LAYOUT,
                     self.toolchain.version,
                     go_mod_template(),
                     go_sum_template(),
@@ -253,7 +253,7 @@ class Workspace:
                 self.gofix.binary()  # built here once per version of its source
                 if full:
                     self._build_std(say)
-                say(f"workspace ready: {self.dir}")
+                say(f"module cache ready: {self.dir}")
                 return
             start = time.monotonic()
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -276,7 +276,7 @@ class Workspace:
             (self.dir / ".ready").write_text(self.toolchain.version + "\n")
             if full:
                 self._build_std(say)
-            say(f"workspace ready in {time.monotonic() - start:.1f} s: {self.dir}")
+            say(f"module cache ready in {time.monotonic() - start:.1f} s: {self.dir}")
 
     def _build_std(self, say: Progress) -> None:
         if self.std_ready:
@@ -369,7 +369,7 @@ class Workspace:
 
     @property
     def gofix(self) -> GoFix:
-        """The Go parser helper of this workspace (started on first use)."""
+        """The Go parser helper of this module cache (started on first use)."""
         with _GOFIX_LOCK:
             helper = _GOFIX.get(self.dir)
             if helper is None:
@@ -692,9 +692,9 @@ class Workspace:
 
 
 async def check_and_build(
-    workspace: Workspace, pkg: Package, code: ModelCode, progress: Progress | None = None
+    workspace: ModuleCache, pkg: Package, code: ModelCode, progress: Progress | None = None
 ) -> BuildResult:
-    """The build step of a run: the workspace set up (the first time, ``progress`` told), then
+    """The build step of a run: the module cache set up (the first time, ``progress`` told), then
     ``code`` checked against ``pkg`` and built."""
     if not workspace.ready:
         await asyncio.to_thread(workspace.ensure, progress)

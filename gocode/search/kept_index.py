@@ -34,19 +34,20 @@ SUFFIX = ".index"
 STATE_FILE = "state.pickle"
 MAX_ENTRIES = 16
 
-_VIEW_SOURCES = Path(__file__).resolve().parent
+# How tools are indexed (this package) and what the model view says of them (gocode/view).
+_SOURCES = (Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "view")
 
 
 @cache
 def index_fingerprint() -> str:
-    """A hash of what the index depends on besides the tools: the source of gocode's view
-    package (how tools are indexed) and of its schema package (their Go names), tantivy's
+    """A hash of what the index depends on besides the tools: the source of gocode's search
+    and view packages (how tools are indexed) and of its schema package (their Go names), tantivy's
     version (the index format) and the Python that pickles the rest."""
     import tantivy
 
     h = hashlib.sha256(f"{kept.builder_fingerprint()} {getattr(tantivy, '__version__', '')}".encode())
-    for path in sorted(_VIEW_SOURCES.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted(p for d in _SOURCES for p in d.glob("*.py")):
+        h.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 

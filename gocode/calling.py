@@ -23,18 +23,12 @@ import jsonschema
 import mcp_types as types
 
 from gocode.config import Config
-from gocode.errors import ConfigError, GocodeError
+from gocode.errors import CallError, ConfigError
 from gocode.mcp.discovery import connect, failure, list_all_tools, server_tools
 from gocode.schema.builder import build_package
 from gocode.schema.names import camel
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.modelview import render_funcs
-
-
-class CallError(GocodeError):
-    """A call refused before it was made: an unknown tool, or arguments its schema does not allow."""
-
-    phase = "call"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Recorded runs on disk: one JSON file per run id, with housekeeping caps.
 
-A pooled run's calls (:mod:`gocode.run.recording`) are kept with the program and the tool set
+A pooled run's calls (:mod:`gocode.run.interceptor`) are kept with the program and the tool set
 it was built against, so ``gocode exec --replay RUN_ID`` can build the same program and answer
 every call from the record without any server. Files live in ``$GOCODE_STATE_DIR/recordings``
 (else the cache directory's ``recordings``); only the newest ``GOCODE_RECORDINGS_MAX`` (default
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gocode.errors import GocodeError
+from gocode.errors import RecordingError
 from gocode.paths import cache_dir, state_dir
-from gocode.run.recording import Entry, Interceptor
+from gocode.run.interceptor import Entry, Interceptor
 from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 
@@ -34,12 +34,6 @@ DEFAULT_MAX = 500
 DEFAULT_MAX_AGE_DAYS = 14.0
 DEFAULT_MAX_MB = 256  # all kept recordings together
 DEFAULT_RECORDING_MAX_MB = 16  # one recording's calls
-
-
-class RecordingError(GocodeError):
-    """A recording that cannot be found, read, or used against the current tools."""
-
-    phase = "replay"
 
 
 def new_run_id() -> str:
