@@ -123,7 +123,9 @@ class SandboxLimits(_Strict):
     address_space_mb: int | None = Field(
         default=None, ge=1024, alias="addressSpaceMB", description="RLIMIT_AS; default memoryMB + 4096"
     )
-    cpu_seconds: int | None = Field(default=None, ge=1, alias="cpuSeconds", description="RLIMIT_CPU; default: timeout")
+    cpu_seconds: int | None = Field(
+        default=None, ge=1, alias="cpuSeconds", description="RLIMIT_CPU; default: the timeout plus one second"
+    )
     file_size_mb: int = Field(default=64, ge=1, alias="fileSizeMB", description="largest file it may write")
     open_files: int = Field(default=256, ge=16, alias="openFiles")
     scratch_mb: int = Field(default=256, ge=1, alias="scratchMB", description="total size of its scratch directory")

@@ -427,7 +427,10 @@ async def confine(
     lim = settings.limits
     data = lim.memory_mb << 20
     limits = {
-        "cpu": lim.cpu_seconds or max(1, int(timeout + 0.999)),
+        # A second past the timeout: CPU time counts the launcher's set-up and the Go runtime's
+        # own threads, so a busy loop reached a limit equal to the timeout first as often as not
+        # on an idle machine, and its timeout read as a SIGKILL.
+        "cpu": lim.cpu_seconds or int(timeout + 0.999) + 1,
         "data": data,
         # Generous: Go reserves much more address space than it uses (1 GiB of headroom failed
         # ~5% of MCP programs at start); the ceiling only stops MAP_SHARED getting round DATA.
