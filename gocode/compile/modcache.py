@@ -393,15 +393,9 @@ class ModuleCache:
         )
         return Prepared.from_answer(answer)
 
-    async def plan(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> BuildResult:
-        """Check the program and say which tools it can call, without compiling anything
-        (``ok`` False with the errors when it does not type-check)."""
-        start = time.monotonic()
-        self.ensure_bindings(pkg)
-        prepared = await self.prepare(pkg, code, filename)
-        if prepared.errors:
-            return self._failed(prepared, prepared.errors, start, "checked", pkg, code)
-        main_src = render_main(pkg, prepared, filename)
+    async def _check(self, pkg: Package, main_src: str) -> tuple[dict[str, Any], golink.DirectConfig | None]:
+        """The type-check helper's answer for a rendered ``main.go`` (against the direct build's
+        export data when there is one), and that direct configuration."""
         direct = await self.direct_config(pkg) if self.direct_builds else None
         checked = await self.gofix.call(
             {
@@ -411,6 +405,18 @@ class ModuleCache:
                 "lang": direct.lang if direct is not None else "",
             }
         )
+        return checked, direct
+
+    async def plan(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> BuildResult:
+        """Check the program and say which tools it can call, without compiling anything
+        (``ok`` False with the errors when it does not type-check)."""
+        start = time.monotonic()
+        self.ensure_bindings(pkg)
+        prepared = await self.prepare(pkg, code, filename)
+        if prepared.errors:
+            return self._failed(prepared, prepared.errors, start, "checked", pkg, code)
+        main_src = render_main(pkg, prepared, filename)
+        checked, _ = await self._check(pkg, main_src)
         errors = Prepared.from_answer(checked).errors
         if errors and not any(e.message.startswith("could not import ") for e in errors):
             return self._failed(prepared, errors, start, "checked", pkg, code)
@@ -481,16 +487,8 @@ class ModuleCache:
         # The bindings' source (not just the tool set) is in the key: a newer gocode renders differently.
         digest = hashlib.sha256((bindings_hash + "\0" + main_src).encode()).hexdigest()[:24]
         cached = self.state / "bin" / digest
-        direct = await self.direct_config(pkg) if self.direct_builds else None
         # Checked on every path (a cached binary too): the answer carries the plan.
-        checked = await self.gofix.call(
-            {
-                "op": "check",
-                "src": main_src,
-                "importcfg": str(direct.importcfg) if direct is not None else "",
-                "lang": direct.lang if direct is not None else "",
-            }
-        )
+        checked, direct = await self._check(pkg, main_src)
         plan = plan_from_answer(checked.get("plan"), pkg, checked.get("derefs"))
         if cached.is_file():
             with contextlib.suppress(OSError):
