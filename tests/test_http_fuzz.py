@@ -217,6 +217,19 @@ def rss_mb() -> int:
     raise AssertionError("no VmRSS")
 
 
+def fuzz(target: Target) -> None:
+    """Hypothesis's examples against ``target``, each a request and, at times, a burst beside it."""
+
+    @SETTINGS
+    @given(req=requests(), n=st.integers(1, 40), bursting=st.booleans())
+    def one(req: Request, n: int, bursting: bool) -> None:
+        exercise(target, req)
+        if bursting:
+            burst(target, n)
+
+    one()
+
+
 def test_fuzz_the_loopback_endpoint(errors):
     start = time.monotonic()
     with loopback() as lb:
@@ -224,16 +237,8 @@ def test_fuzz_the_loopback_endpoint(errors):
         stalling = lb.open_run()
         target = Target(lb.loopback.port, run.token, list_tools(lb.loopback.port, run.token), stalling.token, [], [])
         base = rss_mb()
-
-        @SETTINGS
-        @given(req=requests(), n=st.integers(1, 40), bursting=st.booleans())
-        def one(req: Request, n: int, bursting: bool) -> None:
-            exercise(target, req)
-            if bursting:
-                burst(target, n)
-
         try:
-            one()
+            fuzz(target)
             # Still serving, memory bounded, the half-open requests closed by the server in time.
             status, _, body = post(target.port, run.token, LIST)
             assert status == 200 and json.loads(body)["result"]["tools"]
@@ -255,15 +260,7 @@ def test_fuzz_the_serve_endpoint(tmp_path):
     target = Target(port, ops.TOKEN, open_and_close_session(port, ops.TOKEN), ops.TOKEN, [], [])
     base = ops_memory(s.proc.pid)
     try:
-
-        @SETTINGS
-        @given(req=requests(), n=st.integers(1, 40), bursting=st.booleans())
-        def one(req: Request, n: int, bursting: bool) -> None:
-            exercise(target, req)
-            if bursting:
-                burst(target, n)
-
-        one()
+        fuzz(target)
         assert all(closed_by_server(c, 5) for c in (target.held + target.half_open)[-5:])
         err, out, _ = ops.call(s.url, 'fmt.Println("still here")')
         assert not err and out == "still here\n"
