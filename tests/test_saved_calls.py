@@ -200,6 +200,7 @@ def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state, tmp
         [*GOCODE, "exec", "-c", str(config), "--plan", str(prog)], env=env, capture_output=True, text=True
     )
     want = "saved.tidy\nwith the saved programs it calls: notes.delete_note, saved.tidy, saved.wipe\n"
+    want += "held for approval: notes.delete_note\n"
     assert (got.returncode, got.stdout) == (0, want), got.stderr
 
 
