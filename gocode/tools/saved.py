@@ -191,7 +191,11 @@ def usage(program: SavedProgram) -> str:
         "It runs unconfined: no sandbox, no approvals.",
         "",
     ]
-    return "\n".join(lines)
+    # The description and field docs are the model's text: no control character reaches the terminal.
+    return _CONTROL.sub("?", "\n".join(lines))
+
+
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 
 def _kind(prop: Any) -> str:
