@@ -34,7 +34,7 @@ from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
-from gocode.run.approvals import ApprovalRequest, Approver, AskFirst, approval, refusal
+from gocode.run.approvals import ApprovalRequest, Approver, AskFirst, approval, held_for, refusal
 from gocode.run.env import unsandboxed_env, with_run_settings
 from gocode.run.kept import KeptFile, open_kept
 from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, server_spec
@@ -445,6 +445,14 @@ class CodeMode:
         if not self.workspace.ready:
             await asyncio.to_thread(self.workspace.ensure, progress)
         return await self.workspace.plan(self.package, ModelCode(code))
+
+    def held_for(self, plan: Plan) -> tuple[str, ...]:
+        """The tools a program with ``plan`` would be held for before it runs (empty: none), those
+        the saved programs it calls reach included, as the approve step decides it: what
+        ``gocode exec --plan`` shows."""
+        programs = self.saved_programs
+        covered = expand_plan(plan, programs) if programs else plan
+        return held_for(self.settings.approval, covered, self.tool_infos, exempt_server=SAVED_SERVER)
 
     async def execute(
         self,

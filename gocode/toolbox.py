@@ -303,6 +303,8 @@ class Toolbox:
                 # Shielded: leaving because an enclosing scope was cancelled (serve's client hung
                 # up) must still stop the endpoint and exit the task group this entered, in order.
                 with anyio.CancelScope(shield=True):
+                    if self.python_tools is not None:  # its calls in flight answered now, not waited for
+                        self.python_tools.close()
                     loopback = self._loopback
                     if loopback is not None and loopback.open_runs:
                         await loopback.stop()  # bounded (a few seconds); calls in flight still reach their servers

@@ -21,7 +21,14 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gocode.config import ApprovalConfig, ConfigError
 from gocode.program.plan import PLAN_META_KEY, Plan
-from gocode.run.approvals import ANY_TOOL, needs_approval, tools_needing_approval
+from gocode.run.approvals import (
+    ANY_TOOL,
+    held_for,
+    needs_approval,
+    safety,
+    safety_marks,
+    tools_needing_approval,
+)
 from gocode.toolbox import Toolbox
 from gocode.toolset import ToolInfo
 from tests.conftest import ROOT, config_from, workspace  # noqa: F401 (fixture)
@@ -56,6 +63,36 @@ def test_annotations_decide_unless_a_pattern_does():
     both = ApprovalConfig(ask=("notes.delete_*",), allow=("notes.*",))
     assert needs_approval(both, "notes", tool("delete_note"))
     assert not needs_approval(ApprovalConfig(enabled=False), "notes", tool("delete_note", destructiveHint=True))
+
+
+@pytest.mark.fast
+def test_safety_shows_the_hints_a_server_set_and_whether_a_program_calling_it_is_held():
+    default = ApprovalConfig()
+    read = safety(default, tool("read_note", readOnlyHint=True, openWorldHint=False))
+    assert read == {"annotations": {"readOnlyHint": True, "openWorldHint": False}, "needsApproval": False}
+    assert safety_marks(read) == " (read-only, closed-world)"
+    delete = safety(default, tool("delete_note", readOnlyHint=False, destructiveHint=True, idempotentHint=True))
+    assert delete["needsApproval"] and safety_marks(delete) == " (destructive, idempotent, needs approval)"
+    # Only tools in code mode are held: a regular tool is the client's to call.
+    assert safety(default, tool("delete_note", destructiveHint=True), in_code=False)["needsApproval"] is False
+    # A server's listing is untrusted: a hint that is not a boolean is as if unset, nothing else is kept.
+    odd = ToolInfo("notes", "odd", definition={"annotations": {"readOnlyHint": "yes\x1b[2J", "title": "x", "z": 1}})
+    assert safety(ApprovalConfig(unannotated="ask"), odd) == {"annotations": {}, "needsApproval": True}
+    assert safety_marks(safety(default, odd)) == ""
+    assert safety(default, ToolInfo("notes", "bad", definition={"annotations": ["readOnlyHint"]}))["annotations"] == {}
+
+
+@pytest.mark.fast
+def test_held_for_is_what_the_approve_step_holds_a_program_for():
+    tools = {("notes", "read_note"): tool("read_note", readOnlyHint=True)}
+    tools[("notes", "delete_note")] = tool("delete_note", destructiveHint=True)
+    settings = ApprovalConfig()
+    assert held_for(settings, Plan((("notes", "read_note"),)), tools) == ()
+    assert held_for(settings, Plan((("notes", "delete_note"),)), tools) == ("notes.delete_note",)
+    assert held_for(settings, Plan(any_tool=("dynamic",)), tools) == (ANY_TOOL, "notes.delete_note")
+    calm = {("notes", "read_note"): tools[("notes", "read_note")]}
+    assert held_for(settings, Plan(any_tool=("dynamic",)), calm) == ()  # any tool, none of which asks
+    assert held_for(ApprovalConfig(ask=("saved.*",)), Plan((("saved", "tidy"),)), {}, exempt_server="saved") == ()
 
 
 @pytest.mark.fast
@@ -254,12 +291,50 @@ def test_exec_plan_prints_the_tools_and_runs_nothing(tmp_path):
     prog = tmp_path / "prog.go"
     prog.write_text(BOTH)
     got = subprocess.run([GOCODE, "exec", "-c", str(config), "--plan", str(prog)], capture_output=True, text=True)
-    assert (got.returncode, got.stdout) == (0, "notes.delete_note, notes.read_note\n"), got.stderr
+    want = "notes.delete_note, notes.read_note\nheld for approval: notes.delete_note\n"
+    assert (got.returncode, got.stdout) == (0, want), got.stderr
+    # The same as a document: which calls a run would be held for.
+    got = subprocess.run(
+        [GOCODE, "exec", "-c", str(config), "--plan", "--json", str(prog)], capture_output=True, text=True
+    )
+    doc = json.loads(got.stdout)
+    assert (doc["held"], doc["needsApproval"]) == (True, ["notes.delete_note"]), got.stderr
+    prog.write_text(READ)
+    got = subprocess.run(
+        [GOCODE, "exec", "-c", str(config), "--plan", "--json", str(prog)], capture_output=True, text=True
+    )
+    doc = json.loads(got.stdout)
+    assert (doc["plan"]["tools"], doc["held"], doc["needsApproval"]) == (["notes.read_note"], False, []), got.stderr
     prog.write_text("undefinedThing()\n")
     got = subprocess.run(
         [GOCODE, "exec", "-c", str(config), "--plan", "--json", str(prog)], capture_output=True, text=True
     )
     assert got.returncode == 1 and "undefined: undefinedThing" in got.stderr
+
+
+def test_list_shows_each_tools_safety_and_whether_it_needs_approval(tmp_path):
+    config = tmp_path / "gocode.yaml"
+    mode = {"excludedTools": ["notes.add_note"], "approval": {"ask": ["notes.big_text"]}}
+    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": {"codeMode": mode}}))
+    env = {**os.environ, "GOCODE_CACHE_DIR": str(tmp_path / "cache")}  # the listing fresh from the server
+    text = subprocess.run([GOCODE, "list", "-c", str(config)], env=env, capture_output=True, text=True, timeout=60)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[2:] == [
+        "  [go     ] read_note (read-only) — Read a note.",
+        "  [go     ] delete_note (destructive, needs approval) — Delete a note.",
+        "  [regular] add_note — Add a note.",
+        "  [go     ] big_text (read-only, needs approval) — A text of `size` bytes: BEGIN, numbered lines, END.",
+    ]
+    got = subprocess.run(
+        [GOCODE, "list", "-c", str(config), "--json"], env=env, capture_output=True, text=True, timeout=60
+    )
+    tools = {t["name"]: t for t in json.loads(got.stdout)["servers"][0]["tools"]}
+    assert {n: (t["annotations"], t["needsApproval"]) for n, t in tools.items()} == {
+        "read_note": ({"readOnlyHint": True}, False),
+        "delete_note": ({"readOnlyHint": False, "destructiveHint": True}, True),
+        "add_note": ({}, False),
+        "big_text": ({"readOnlyHint": True}, True),  # the config's ask pattern wins over the hint
+    }
 
 
 @pytest.mark.go

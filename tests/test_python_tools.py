@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from typing import Annotated, Any
@@ -17,7 +20,7 @@ from gocode.schema.builder import build_package
 from gocode.tools.python import PYTHON_SERVER, PythonTools, python_tool
 from gocode.toolset import ToolSet
 from gocode.view.modelview import render_full
-from tests.conftest import config_from, demo_stdio
+from tests.conftest import ROOT, config_from, demo_stdio
 
 # --- the functions ------------------------------------------------------------------------------
 
@@ -272,3 +275,79 @@ def test_an_excluded_python_tool_is_a_regular_tool(workspace):
             assert "func shout" not in (box.tools()[0].description or "")
 
     anyio.run(go)
+
+
+# A process that closes a toolbox whose sync tool never returns in time (it sleeps 60 s): after
+# the run timed out ("timeout"), or while the call is in flight ("close").
+HUNG_PROCESS = """
+import sys, threading, time
+import anyio
+from gocode import Toolbox
+from tests.conftest import config_from
+
+started = threading.Event()
+
+
+def stuck() -> str:
+    started.set()
+    time.sleep(60)
+    return "late"
+
+
+async def main(how: str) -> None:
+    config = config_from({}, defaults={"codeMode": {"sandbox": "off"}})
+    ended = anyio.Event()
+    result = {}
+    async with anyio.create_task_group() as tg:  # entered first: the run may outlive the toolbox
+        async with Toolbox(config, tools=[stuck], prewarm=False) as box:
+
+            async def run() -> None:
+                result["run"] = await box.execute("fmt.Print(must(stuck(ctx)))", timeout=3 if how == "timeout" else 50)
+                ended.set()
+
+            tg.start_soon(run)
+            await anyio.to_thread.run_sync(started.wait, 50)
+            if how == "timeout":
+                await ended.wait()
+        print("closed", flush=True)
+    r = result["run"]
+    print(r.phase, r.error_text().splitlines()[-1], flush=True)
+
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+@pytest_go
+@pytest.mark.parametrize(
+    ("how", "answer"),
+    [
+        ("timeout", "timeout the program did not finish within 3 s and was killed (with every process it started)"),
+        ("close", "runtime error: model.go:1: tool stuck (server python) failed: stuck: the toolbox closed before "
+                  "it returned; the call is abandoned"),
+    ],
+)  # fmt: skip
+def test_a_sync_tool_that_never_returns_does_not_keep_the_process_alive(workspace, tmp_path, how, answer):
+    script = tmp_path / "hung.py"
+    script.write_text(HUNG_PROCESS)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, str(script), how], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        closed = proc.stdout.readline()  # the toolbox closed (bounded: the call times out within 50 s)
+        at = time.monotonic()
+        assert closed == "closed\n", proc.stderr.read() if proc.stderr else ""
+        try:
+            code: int | None = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            code = None  # still held by the sleeping thread
+        took = time.monotonic() - at
+        rest = proc.stdout.read() if code is not None else ""
+    finally:
+        proc.kill()
+        proc.wait()
+    # The thread still sleeps for most of its 60 s: the interpreter does not wait for it.
+    assert code == 0 and took < 5, (code, took)
+    assert rest == answer + "\n"

@@ -25,6 +25,7 @@ from gocode.tools.saved import (
     SavedStore,
     check_name,
     store_key,
+    usage,
     with_input,
 )
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
@@ -261,6 +262,28 @@ def test_built_binary_runs_standalone(workspace, state, tmp_path):
     assert unset.returncode == 2 and "SAVED_TEST_SECRET is not set" in unset.stderr
     bad = subprocess.run([str(out), "{"], env={}, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "bad input" in bad.stderr
+
+
+@pytest.mark.fast
+def test_a_binarys_usage_names_its_input_from_the_schema_and_no_control_character():
+    schema = {
+        "type": "object",
+        "properties": {
+            "repo": {"type": "string", "description": "path\x1b[2J of the repository"},
+            "count": {"type": ["integer", "null"]},
+            "unit": {"enum": ["c", "f"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["repo", "unit"],
+    }
+    text = usage(SavedProgram("last_commits", "Prints\x07 commits.", schema, ""))
+    assert text.startswith("Usage: last_commits [INPUT_JSON]\n\nPrints? commits.\n")
+    assert "  repo   string — path?[2J of the repository\n" in text
+    assert "  count  integer, optional\n" in text and '  unit   one of "c", "f"\n' in text
+    assert "  tags   array of string, optional\n" in text
+    assert """  last_commits '{"repo": "...", "unit": "c"}'\n""" in text
+    assert not any(ord(c) < 32 and c != "\n" for c in text)
+    assert "Input: none ({})." in usage(SavedProgram("p", "", {"type": "object"}, ""))
 
 
 @pytest.mark.fast

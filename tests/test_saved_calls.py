@@ -200,6 +200,7 @@ def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state, tmp
         [*GOCODE, "exec", "-c", str(config), "--plan", str(prog)], env=env, capture_output=True, text=True
     )
     want = "saved.tidy\nwith the saved programs it calls: notes.delete_note, saved.tidy, saved.wipe\n"
+    want += "held for approval: notes.delete_note\n"
     assert (got.returncode, got.stdout) == (0, want), got.stderr
 
 
@@ -371,6 +372,71 @@ def test_serve_lists_it_and_gocode_search_describe_and_build_know_it(workspace, 
         text=True, timeout=60,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
+
+
+def _doc_block(doc: str, heading: str, lang: str) -> str:
+    """The first ```lang block under ``heading`` of a doc."""
+    section = doc.split(f"\n{heading}", 1)[1]
+    return section.split(f"```{lang}\n", 1)[1].split("```", 1)[0]
+
+
+def _shell_with_gocode(tmp_path: Path) -> dict[str, str]:
+    """An environment where `gocode` is this checkout's command line, as a user's shell has it."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    shim = bindir / "gocode"
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m gocode.cli "$@"\n')
+    shim.chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
+
+
+@pytest.mark.go
+def test_the_docs_standalone_binary_example_runs_as_written(workspace, state, tmp_path):
+    """docs/saved-programs.md: save, build, and the binary's result, --help and bad input."""
+    doc = (ROOT / "docs" / "saved-programs.md").read_text()
+    (tmp_path / "city.go").write_text(_doc_block(doc, "## A typed result", "go"))
+    config = {"mcpServers": {"demo": demo_stdio()}, "defaults": {"codeMode": {"savedPrograms": True}}}
+    (tmp_path / "gocode.yaml").write_text(yaml.safe_dump(config))
+    env = _shell_with_gocode(tmp_path) | {"GOCODE_STATE_DIR": str(state)}
+    steps = _doc_block(doc, "## Standalone binaries", "console").split("$ ")[1:]
+    assert len(steps) >= 5 and any("--help" in step for step in steps)
+    for step in steps:
+        command, _, expected = step.partition("\n")
+        ran = subprocess.run(
+            ["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert ran.stdout == expected, (command, ran.stderr)
+
+
+CALLS_SAVED = """// Whether a city is warmer than 20 °C.
+type Input struct {
+	City string `json:"city"`
+}
+t := must(cityTemperature(ctx, CityTemperatureInput{City: in.City}))
+fmt.Println(in.City, t.Temperature > 20)
+"""
+
+
+@pytest.mark.go
+def test_gocode_save_offers_the_saved_programs_as_functions(workspace, state, tmp_path):
+    """`gocode save` checks a program as save_go_program does: it may call the saved programs."""
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump({"mcpServers": {"demo": demo_stdio()}, "defaults": SETTINGS}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GOCODE_STATE_DIR": str(state)}
+    for name, code in (("city_temperature", CITY_TEMPERATURE), ("is_warm", CALLS_SAVED)):
+        (tmp_path / f"{name}.go").write_text(code)
+        saved = subprocess.run(
+            [*GOCODE, "save", "-c", str(config), name, str(tmp_path / f"{name}.go")],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert saved.returncode == 0, saved.stderr
+    assert SavedStore.for_model(load_config(config), None).load("is_warm").calls == ("saved.city_temperature",)
+    (tmp_path / "run.go").write_text('fmt.Print(must(isWarm(ctx, IsWarmInput{City: "Tokyo"})))\n')
+    ran = subprocess.run(
+        [*GOCODE, "exec", "-c", str(config), str(tmp_path / "run.go")], env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0 and ran.stdout == "Tokyo true\n", ran.stderr
 
 
 # --- pure rules --------------------------------------------------------------------------------

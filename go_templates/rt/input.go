@@ -87,6 +87,52 @@ func Input[T any]() T {
 	return InputFrom[T](raw)
 }
 
+// standalone is set by [StandaloneInput]: the program is a binary of its own (gocode build),
+// so its [Result] value is printed when no result file is named.
+var standalone bool
+
+// StandaloneInput is [Input] for a binary built by gocode build: -h or --help prints usage (the
+// saved program's description and input, written by gocode from its schema) and exits 0; any
+// other option, or more than one argument, is refused with exit 2; the value given to [Result]
+// is printed on stdout after the program's own output (see [EnvResultFile]).
+func StandaloneInput[T any](usage string) T {
+	standalone = true
+	args := os.Args[1:]
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fmt.Print(usage)
+			os.Exit(0)
+		}
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	switch {
+	case len(args) > 1:
+		badInput(fmt.Sprintf("one argument expected (the input as one JSON object), got %d", len(args)))
+	case len(args) == 1 && strings.HasPrefix(args[0], "-"):
+		badInput(fmt.Sprintf("unknown option %s", args[0]))
+	}
+	raw := os.Getenv(EnvInput)
+	if raw == "" && len(args) == 1 {
+		raw = args[0]
+	}
+	return InputFrom[T](raw)
+}
+
+// badInput ends the run for input that cannot be the program's: exit 2, with how to ask for usage.
+func badInput(why string) {
+	hint := ""
+	if standalone {
+		hint = fmt.Sprintf(" (%s --help describes the input)", os.Args[0])
+	}
+	fmt.Fprintf(os.Stderr, "error: bad input: %s%s\n", why, hint)
+	os.Exit(2)
+}
+
 // InputFrom is Input with the input given (a saved program run as a tool carries it in its code).
 func InputFrom[T any](raw string) T {
 	var v T
@@ -96,8 +142,10 @@ func InputFrom[T any](raw string) T {
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		fmt.Fprintln(os.Stderr, "error: bad input:", err)
-		os.Exit(2)
+		badInput(err.Error())
+	}
+	if dec.More() {
+		badInput("more than one JSON value")
 	}
 	return v
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // EnvResultFile names the file a program writes its [Result] to when no controller runs it
-// (gocode exec --direct); with a controller the value goes through its endpoint.
+// (gocode exec --direct); with a controller the value goes through its endpoint. A binary of
+// gocode build without it prints the value on stdout, after what the program printed.
 const EnvResultFile = "GOCODE_RESULT_FILE"
 
 // A Progress is one progress notification a tool sent while [CallToolStream] waited for it.
@@ -110,6 +111,11 @@ func sendResult(ctx context.Context) error {
 	}
 	if path := os.Getenv(EnvResultFile); path != "" {
 		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			return fmt.Errorf("result: %w", err)
+		}
+	} else if standalone {
+		// A built binary has no one to hand it to: its caller reads it, one line of JSON.
+		if _, err := os.Stdout.Write(append(raw, '\n')); err != nil {
 			return fmt.Errorf("result: %w", err)
 		}
 	}

@@ -149,6 +149,12 @@ async def plan_text(config: Config, model: str | None, code: str, as_json: bool)
         return False, json.dumps({"ok": False, "errors": got.output}) if as_json else got.output.rstrip()
     # What approving it means: the tools the saved programs it calls can reach.
     reach = expand_plan(got.plan, cm.saved_programs)
+    held = cm.held_for(got.plan)  # what a run would be held for (docs/approvals.md)
     if as_json:
-        return True, json.dumps({"ok": True, "plan": got.plan.as_json()} | {"reach": reach.as_json()})
-    return True, got.plan.text() + (f"\nwith the saved programs it calls: {reach.text()}" if reach != got.plan else "")
+        return True, json.dumps(
+            {"ok": True, "plan": got.plan.as_json()}
+            | {"reach": reach.as_json(), "held": bool(held), "needsApproval": list(held)}
+        )
+    return True, got.plan.text() + (
+        f"\nwith the saved programs it calls: {reach.text()}" if reach != got.plan else ""
+    ) + (f"\nheld for approval: {', '.join(held)}" if held else "")

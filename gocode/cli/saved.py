@@ -30,7 +30,9 @@ def save_cmd(config_path: str | None, model: str | None, description: str, force
     code = read_code(source)
 
     async def save() -> dict[str, object] | str:
-        async with Toolbox(load_config(config_path), model, prewarm=False, pooled=False) as box:
+        # Pooled, as `gocode exec` and `gocode serve` run it: the saved programs are Go functions
+        # it may call (a saved program only ever runs under a controller).
+        async with Toolbox(load_config(config_path), model, prewarm=False) as box:
             try:  # inside: the toolbox's task group would wrap the error in a group
                 return (await box.save_program(SaveRequest(name, code, description, force))).tool()
             except SavedProgramError as exc:
@@ -96,7 +98,8 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
     of `gocode serve`, or `gocode exec` of a program that calls it).
 
     It starts (or dials) the config's servers itself; its input is the JSON in $GOCODE_INPUT or
-    its first argument; $GOCODE_SERVERS overrides the servers built into it.
+    its first argument (`BINARY --help` lists its fields); it prints what the program prints, then
+    its result() value as one line of JSON; $GOCODE_SERVERS overrides the servers built into it.
     """
     import asyncio
     from pathlib import Path

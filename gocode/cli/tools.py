@@ -35,12 +35,14 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
 
     from gocode.config import load_config
     from gocode.mcp.browse import browse
+    from gocode.run.approvals import safety_marks, with_safety
     from gocode.view.selection import listing
 
     config = load_config(config_path)
     settings = config.code_mode_for(model)  # an unknown model ref fails before a server starts
     result = asyncio.run(browse(config, refresh=refresh, progress=say_progress))
     doc, warnings = listing(settings, result, model)
+    with_safety(doc, settings.approval, result.servers)
     for w in warnings:
         say_error(f"gocode: warning: {w}")
     if as_json:
@@ -55,7 +57,7 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
             for t in s["tools"]:
                 mode = "go     " if t["codeMode"] else "regular"
                 first = (t["description"].strip().splitlines() or [""])[0]
-                click.echo(f"  [{mode}] {t['name']}" + (f" — {first[:90]}" if first else ""))
+                click.echo(f"  [{mode}] {t['name']}{safety_marks(t)}" + (f" — {first[:90]}" if first else ""))
             for w in s["warnings"]:
                 click.echo(f"  warning: {w}")
     if result.failures:

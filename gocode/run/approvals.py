@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import fnmatch
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gocode.config import ApprovalConfig
 from gocode.errors import NoApprover
 from gocode.program.plan import Plan
-from gocode.toolset import ToolInfo
+from gocode.toolset import ServerTools, ToolInfo
 
 # Shown in place of the tool list for a program that may call any tool.
 ANY_TOOL = "any tool"
@@ -81,6 +81,64 @@ def needs_approval(settings: ApprovalConfig, server: str, tool: ToolInfo | None)
     return settings.unannotated == "ask"
 
 
+# The MCP tool annotations that say how safe a tool is (the 2025-03-26 revision on): hints a
+# server gives, which the approval policy reads (readOnlyHint, destructiveHint) and people do.
+SAFETY_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+# How `gocode list` marks them: a fixed word for each hint a server set to true (openWorldHint
+# false too: the spec's default is true), so nothing a server sends reaches the terminal.
+_MARKS = (("readOnlyHint", True, "read-only"), ("destructiveHint", True, "destructive"),
+          ("idempotentHint", True, "idempotent"), ("openWorldHint", False, "closed-world"))  # fmt: skip
+
+
+def safety_hints(tool: ToolInfo) -> dict[str, bool]:
+    """The safety annotations a server gave ``tool``: the hints it set, and only as booleans
+    (a server's listing is untrusted; anything else is as if unset)."""
+    found = tool.definition.get("annotations")
+    if not isinstance(found, Mapping):
+        return {}
+    return {k: found[k] for k in SAFETY_HINTS if isinstance(found.get(k), bool)}
+
+
+def safety(settings: ApprovalConfig, tool: ToolInfo, in_code: bool = True) -> dict[str, Any]:
+    """What ``gocode list --json`` says of a tool: its safety annotations, and whether a program
+    calling it is held for approval under ``settings`` (only tools in code mode: a regular tool
+    is called by the client itself, which gocode does not hold)."""
+    return {"annotations": safety_hints(tool), "needsApproval": in_code and needs_approval(settings, tool.server, tool)}
+
+
+def with_safety(doc: dict[str, Any], settings: ApprovalConfig, servers: Iterable[ServerTools]) -> None:
+    """Add :func:`safety` to each tool of a ``gocode list`` document
+    (:func:`gocode.view.selection.listing`)."""
+    infos = {(s.server, t.name): t for s in servers for t in s.tools}
+    for server in doc["servers"]:
+        for entry in server.get("tools", ()):
+            info = infos.get((server["name"], entry["name"]))
+            if info is not None:
+                entry.update(safety(settings, info, in_code=entry["codeMode"]))
+
+
+def safety_marks(entry: Mapping[str, Any]) -> str:
+    """The short marker ``gocode list`` prints for what :func:`safety` answered ("" for none):
+    ``(read-only)``, ``(destructive, needs approval)``."""
+    hints = entry.get("annotations") or {}
+    marks = [word for key, value, word in _MARKS if hints.get(key) is value]
+    marks += ["needs approval"] if entry.get("needsApproval") else []
+    return f" ({', '.join(marks)})" if marks else ""
+
+
+def held_for(
+    settings: ApprovalConfig, reach: Plan, tools: Mapping[tuple[str, str], ToolInfo], exempt_server: str = ""
+) -> tuple[str, ...]:
+    """The tools a program that can call ``reach`` is held for (empty: it runs unasked), as the
+    approve step decides it. Calls to ``exempt_server`` are held for what they reach (counted in
+    ``reach``), not for themselves; a program that may call any tool when no tool needs approval
+    is not held."""
+    held = tools_needing_approval(settings, reach, tools)
+    if exempt_server:
+        held = tuple(h for h in held if not h.startswith(exempt_server + "."))
+    return () if held == (ANY_TOOL,) else held
+
+
 def tools_needing_approval(
     settings: ApprovalConfig, plan: Plan, tools: Mapping[tuple[str, str], ToolInfo]
 ) -> tuple[str, ...]:
@@ -134,10 +192,8 @@ async def approval(
     included); ``request_for`` names what approving the tools held means (the program hash
     covers whatever else runs with it). Calls to ``exempt_server`` are held for what they reach
     (counted in ``reach``), not for themselves."""
-    held = tools_needing_approval(settings, reach, tools)
-    if exempt_server:
-        held = tuple(h for h in held if not h.startswith(exempt_server + "."))
-    if not held or held == (ANY_TOOL,):
+    held = held_for(settings, reach, tools, exempt_server)
+    if not held:
         return None
     return await refused(request_for(held), approver)
 

@@ -16,17 +16,22 @@ the loopback endpoint and :class:`PythonTools` answers it. No Python is ever gen
 - The arguments are validated before the call, the return value after it: a value the
   annotation does not allow is an error, as is an exception the function raises. Each reaches
   the program as an ``error`` carrying the message (an ``isError`` result), never a traceback.
-- A call that does not finish within the run's timeout is cancelled. A sync function runs in
-  a worker thread, which Python cannot stop: its answer is dropped, and the thread finishes on
-  its own.
+- A call that does not finish within the run's timeout, or when the toolbox closes, is
+  cancelled and answered with an error. A sync function runs in a daemon thread of its own,
+  which Python cannot stop: it is abandoned (its answer dropped), and since the interpreter
+  does not wait for daemon threads, one that never returns does not keep the process alive.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import functools
 import inspect
 import json
 import re
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -168,6 +173,15 @@ class PythonTools:
                 )
             self.tools[tool.name] = tool
         self._listing = ServerTools(server, tuple(t.info for t in self.tools.values()))
+        self._calls: set[anyio.CancelScope] = set()  # the calls in flight, cancelled by close()
+        self._closed = False
+
+    def close(self) -> None:
+        """Answer every call in flight with an error and refuse new ones (the toolbox is closing).
+        A sync function still running is abandoned in its daemon thread."""
+        self._closed = True
+        for scope in self._calls:
+            scope.cancel()
 
     @property
     def known_tools(self) -> ServerTools:
@@ -189,25 +203,68 @@ class PythonTools:
             args, kwargs = found.arguments(arguments or {})
         except ValidationError as exc:
             return _error(f"invalid arguments for {tool}: {_validation_text(exc)}")
+        if self._closed:
+            return _error(CLOSED.format(tool=tool))
         value: Any = None
         failure: BaseException | None = None
-        with anyio.move_on_after(timeout) as scope:
+        with anyio.CancelScope() as closing:
+            self._calls.add(closing)
             try:
-                if found.is_async:
-                    value = await found.fn(*args, **kwargs)
-                else:
-                    call = functools.partial(found.fn, *args, **kwargs)
-                    value = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
-                    if inspect.isawaitable(value):  # a sync wrapper around a coroutine function
-                        value = await _awaited(value)
-            except (Exception, SystemExit) as exc:  # the function's own failure is the program's error
-                failure = exc
+                with anyio.move_on_after(timeout) as scope:
+                    try:
+                        if found.is_async:
+                            value = await found.fn(*args, **kwargs)
+                        else:
+                            value = await _in_daemon_thread(functools.partial(found.fn, *args, **kwargs))
+                            if inspect.isawaitable(value):  # a sync wrapper around a coroutine function
+                                value = await _awaited(value)
+                    except (Exception, SystemExit) as exc:  # the function's own failure is the program's error
+                        failure = exc
+            finally:
+                self._calls.discard(closing)
+        if closing.cancelled_caught:
+            return _error(CLOSED.format(tool=tool))
         if scope.cancelled_caught:
             return _error(f"{tool} did not return within {timeout:g} s")
         if failure is not None:
             message = str(failure).strip()
             return _error(f"{type(failure).__name__}: {message}" if message else type(failure).__name__)
         return _answer(found, value)
+
+
+CLOSED = "{tool}: the toolbox closed before it returned; the call is abandoned"
+
+
+async def _in_daemon_thread(call: Callable[[], Any]) -> Any:
+    """``call()`` in a daemon thread of its own (as many at once as anyio's worker threads).
+    anyio's and the executors' threads are joined when the interpreter exits, so a function that
+    never returns would hold the process however long it hangs; a daemon thread is not waited for.
+    Cancelling the caller abandons the thread: Python cannot stop it, its answer is dropped."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()  # the caller's context variables, as anyio's threads have them
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if done.done():  # abandoned: no one waits for it
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(value)
+
+    def work() -> None:
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            value = context.run(call)
+        except BaseException as exc:  # handed to the caller, which decides what is the program's error
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits for the answer
+            loop.call_soon_threadsafe(settle, value, error)
+
+    async with anyio.to_thread.current_default_thread_limiter():
+        threading.Thread(target=work, name="gocode python tool", daemon=True).start()
+        return await done
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:

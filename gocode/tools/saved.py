@@ -153,11 +153,73 @@ def with_input(source: str, raw_input: str | None) -> str:
     return f"{source.rstrip()}\n\nvar in = {call}\n\nfunc gocodeInput() Input {{ return in }}\n"
 
 
-def standalone(source: str, servers: dict[str, dict[str, Any]]) -> str:
-    """The program as a standalone binary: its input at run time, its config's servers built in
-    (used when GOCODE_SERVERS is not set)."""
+def standalone(program: SavedProgram, servers: dict[str, dict[str, Any]]) -> str:
+    """The program as a standalone binary: its input at run time (``--help`` prints
+    :func:`usage`), its result() value printed, its config's servers built in (used when
+    GOCODE_SERVERS is not set)."""
+    code = f"{program.source.rstrip()}\n\nvar in = gocodert.StandaloneInput[Input]({go_string(usage(program))})\n"
     defaults = f"\nfunc init() {{ gocodert.SetDefaultServers({go_string(json.dumps(servers))}) }}\n"
-    return with_input(source, None) + defaults
+    return code + "\nfunc gocodeInput() Input { return in }\n" + defaults
+
+
+def usage(program: SavedProgram) -> str:
+    """What a built binary's ``--help`` prints: what it does, its input's fields (from the input
+    schema) and how to give them, and where its output goes."""
+    schema = program.input_schema
+    found = schema.get("properties")
+    props: dict[str, Any] = found if isinstance(found, dict) else {}
+    required = set(schema.get("required") or ())
+    lines = [f"Usage: {program.name} [INPUT_JSON]", "", program.description.strip(), ""]
+    if props:
+        lines.append("Input (a JSON object; unknown fields are refused):")
+        width = max(len(str(k)) for k in props)
+        for key, prop in props.items():
+            kind = _kind(prop) + ("" if key in required else ", optional")
+            doc = prop.get("description", "") if isinstance(prop, dict) else ""
+            lines.append(f"  {key:<{width}}  {kind}" + (f" — {doc}" if doc else ""))
+    else:
+        lines.append("Input: none ({}).")
+    example = json.dumps({k: _example(props[k]) for k in props if k in required}, ensure_ascii=False)
+    lines += [
+        "",
+        f"The input is the JSON in ${INPUT_ENV}, else the first argument, else {{}}:",
+        f"  {program.name} '{example}'",
+        "Bad input exits 2.",
+        "",
+        "Output: what the program prints, on stdout; then the value it gives result(), as one line of JSON.",
+        "It starts (or dials) the servers it was built with; $GOCODE_SERVERS (JSON) overrides them.",
+        "It runs unconfined: no sandbox, no approvals.",
+        "",
+    ]
+    # The description and field docs are the model's text: no control character reaches the terminal.
+    return _CONTROL.sub("?", "\n".join(lines))
+
+
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def _kind(prop: Any) -> str:
+    """A property's type as a reader writes it: ``string``, ``array of integer``, ``one of "a", "b"``."""
+    if not isinstance(prop, dict):
+        return "any"
+    if isinstance(prop.get("enum"), list):
+        return "one of " + ", ".join(json.dumps(v) for v in prop["enum"])
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kind = " or ".join(str(k) for k in kind if k != "null")
+    if kind == "array":
+        return f"array of {_kind(prop.get('items'))}"
+    if isinstance(prop.get("format"), str):
+        return f"{kind or 'string'} ({prop['format']})"
+    return str(kind) if kind else "any"
+
+
+def _example(prop: Any) -> Any:
+    kind = prop.get("type") if isinstance(prop, dict) else None
+    if isinstance(prop, dict) and isinstance(prop.get("enum"), list) and prop["enum"]:
+        return prop["enum"][0]
+    samples: dict[str, Any] = {"string": "...", "integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}}
+    return samples.get(kind) if isinstance(kind, str) else None
 
 
 class SavedStore:
@@ -420,7 +482,7 @@ async def build_binary(
         )
     if not modcache.ready:
         modcache.ensure()
-    build = await modcache.build(package, ModelCode(standalone(program.source, servers)))
+    build = await modcache.build(package, ModelCode(standalone(program, servers)))
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program no longer builds against these tools:\n{build.output.strip()}")
     out.parent.mkdir(parents=True, exist_ok=True)
