@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gocode.compile import golink
+from gocode.compile import gofetch, golink
 from gocode.errors import CheckTimeout, ToolchainError
 from gocode.files import write_file
 from gocode.paths import cache_dir, state_dir
@@ -74,7 +74,10 @@ LIST_FLAGS = ("-trimpath", "-buildvcs=false")
 MAX_CACHED_BINARIES = 64
 # GOCODE_BUILD=go turns the direct compile-and-link path off (every build uses `go build`).
 DIRECT_BUILDS = os.environ.get("GOCODE_BUILD", "direct") != "go"
-INSTALL_HINT = "install Go 1.25 or newer from https://go.dev/dl/ and make sure `go` is on PATH (or set GOCODE_GO)"
+INSTALL_HINT = (
+    "install Go 1.25 or newer from https://go.dev/dl/ and make sure `go` is on PATH (or set GOCODE_GO); "
+    f"without one, gocode downloads Go {gofetch.GO_VERSION} through the Go module proxy"
+)
 
 Progress = Callable[[str], None]
 
@@ -116,11 +119,31 @@ def _parse_version(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in m.groups(default="0")) if m else (0,)
 
 
-def find_toolchain() -> Toolchain:
-    """The ``go`` command to use ($GOCODE_GO, else PATH); raises :class:`ToolchainError` if absent or too old."""
-    go = os.environ.get("GOCODE_GO") or shutil.which("go")
-    if not go:
-        raise ToolchainError(f"the Go toolchain was not found: {INSTALL_HINT}")
+def find_toolchain(progress: Progress | None = None) -> Toolchain:
+    """The ``go`` command to use: $GOCODE_GO, else Go 1.25 or newer on PATH, else the official
+    toolchain fetched into the cache (:mod:`gocode.compile.gofetch`; not with ``GOTOOLCHAIN=local``).
+    Raises :class:`ToolchainError` when there is none (say why: absent, too old, not fetchable)."""
+    if chosen := os.environ.get("GOCODE_GO"):
+        return _checked(chosen)  # the user's own choice: used as it is, or an error
+    found = shutil.which("go")
+    why = f"the Go toolchain was not found: {INSTALL_HINT}"
+    if found:
+        try:
+            return _checked(found)
+        except ToolchainError as exc:
+            why = str(exc)
+    if os.environ.get("GOTOOLCHAIN") == "local":
+        raise ToolchainError(f"{why} (GOTOOLCHAIN=local: gocode does not download Go {gofetch.GO_VERSION})")
+    go = gofetch.fetched_go(cache_dir(), progress or _say_on_stderr)
+    return _checked(str(go))
+
+
+def _say_on_stderr(msg: str) -> None:
+    # Before any command has a progress line of its own; stdout may be an MCP channel.
+    print(f"gocode: {msg}", file=sys.stderr, flush=True)
+
+
+def _checked(go: str) -> Toolchain:
     try:
         out = subprocess.run(
             [go, "env", "GOVERSION"],
