@@ -1,8 +1,8 @@
 """Where a Go toolchain is fetched from and how it is checked, read from the environment the way
 the ``go`` command reads it (``go help goproxy``, ``go help module-auth``).
 
-- ``GOPROXY``: a list split by ``,`` or ``|``; the first URL is used. ``off`` before any URL
-  forbids the download; ``direct`` is skipped (a toolchain has no repository to clone from).
+- ``GOPROXY``: a list split by ``,`` (the next is tried when one has not the file) or ``|`` (when one
+  fails at all); ``off`` ends it, ``direct`` is skipped (a toolchain has no repository to clone from).
 - ``GOSUMDB``: ``off`` (no check), a database name Go knows, or ``<key> [<url>]``; without a URL
   the database is read through the proxy when the proxy serves it, else at ``https://<name>``.
 - ``GONOSUMDB``, else ``GOPRIVATE``: module path patterns that skip the database, as do
@@ -24,17 +24,29 @@ DEFAULT_GOPROXY = "https://proxy.golang.org,direct"
 KNOWN_SUMDBS = {"sum.golang.org": SUM_GOLANG_ORG, "sum.golang.google.cn": SUM_GOLANG_ORG}
 
 
-def proxy_url(env: Mapping[str, str] | None = None) -> str:
-    """The module proxy to fetch from (no trailing slash); a :class:`ToolchainError` when there is none."""
+@dataclass(frozen=True)
+class Proxy:
+    url: str  # no trailing slash
+    any_error: bool  # after "|": the next proxy is tried on any error, not only on "not found"
+
+
+def proxies(env: Mapping[str, str] | None = None) -> list[Proxy]:
+    """The module proxies to try in order; a :class:`ToolchainError` when there is none to fetch from."""
     value = (env if env is not None else os.environ).get("GOPROXY") or DEFAULT_GOPROXY
-    for entry in (e.strip() for e in re.split(r"[,|]", value)):
+    found: list[Proxy] = []
+    for entry, sep in re.findall(r"([^,|]*)([,|]?)", value):
+        entry = entry.strip()
         if entry == "off":
-            raise ToolchainError(
-                f"GOPROXY={value} forbids downloading a Go toolchain: set GOPROXY to a module proxy, "
-                "or install Go 1.25 or newer yourself (on PATH, or GOCODE_GO=/path/to/go)"
-            )
+            break  # go fails here: so does every later entry
         if entry.startswith(("https://", "http://", "file://")):
-            return entry.rstrip("/")
+            found.append(Proxy(entry.rstrip("/"), sep == "|"))
+    if found:
+        return found
+    if "off" in (e.strip() for e in re.split(r"[,|]", value)):
+        raise ToolchainError(
+            f"GOPROXY={value} forbids downloading a Go toolchain: set GOPROXY to a module proxy, "
+            "or install Go 1.25 or newer yourself (on PATH, or GOCODE_GO=/path/to/go)"
+        )
     raise ToolchainError(
         f"GOPROXY={value} names no module proxy to download a Go toolchain from (`direct` cannot fetch one): "
         "set GOPROXY to a proxy (https://proxy.golang.org), or install Go yourself (on PATH, or GOCODE_GO)"

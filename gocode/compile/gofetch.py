@@ -93,12 +93,18 @@ def fetched_go(cache: Path, progress: Progress, version: str = GO_VERSION) -> Pa
         if go.is_file():
             return go  # another process fetched it while this one waited
         mod_version = module_version(version, plat)
-        proxy = goenv.proxy_url()
+        proxies = goenv.proxies()
         with tempfile.TemporaryDirectory(prefix=".fetch-", dir=root) as tmp:
             zpath = Path(tmp) / "toolchain.zip"
-            download(f"{proxy}/{MODULE}/@v/{mod_version}.zip", zpath, progress, f"Go {version} for {plat}")
+            what = f"Go {version} for {plat}"
+            path = f"{MODULE}/@v/{mod_version}.zip"
+            if not _from_proxies(proxies, lambda p: download(f"{p.url}/{path}", zpath, progress, what)):
+                raise ToolchainError(
+                    f"no module proxy has {MODULE}@{mod_version} (tried {', '.join(p.url for p in proxies)}): "
+                    f"Go {version} is not published for {plat}; install Go 1.25 or newer yourself and set GOCODE_GO"
+                )
             progress(f"checking Go {version} against the checksum database …")
-            verify(zpath, mod_version, proxy, progress)
+            verify(zpath, mod_version, proxies, progress)
             progress(f"unpacking Go {version} into {goroot} …")
             staged = Path(tmp) / "goroot"
             unpack(zpath, f"{MODULE}@{mod_version}/", staged)
@@ -119,27 +125,42 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _from_proxies(proxies: list[goenv.Proxy], attempt: Callable[[goenv.Proxy], bool]) -> bool:
+    """Try each proxy in turn as ``go`` does: on to the next when one has not the file, or after "|" when it failed."""
+    for i, proxy in enumerate(proxies):
+        try:
+            if attempt(proxy):
+                return True
+        except ToolchainError:
+            if not proxy.any_error or i == len(proxies) - 1:
+                raise
+    return False
+
+
 def _open(url: str) -> Any:
+    """The response for ``url``; None when the server has no such file (404, 410, or no local file)."""
     try:
         return urllib.request.urlopen(url, timeout=TIMEOUT)  # http(s) or file://, from GOPROXY
     except urllib.error.HTTPError as exc:
         if exc.code in (404, 410):
-            raise ToolchainError(
-                f"the module proxy has no {url.rsplit('/', 1)[-1]} ({exc.code}): this Go version is not "
-                "published for this machine; install Go 1.25 or newer yourself and set GOCODE_GO"
-            ) from None
+            return None
         raise ToolchainError(f"downloading {url} failed: HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
+        if url.startswith("file://") and isinstance(reason, FileNotFoundError):
+            return None
         raise ToolchainError(
             f"cannot download a Go toolchain from {url}: {reason} (no network? set GOPROXY to a reachable "
             "module proxy, or install Go 1.25 or newer yourself: on PATH, or GOCODE_GO=/path/to/go)"
         ) from None
 
 
-def download(url: str, dest: Path, progress: Progress, what: str) -> None:
-    """Copy ``url`` to ``dest``, saying how many bytes arrived every few seconds."""
-    with _open(url) as resp:
+def download(url: str, dest: Path, progress: Progress, what: str) -> bool:
+    """Copy ``url`` to ``dest``, saying how many bytes arrived every few seconds; False when it is not there."""
+    resp = _open(url)
+    if resp is None:
+        return False
+    with resp:
         total = int(resp.headers.get("Content-Length") or 0)
         if total > MAX_ZIP_BYTES:
             raise ToolchainError(f"{url} is {total} bytes, more than a module may be")
@@ -159,6 +180,7 @@ def download(url: str, dest: Path, progress: Progress, what: str) -> None:
         if total and got != total:
             raise ToolchainError(f"downloading {url} stopped at {got} of {total} bytes")
         progress(f"  {got / 1e6:.1f} MB downloaded")
+    return True
 
 
 def _read(resp: Any, url: str) -> bytes:
@@ -169,14 +191,17 @@ def _read(resp: Any, url: str) -> bytes:
 
 
 def _get(url: str) -> bytes:
-    with _open(url) as resp:
+    resp = _open(url)
+    if resp is None:
+        raise ToolchainError(f"{url}: not found")
+    with resp:
         data = resp.read(MAX_ANSWER_BYTES + 1)
     if len(data) > MAX_ANSWER_BYTES:
         raise ToolchainError(f"{url}: the answer is larger than a checksum database answers")
     return data
 
 
-def verify(zpath: Path, mod_version: str, proxy: str, progress: Progress) -> None:
+def verify(zpath: Path, mod_version: str, proxies: list[goenv.Proxy], progress: Progress) -> None:
     """Refuse the zip unless its ``h1:`` is the one the checksum database proves (or checks are off)."""
     db = goenv.sumdb(MODULE)
     try:
@@ -186,7 +211,7 @@ def verify(zpath: Path, mod_version: str, proxy: str, progress: Progress) -> Non
     if db is None:
         progress(f"warning: the checksum database is off (GOSUMDB/GONOSUMDB); Go {mod_version} is not verified")
         return
-    base = db.url or _sumdb_base(proxy, db.name)
+    base = db.url or _sumdb_base(proxies, db.name)
     try:
         want = sumdb.zip_hash(
             sumdb.lookup(MODULE, mod_version, lambda p: _get(f"{base}/{p}"), db.key), MODULE, mod_version
@@ -200,12 +225,13 @@ def verify(zpath: Path, mod_version: str, proxy: str, progress: Progress) -> Non
         )
 
 
-def _sumdb_base(proxy: str, name: str) -> str:
-    """The database through the proxy when the proxy serves it (``go help module-auth``), else directly."""
-    base = f"{proxy}/sumdb/{name}"
-    with contextlib.suppress(ToolchainError):
-        _get(f"{base}/supported")
-        return base
+def _sumdb_base(proxies: list[goenv.Proxy], name: str) -> str:
+    """The database through the first proxy that serves it (``go help module-auth``), else directly."""
+    for proxy in proxies:
+        base = f"{proxy.url}/sumdb/{name}"
+        with contextlib.suppress(ToolchainError):
+            _get(f"{base}/supported")
+            return base
     return f"https://{name}"
 
 
