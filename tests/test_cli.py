@@ -175,8 +175,14 @@ def test_servers_that_fail_are_named_with_command_and_stderr(tmp_path):
 
 
 def test_missing_or_old_go_is_a_clear_message(tmp_path, config_file):
-    r = gocode("warmup", env={"PATH": str(tmp_path), "GOCODE_GO": ""})
+    no_go = {"PATH": str(tmp_path), "GOCODE_GO": "", "GOCODE_CACHE_DIR": str(tmp_path / "cache")}
+    r = gocode("warmup", env={**no_go, "GOTOOLCHAIN": "local"})
     assert r.returncode == 2 and "the Go toolchain was not found: install Go 1.25 or newer" in r.stderr
+    assert "GOTOOLCHAIN=local: gocode does not download Go" in r.stderr
+    r = gocode("warmup", env={**no_go, "GOPROXY": "off"})
+    assert r.returncode == 2 and "GOPROXY=off forbids downloading a Go toolchain" in r.stderr
+    r = gocode("cache", "info", env=no_go)  # looking at the cache downloads nothing
+    assert r.returncode == 0 and not (tmp_path / "cache" / "toolchains").exists(), r.stderr
     fake = tmp_path / "go"
     fake.write_text("#!/bin/sh\necho go1.22.4\n")
     fake.chmod(0o755)

@@ -22,10 +22,10 @@ def cache() -> None:
 
 def _current_modcache() -> tuple[Path | None, Path | None]:
     """This gocode's module cache in the cache, and in $GOCODE_STATE_DIR when that is set."""
-    from gocode.compile.modcache import ModuleCache
+    from gocode.compile.modcache import ModuleCache, find_toolchain
 
     try:
-        ws = ModuleCache()
+        ws = ModuleCache(find_toolchain(fetch=False))  # looking at the cache downloads nothing
     except GocodeError:  # no Go toolchain: every module cache counts as another one's
         return None, None
     return ws.dir, (ws.state if ws.state != ws.dir else None)

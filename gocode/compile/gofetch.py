@@ -88,12 +88,12 @@ def fetched_go(cache: Path, progress: Progress, version: str = GO_VERSION) -> Pa
     go = goroot / "bin" / "go"
     if go.is_file():
         return go
+    proxies = goenv.proxies()  # an environment that forbids the download says so before anything is made
     root.mkdir(parents=True, exist_ok=True)
     with _locked(root / ".lock"):
         if go.is_file():
             return go  # another process fetched it while this one waited
         mod_version = module_version(version, plat)
-        proxies = goenv.proxies()
         with tempfile.TemporaryDirectory(prefix=".fetch-", dir=root) as tmp:
             zpath = Path(tmp) / "toolchain.zip"
             what = f"Go {version} for {plat}"
@@ -113,6 +113,15 @@ def fetched_go(cache: Path, progress: Progress, version: str = GO_VERSION) -> Pa
             os.replace(staged, goroot)  # whole or not at all: a reader never sees half a toolchain
         progress(f"Go {version} ready: {go}")
     return go
+
+
+def cached_go(cache: Path, version: str = GO_VERSION) -> Path | None:
+    """The fetched toolchain's ``go`` when it is in the cache already (None on a machine Go has none for)."""
+    with contextlib.suppress(ToolchainError):
+        go = cache / TOOLCHAINS_DIR / f"go{version}.{platform_name()}" / "bin" / "go"
+        if go.is_file():
+            return go
+    return None
 
 
 @contextlib.contextmanager

@@ -119,10 +119,11 @@ def _parse_version(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in m.groups(default="0")) if m else (0,)
 
 
-def find_toolchain(progress: Progress | None = None) -> Toolchain:
+def find_toolchain(progress: Progress | None = None, *, fetch: bool = True) -> Toolchain:
     """The ``go`` command to use: $GOCODE_GO, else Go 1.25 or newer on PATH, else the official
-    toolchain fetched into the cache (:mod:`gocode.compile.gofetch`; not with ``GOTOOLCHAIN=local``).
-    Raises :class:`ToolchainError` when there is none (say why: absent, too old, not fetchable)."""
+    toolchain fetched into the cache (:mod:`gocode.compile.gofetch`; downloaded only with ``fetch``
+    and not with ``GOTOOLCHAIN=local``). Raises :class:`ToolchainError` when there is none (saying
+    why: absent, too old, not fetchable)."""
     if chosen := os.environ.get("GOCODE_GO"):
         return _checked(chosen)  # the user's own choice: used as it is, or an error
     found = shutil.which("go")
@@ -132,8 +133,12 @@ def find_toolchain(progress: Progress | None = None) -> Toolchain:
             return _checked(found)
         except ToolchainError as exc:
             why = str(exc)
+    if (fetched := gofetch.cached_go(cache_dir())) is not None:
+        return _checked(str(fetched))
     if os.environ.get("GOTOOLCHAIN") == "local":
         raise ToolchainError(f"{why} (GOTOOLCHAIN=local: gocode does not download Go {gofetch.GO_VERSION})")
+    if not fetch:
+        raise ToolchainError(why)
     go = gofetch.fetched_go(cache_dir(), progress or _say_on_stderr)
     return _checked(str(go))
 
