@@ -3,6 +3,7 @@
 Layout under the cache directory (``$GOCODE_CACHE_DIR``, else ``$XDG_CACHE_HOME/gocode``,
 else ``~/.cache/gocode``)::
 
+    toolchains/            the official Go, fetched when the machine has none (gofetch.py)
     go-build/              GOCACHE, shared by every module cache
     gomod/                 GOMODCACHE (Go's own module downloads)
     ws-<key>/              one module per (Go version, go.mod.tmpl, go.sum.tmpl, runtime source)
