@@ -73,6 +73,7 @@ BUILD_FLAGS = ("-trimpath", "-ldflags=-s -w", "-buildvcs=false")
 # so it finds the packages they compiled in the build cache instead of compiling them again.
 LIST_FLAGS = ("-trimpath", "-buildvcs=false")
 MAX_CACHED_BINARIES = 64
+HEARTBEAT_S = 10.0  # seconds between the lines that say a long set-up step is still going
 # GOCODE_BUILD=go turns the direct compile-and-link path off (every build uses `go build`).
 DIRECT_BUILDS = os.environ.get("GOCODE_BUILD", "direct") != "go"
 INSTALL_HINT = (
@@ -85,6 +86,25 @@ Progress = Callable[[str], None]
 # One Go parser helper per module cache directory, shared by every ModuleCache object on it.
 _GOFIX: dict[Path, GoFix] = {}
 _GOFIX_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def heartbeat(say: Progress, what: str, every: float = HEARTBEAT_S) -> Iterator[None]:
+    """Say every ``every`` seconds how long a silent step has taken, so a first run never looks hung."""
+    stop = threading.Event()
+    start = time.monotonic()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            say(f"  … still {what}: {time.monotonic() - start:.0f} s")
+
+    thread = threading.Thread(target=beat, name="gocode-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def write_module_files(root: Path, rt_files: dict[str, str]) -> None:
@@ -292,13 +312,17 @@ class ModuleCache:
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())
             say(f"[1/2] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
-            self._run_go(
-                ["mod", "download", "github.com/modelcontextprotocol/go-sdk"], offline=False, what="downloading modules"
-            )
+            with heartbeat(say, "downloading"):
+                self._run_go(
+                    ["mod", "download", "github.com/modelcontextprotocol/go-sdk"],
+                    offline=False,
+                    what="downloading modules",
+                )
             say(f"[2/2] compiling the Go SDK, the packages programs use and Go's type checker ({FIRST_BUILD_NOTE}) …")
             # One go build for both, so the toolchain keeps every core busy compiling their packages.
             helper = "./" + self.gofix.source_dir().relative_to(self.dir).as_posix()
-            self._run_go(["build", *BUILD_FLAGS, "./seed", helper], offline=False, what="pre-building")
+            with heartbeat(say, "compiling"):
+                self._run_go(["build", *BUILD_FLAGS, "./seed", helper], offline=False, what="pre-building")
             for sub in ("tools", "runs", "bin"):
                 (self.dir / sub).mkdir(exist_ok=True)
             self.gofix.binary()  # only links now
