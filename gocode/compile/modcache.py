@@ -88,25 +88,6 @@ _GOFIX: dict[Path, GoFix] = {}
 _GOFIX_LOCK = threading.Lock()
 
 
-@contextlib.contextmanager
-def heartbeat(say: Progress, what: str, every: float = HEARTBEAT_S) -> Iterator[None]:
-    """Say every ``every`` seconds how long a silent step has taken, so a first run never looks hung."""
-    stop = threading.Event()
-    start = time.monotonic()
-
-    def beat() -> None:
-        while not stop.wait(every):
-            say(f"  … still {what}: {time.monotonic() - start:.0f} s")
-
-    thread = threading.Thread(target=beat, name="gocode-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-
-
 def write_module_files(root: Path, rt_files: dict[str, str]) -> None:
     """Write a bindings module's go.mod, go.sum and runtime package under ``root``."""
     (root / "rt").mkdir(parents=True, exist_ok=True)
@@ -312,17 +293,16 @@ class ModuleCache:
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())
             say(f"[1/2] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
-            with heartbeat(say, "downloading"):
-                self._run_go(
-                    ["mod", "download", "github.com/modelcontextprotocol/go-sdk"],
-                    offline=False,
-                    what="downloading modules",
-                )
+            self._run_go(
+                ["mod", "download", "github.com/modelcontextprotocol/go-sdk"],
+                offline=False,
+                what="downloading modules",
+                beat=say,
+            )
             say(f"[2/2] compiling the Go SDK, the packages programs use and Go's type checker ({FIRST_BUILD_NOTE}) …")
             # One go build for both, so the toolchain keeps every core busy compiling their packages.
             helper = "./" + self.gofix.source_dir().relative_to(self.dir).as_posix()
-            with heartbeat(say, "compiling"):
-                self._run_go(["build", *BUILD_FLAGS, "./seed", helper], offline=False, what="pre-building")
+            self._run_go(["build", *BUILD_FLAGS, "./seed", helper], offline=False, what="pre-building", beat=say)
             for sub in ("tools", "runs", "bin"):
                 (self.dir / sub).mkdir(exist_ok=True)
             self.gofix.binary()  # only links now
@@ -369,10 +349,27 @@ class ModuleCache:
                 start_new_session=True,  # not killed with this process's group, nor by Ctrl-C
             )
 
-    def _run_go(self, args: list[str], *, offline: bool, what: str) -> None:
-        proc = subprocess.run(
-            [self.toolchain.go, *args], cwd=self.dir, env=self.go_env(offline=offline), capture_output=True, text=True
-        )
+    def _run_go(self, args: list[str], *, offline: bool, what: str, beat: Progress | None = None) -> None:
+        """Run ``go``; ``beat`` hears how long it has taken every :data:`HEARTBEAT_S` seconds (from
+        this thread: a progress callback may only be called where the warm-up runs)."""
+        start = time.monotonic()
+        with subprocess.Popen(
+            [self.toolchain.go, *args],
+            cwd=self.dir,
+            env=self.go_env(offline=offline),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as running:
+            while True:
+                try:
+                    stdout, stderr = running.communicate(timeout=HEARTBEAT_S)
+                    break
+                except subprocess.TimeoutExpired:  # nothing lost: communicate() is called again
+                    if beat is not None:
+                        beat(f"  … still {what}: {time.monotonic() - start:.0f} s")
+        proc = subprocess.CompletedProcess(running.args, running.returncode, stdout, stderr)
         if proc.returncode != 0:
             detail = (proc.stderr or proc.stdout).strip()
             hint = ""
