@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from gocode.errors import SumdbError
+
 # Go's own default (cmd/go/internal/modfetch/sumdb.go): the key of sum.golang.org.
 SUM_GOLANG_ORG = "sum.golang.org+033de0ae+Ac4zctda0e5eza+HJyk9SxEdh+s3Ux18htTTAD8OuAn8"
 TILE_HEIGHT = 8
@@ -32,10 +34,6 @@ HASH_SIZE = 32
 ALG_ED25519 = 1
 
 Fetch = Callable[[str], bytes]  # a path under the database's URL -> the body
-
-
-class SumdbError(Exception):
-    """The database's answer is malformed, unsigned, or does not prove the record."""
 
 
 @dataclass(frozen=True)
