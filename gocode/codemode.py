@@ -301,7 +301,7 @@ class CodeMode:
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
         try:
-            version = self.workspace.toolchain.version
+            version = self.workspace.go_version  # known before a machine without Go has fetched it
         except GocodeError:
             return "1.25+"
         return ".".join(version.removeprefix("go").split(".")[:2])

@@ -126,6 +126,7 @@ def warmup(force: bool) -> None:
     from gocode.search import semantic
 
     ws = ModuleCache()
+    ws.fetch_go(say_progress)  # on a machine without Go: downloaded first, with its progress
     say_progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
     ws.warmup(say_progress, force=force, full=True)  # the whole standard library too: nothing left for later
     for error in semantic.fetch_all(say_progress):  # search still works, with the others or by words alone

@@ -86,6 +86,7 @@ Progress = Callable[[str], None]
 # One Go parser helper per module cache directory, shared by every ModuleCache object on it.
 _GOFIX: dict[Path, GoFix] = {}
 _GOFIX_LOCK = threading.Lock()
+_FETCH_LOCK = threading.Lock()  # one download per process (gofetch's file lock: one per machine)
 
 
 def write_module_files(root: Path, rt_files: dict[str, str]) -> None:
@@ -145,6 +146,18 @@ def find_toolchain(progress: Progress | None = None, *, fetch: bool = True) -> T
     return _checked(str(go))
 
 
+def _toolchain_or_pending() -> tuple[Toolchain, bool]:
+    """The toolchain to use and whether it is still to be fetched (see :func:`find_toolchain`)."""
+    try:
+        return find_toolchain(fetch=False), False
+    except ToolchainError:
+        if os.environ.get("GOCODE_GO") or os.environ.get("GOTOOLCHAIN") == "local":
+            raise
+        gofetch.goenv.proxies()  # an environment that forbids the download says so now
+        root = cache_dir() / gofetch.TOOLCHAINS_DIR / f"go{gofetch.GO_VERSION}.{gofetch.platform_name()}"
+        return Toolchain(str(root / "bin" / "go"), f"go{gofetch.GO_VERSION}"), True
+
+
 def _say_on_stderr(msg: str) -> None:
     # Before any command has a progress line of its own; stdout may be an MCP channel.
     print(f"gocode: {msg}", file=sys.stderr, flush=True)
@@ -197,14 +210,17 @@ class ModuleCache:
         self, toolchain: Toolchain | None = None, root: Path | None = None, *, direct: bool | None = None
     ) -> None:
         self.direct_builds = DIRECT_BUILDS if direct is None else direct
-        self.toolchain = toolchain or find_toolchain()
+        # On a machine without Go, the toolchain gocode fetches: its version is known now (and is
+        # all the key needs); it is downloaded by the set-up (warmup/ensure, in a worker thread,
+        # with its progress), or on first use of `toolchain`, never while this object is made.
+        self._toolchain, self._fetch = (toolchain, False) if toolchain else _toolchain_or_pending()
         self.cache = root or cache_dir()
         rt_files = rt_sources()
         key = hashlib.sha256(
             "\0".join(
                 [
                     MODCACHE_LAYOUT,
-                    self.toolchain.version,
+                    self._toolchain.version,
                     go_mod_template(),
                     go_sum_template(),
                     *(f"{n}\0{t}" for n, t in rt_files.items()),
@@ -227,6 +243,26 @@ class ModuleCache:
         self._std_started = False
         self._std_proc: subprocess.Popen[bytes] | None = None
         self._partial: set[str] = set()  # tool sets whose importcfg was listed before std was compiled
+
+    @property
+    def toolchain(self) -> Toolchain:
+        """The ``go`` command (fetched first, on a machine without Go, if the set-up has not)."""
+        self.fetch_go()
+        return self._toolchain
+
+    @property
+    def go_version(self) -> str:
+        """``go1.26.8``: the toolchain's version, known without fetching it."""
+        return self._toolchain.version
+
+    def fetch_go(self, progress: Progress | None = None) -> None:
+        """Download the toolchain this module cache is for, when the machine has none (once)."""
+        if self._fetch:
+            with _FETCH_LOCK:
+                if self._fetch:
+                    go = gofetch.fetched_go(cache_dir(), progress or _say_on_stderr)
+                    self._toolchain = _checked(str(go))
+                    self._fetch = False
 
     # --- environment -------------------------------------------------------------------------
 
@@ -278,6 +314,7 @@ class ModuleCache:
         with ``full`` (``gocode warmup``: an image or a shared cache is complete when it ends).
         """
         say = progress or (lambda _msg: None)
+        self.fetch_go(say)
         with self._lock():
             if self.ready and not force:
                 self.gofix.binary()  # built here once per version of its source
@@ -292,7 +329,7 @@ class ModuleCache:
             seed = self.dir / "seed"
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())
-            say(f"[1/2] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
+            say(f"[1/2] downloading the MCP Go SDK and its modules ({self.go_version}) …")
             self._run_go(
                 ["mod", "download", "github.com/modelcontextprotocol/go-sdk"],
                 offline=False,
@@ -306,7 +343,7 @@ class ModuleCache:
             for sub in ("tools", "runs", "bin"):
                 (self.dir / sub).mkdir(exist_ok=True)
             self.gofix.binary()  # only links now
-            (self.dir / ".ready").write_text(self.toolchain.version + "\n")
+            (self.dir / ".ready").write_text(self.go_version + "\n")
             if full:
                 self._build_std(say)
             say(f"module cache ready in {time.monotonic() - start:.1f} s: {self.dir}")
@@ -323,6 +360,7 @@ class ModuleCache:
         write_file(self.dir / STD_MARK, "ok\n")
 
     def ensure(self, progress: Progress | None = None) -> None:
+        self.fetch_go(progress)
         if not self.ready:
             self.warmup(progress)
         self.gofix.binary()  # Go's parser and type checker, built once from the shipped source
