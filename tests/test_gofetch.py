@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.server
 import os
 import stat
+import threading
 import zipfile
 from pathlib import Path
 
@@ -218,3 +220,47 @@ def test_no_proxy_reachable_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("GOPROXY", "http://127.0.0.1:9")  # discard: nothing listens
     with pytest.raises(ToolchainError, match=r"cannot download a Go toolchain from http://127\.0\.0\.1:9/.*no network"):
         gofetch.fetched_go(tmp_path / "cache", lambda _m: None, "9.9.9")
+
+
+@pytest.mark.fast
+def test_a_machine_go_publishes_nothing_for_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(gofetch.platform, "system", lambda: "Plan9")
+    monkeypatch.setattr(gofetch.platform, "machine", lambda: "mips")
+    with pytest.raises(ToolchainError, match=r"no official Go toolchain for this machine \(Plan9 mips\).*GOCODE_GO"):
+        gofetch.platform_name()
+
+
+def test_a_version_no_proxy_has_is_a_clear_error(tmp_path, local_go):
+    local = local_go()
+    local.zip.unlink()  # the proxy answers "not found" for it
+    with pytest.raises(ToolchainError, match=rf"no module proxy has {MODULE}@{local.version} \(tried file://"):
+        gofetch.fetched_go(tmp_path / "cache", lambda _m: None, "9.9.9")
+
+
+class Oversized(http.server.BaseHTTPRequestHandler):
+    """A proxy that sends more than a module may be, saying so (Content-Length) or not."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        if self.path.endswith("/said"):
+            self.send_header("Content-Length", "5000")
+        self.end_headers()
+        self.wfile.write(b"x" * 5000)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("path", "message"), [("/said", "is 5000 bytes"), ("/unsaid", "is more than 1000 bytes")])
+def test_a_download_larger_than_a_module_may_be_is_cut_off(tmp_path, monkeypatch, path, message):
+    monkeypatch.setattr(gofetch, "MAX_ZIP_BYTES", 1000)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Oversized)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}{path}"
+        with pytest.raises(ToolchainError, match=message):
+            gofetch.download(url, tmp_path / "z", lambda _m: None, "Go")
+        assert not (tmp_path / "z").exists() or (tmp_path / "z").stat().st_size <= 1000
+    finally:
+        server.shutdown()
+        server.server_close()
