@@ -264,3 +264,16 @@ def test_a_download_larger_than_a_module_may_be_is_cut_off(tmp_path, monkeypatch
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_broken_toolchain_in_the_cache_is_replaced_and_an_unusable_cache_is_said(tmp_path, local_go):
+    local_go()
+    broken = tmp_path / "cache" / "toolchains" / f"go9.9.9.{gofetch.platform_name()}"
+    (broken / "stale").mkdir(parents=True)  # bin/go removed by hand
+    go = gofetch.fetched_go(tmp_path / "cache", lambda _m: None, "9.9.9")
+    assert go.is_file() and (broken / "src" / "fmt" / "print.go").is_file() and not (broken / "stale").exists()
+    unusable = tmp_path / "other"
+    unusable.mkdir()
+    (unusable / "toolchains").write_text("a file where the directory goes")  # fails for root too
+    with pytest.raises(ToolchainError, match=r"fetching Go 9\.9\.9 into .*other/toolchains failed: "):
+        gofetch.fetched_go(unusable, lambda _m: None, "9.9.9")

@@ -89,6 +89,14 @@ def fetched_go(cache: Path, progress: Progress, version: str = GO_VERSION) -> Pa
     if go.is_file():
         return go
     proxies = goenv.proxies()  # an environment that forbids the download says so before anything is made
+    try:
+        return _fetch(root, goroot, version, plat, proxies, progress)
+    except OSError as exc:  # the disk full, the cache not writable: said as what failed
+        raise ToolchainError(f"fetching Go {version} into {root} failed: {exc}") from None
+
+
+def _fetch(root: Path, goroot: Path, version: str, plat: str, proxies: list[goenv.Proxy], progress: Progress) -> Path:
+    go = goroot / "bin" / "go"
     root.mkdir(parents=True, exist_ok=True)
     with _locked(root / ".lock"):
         if go.is_file():
@@ -110,6 +118,10 @@ def fetched_go(cache: Path, progress: Progress, version: str = GO_VERSION) -> Pa
             unpack(zpath, f"{MODULE}@{mod_version}/", staged)
             zpath.unlink()
             _check_runs(staged / "bin" / "go", version)
+            if goroot.is_symlink() or goroot.is_file():
+                goroot.unlink()
+            elif goroot.exists():
+                shutil.rmtree(goroot)  # one without bin/go (a hand removed it): replaced whole
             os.replace(staged, goroot)  # whole or not at all: a reader never sees half a toolchain
         progress(f"Go {version} ready: {go}")
     return go
