@@ -16,11 +16,23 @@ NPM_STAMP := $(NPM_PREFIX)/.installed
 
 .PHONY: demo test test-fast test-go lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask bench-cli haproxy clean
 
-$(BIN)/gocode: pyproject.toml
+# Two installs into one virtualenv: gocode and its own dependencies (all `make demo` needs; pip
+# shows each download as it goes), and the test tools on top (`make test`, `make lint`, …).
+DEMO_STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
+
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	@echo "installing gocode and its Python dependencies into $(VENV)/ (once) …"
+	$(BIN)/pip install --progress-bar on -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	touch $@
+	touch $@ $(DEMO_STAMP)
 
 $(NPM_STAMP): Makefile
 	mkdir -p $(NPM_PREFIX)
@@ -35,13 +47,13 @@ $(NPM_STAMP): Makefile
 haproxy:
 	command -v haproxy >/dev/null || (apt-get update -qq && apt-get install -y haproxy)
 
-setup: $(BIN)/gocode $(NPM_STAMP) haproxy
+setup: $(TEST_STAMP) $(NPM_STAMP) haproxy
 	$(BIN)/gocode warmup
 
-demo: $(BIN)/gocode
+demo: $(DEMO_STAMP)
 	$(BIN)/gocode demo
 
-lint: $(BIN)/gocode
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check gocode tests examples bench deploy
 	$(BIN)/ruff format --check gocode tests examples bench deploy
 	$(BIN)/mypy
@@ -55,7 +67,7 @@ test: setup lint
 # importing the others (framework integrations, servers) cost most of the lane's time. The
 # random-schema property test runs 60 examples here (300 in `make test`).
 FAST_FILES = $(shell grep -l 'mark\.fast' tests/test_*.py)
-test-fast: $(BIN)/gocode lint
+test-fast: $(TEST_STAMP) lint
 	$(BIN)/pytest -q -p no:cacheprovider -m fast --hypothesis-profile=fast $(FAST_FILES)
 
 # The Go sources' unit tests (go_templates/*/..._test.go) alone; `make test` runs them too, in pytest.

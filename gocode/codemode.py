@@ -57,6 +57,8 @@ from gocode.view.rules import rules as rules_text
 from gocode.view.selection import ToolView, code_mode_on, split_tools, typeable, with_inferred_outputs
 
 TOOL_NAME = "execute_go_code"
+# The answer to code with nothing to run (blank, or comments only): said, not a silent success.
+NO_STATEMENTS = "the program has no statements (only blank lines or comments), so nothing ran: write Go statements"
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -262,6 +264,12 @@ class CodeMode:
     def _unavailable_note(self) -> str:
         return "".join(f"\nnote: unavailable: {why}" for why in self._unavailable.values())
 
+    def _missing_servers(self, build: BuildResult) -> list[str]:
+        """Why servers are down, when the code names something undefined: a tool of theirs,
+        maybe (a server that never started listed none), so the run failed for want of them."""
+        undefined = any(d.message.startswith("undefined:") for d in build.diagnostics)
+        return list(self._unavailable.values()) if undefined else []
+
     @property
     def state(self) -> ToolState:
         """The current tool set, whole (see :class:`ToolState`): what a call takes once."""
@@ -293,7 +301,7 @@ class CodeMode:
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
         try:
-            version = self.workspace.toolchain.version
+            version = self.workspace.go_version  # known before a machine without Go has fetched it
         except GocodeError:
             return "1.25+"
         return ".".join(version.removeprefix("go").split(".")[:2])
@@ -483,11 +491,13 @@ class CodeMode:
         this call (by default the current one); what is built, approved and run is read from it alone.
         """
         start = time.monotonic()
+        if ModelCode(code).empty:
+            return RunResult(False, "code", stderr=NO_STATEMENTS)
         state = state or self.state
         package = package or state.package
         build = await check_and_build(self.workspace, package, ModelCode(code), progress)
         if not build.ok:
-            return compile_failure(build, self._unavailable_note(), start)
+            return compile_failure(build, self._unavailable_note(), start, down=self._missing_servers(build))
         plan = build.plan or plan_from_answer(None, package)
         if on_plan is not None:
             on_plan(plan)

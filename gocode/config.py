@@ -13,7 +13,9 @@ every problem becomes one :class:`ConfigError` naming the file and the key.
 
 from __future__ import annotations
 
+import difflib
 import json
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -442,10 +444,44 @@ def parse_config(text: str, source: str = "<config>", env: Mapping[str, str] | N
             f"{source}: {exc.where}: environment variable {exc.name} is not set "
             f"(set it, or write ${{{exc.name}:-default}})"
         ) from None
+    _check_open_blocks(data, source)
     try:
         return Config.model_validate({**data, "source": source})
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from None
+
+
+def _check_open_blocks(data: dict[str, Any], source: str) -> None:
+    """``models[]`` and ``defaults`` keep keys gocode does not know (the agent's own), so a
+    misspelt key of gocode's would be silently ignored there: one that differs from a known key
+    only in case or separators is an error, one that is merely close a warning, each naming it."""
+    blocks: list[tuple[str, Any, type[BaseModel]]] = [("defaults", data.get("defaults"), Defaults)]
+    models = data.get("models")
+    if isinstance(models, list):
+        blocks += [(f"models[{i}]", m, ModelConfig) for i, m in enumerate(models)]
+    for where, block, model in blocks:
+        if not isinstance(block, dict):
+            continue  # the model's validation says what is wrong with it
+        known = {key for n, f in model.model_fields.items() for key in (n, f.alias) if key}
+        # Each spelling folds to the key as the README writes it (the alias: `codeMode`).
+        folded = {_fold(k): f.alias or n for n, f in model.model_fields.items() for k in (n, f.alias) if k}
+        for key in block:
+            if not isinstance(key, str) or key in known:
+                continue
+            if (same := folded.get(_fold(key))) is not None:
+                raise ConfigError(f"{source}: {where}.{key}: unknown key; did you mean `{same}`?")
+            if close := difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8):
+                logging.getLogger("gocode.config").warning(
+                    "%s: %s.%s: not a gocode key (kept for your agent); did you mean `%s`?",
+                    source,
+                    where,
+                    key,
+                    close[0],
+                )
+
+
+def _fold(key: str) -> str:
+    return re.sub(r"[-_]", "", key).lower()
 
 
 def load_config(path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Config:

@@ -5,8 +5,9 @@ message, ready for a person or a model)::
 
     GocodeError                 base
     ├── ConfigError             "config": missing/unparsable file, wrong key or type, unknown model
-    ├── ToolchainError          "toolchain": no ``go`` on PATH, Go too old, module cache warm-up failed
-    │   └── CheckTimeout        the type-check helper did not answer in time (it is replaced)
+    ├── ToolchainError          "toolchain": no ``go`` on PATH, Go too old or not fetched, warm-up failed
+    │   ├── CheckTimeout        the type-check helper did not answer in time (it is replaced)
+    │   └── SumdbError          Go's checksum database answered unsigned, malformed or unproven
     ├── DiscoveryError          "discovery": a server did not start, connect, or list its tools
     ├── SetUpError              "setup": the machine's one-off set-up failed (no program can be built)
     ├── SandboxError            "sandbox": the sandbox asked for cannot be provided here
@@ -70,6 +71,11 @@ class ToolchainError(GocodeError):
 
 class CheckTimeout(ToolchainError):
     """The type-check helper did not answer in time (it was stopped; the next call starts a new one)."""
+
+
+class SumdbError(ToolchainError):
+    """Go's checksum database did not vouch for a download: its answer is malformed, its tree
+    head not signed by its key, or the record not proven to be in that tree."""
 
 
 class DiscoveryError(GocodeError):

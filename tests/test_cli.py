@@ -172,11 +172,45 @@ def test_servers_that_fail_are_named_with_command_and_stderr(tmp_path):
     assert f"MCP server 'crash' (command: {sys.executable} {crash}) failed" in r.stderr
     assert "fatal: missing API key FOO_TOKEN" in r.stderr
     assert "Traceback" not in r.stderr
+    # Code that names what only a failed server could give: gocode could not run it (exit 2, as
+    # the README says for a server that failed to start), said with the server and its command.
+    r = gocode("exec", "-c", str(cfg), "-", stdin="city, err := getCity(ctx)\n_, _ = city, err\n")
+    assert r.returncode == 2, r.stderr
+    assert (
+        "not run:\nMCP server 'crash' failed: the server exited with status 3 (its tools are not in the program)\n"
+        "MCP server 'ghost' failed: command not found: definitely-not-a-command-xyz (its tools are not in the "
+        "program)\nmodel.go:1:14: undefined: getCity\nfix the failed server in the config"
+    ) in r.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "soon"])
+def test_a_timeout_that_is_no_time_is_a_usage_error(value):
+    for command in (["exec", "-"], ["call", "weather", "get_city"], ["smoke"]):
+        r = gocode(*command[:1], "--timeout", value, *command[1:], stdin="fmt.Println(1)\n")
+        assert r.returncode == 2 and "Invalid value for '--timeout'" in r.stderr, (command, r.stderr)
+        assert "above 0" in r.stderr or "is not a number of seconds" in r.stderr
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+
+
+@pytest.mark.go
+def test_a_program_without_statements_says_so(config_file):
+    for code in ("", "\n\n", "// only a comment\n/* and\n another */\n"):
+        r = gocode("exec", "-c", str(config_file), "-", stdin=code)
+        assert r.returncode == 1 and r.stdout == "", r.stderr
+        assert "the program has no statements (only blank lines or comments), so nothing ran" in r.stderr
+    r = gocode("exec", "-c", str(config_file), "-", stdin='fmt.Println("x") // and a comment\n')
+    assert r.returncode == 0 and r.stdout == "x\n", r.stderr
 
 
 def test_missing_or_old_go_is_a_clear_message(tmp_path, config_file):
-    r = gocode("warmup", env={"PATH": str(tmp_path), "GOCODE_GO": ""})
+    no_go = {"PATH": str(tmp_path), "GOCODE_GO": "", "GOCODE_CACHE_DIR": str(tmp_path / "cache")}
+    r = gocode("warmup", env={**no_go, "GOTOOLCHAIN": "local"})
     assert r.returncode == 2 and "the Go toolchain was not found: install Go 1.25 or newer" in r.stderr
+    assert "GOTOOLCHAIN=local: gocode does not download Go" in r.stderr
+    r = gocode("warmup", env={**no_go, "GOPROXY": "off"})
+    assert r.returncode == 2 and "GOPROXY=off forbids downloading a Go toolchain" in r.stderr
+    r = gocode("cache", "info", env=no_go)  # looking at the cache downloads nothing
+    assert r.returncode == 0 and not (tmp_path / "cache" / "toolchains").exists(), r.stderr
     fake = tmp_path / "go"
     fake.write_text("#!/bin/sh\necho go1.22.4\n")
     fake.chmod(0o755)

@@ -139,3 +139,21 @@ def test_uid_range_is_read_as_both_ends_included():
     cfg = parse_config("defaults: {codeMode: {limits: {uidRange: ' 200000 - 200063 '}}}\n", "gocode.yaml", env={})
     assert cfg.code_mode_for(None).limits.uids == range(200000, 200064)
     assert parse_config("{}", "gocode.yaml", env={}).code_mode_for(None).limits.uids == range(0x70000000, 0x70000400)
+
+
+@pytest.mark.parametrize("key", ["codemode", "CodeMode", "code-mode", "apiKeyEnv", "baseUrl"])
+def test_a_misspelt_gocode_key_under_models_is_an_error_naming_it(key):
+    with pytest.raises(ConfigError, match=rf"models\[0\]\.{key}: unknown key; did you mean `"):
+        parse_config(f"models:\n  - ref: a\n    {key}: x\n", "g.yaml")
+    with pytest.raises(ConfigError, match=r"g\.yaml: defaults\.codemode: unknown key; did you mean `codeMode`\?"):
+        parse_config("defaults:\n  codemode: {enabled: false}\n", "g.yaml")
+
+
+def test_a_key_close_to_a_gocode_key_is_a_warning_and_the_agents_own_keys_are_kept(caplog):
+    text = "models:\n  - ref: a\n    display_name: A\n    temperature: 0.2\n    codeMdoe: {enabled: false}\n"
+    with caplog.at_level("WARNING", logger="gocode.config"):
+        cfg = parse_config(text, "g.yaml")
+    assert [r.getMessage() for r in caplog.records] == [
+        "g.yaml: models[0].codeMdoe: not a gocode key (kept for your agent); did you mean `codeMode`?"
+    ]
+    assert cfg.models[0].code_mode is None  # the misspelt block did not apply

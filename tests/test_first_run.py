@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from gocode.compile import stdbuild
+from gocode.compile import modcache, stdbuild
 from gocode.compile.modcache import STD_MARK, ModuleCache
 from tests.conftest import demo_stdio, workspace  # noqa: F401 (fixture)
 from tests.test_cli import gocode
@@ -70,3 +70,16 @@ def test_the_background_build_compiles_the_standard_library_and_marks_it(tmp_pat
     assert done.returncode == 0, done.stderr
     assert mark.is_file()
     assert stale(workspace, "image/png", "net/smtp") == {"image/png": False, "net/smtp": False}
+
+
+def test_a_long_silent_go_step_says_it_is_still_going(tmp_path, monkeypatch):
+    # A stand-in `go` that works silently for a while, as the first compile does for minutes.
+    go = tmp_path / "go"
+    go.write_text("#!/bin/sh\nsleep 1\necho done\n")
+    go.chmod(0o755)
+    monkeypatch.setattr(modcache, "HEARTBEAT_S", 0.2)
+    ws = ModuleCache(modcache.Toolchain(str(go), "go1.26.8"), tmp_path / "cache")
+    ws.dir.mkdir(parents=True)
+    said: list[str] = []
+    ws._run_go(["build"], offline=True, what="compiling", beat=said.append)
+    assert len(said) >= 3 and all(s.startswith("  … still compiling: ") and s.endswith(" s") for s in said), said

@@ -32,3 +32,11 @@ def test_wheel_ships_templates_and_go_mod(tmp_path):
     assert "gocode/demo/server.py" in names
     # The Go packages' unit tests run from the checkout only.
     assert not [n for n in names if n.endswith("_test.go")]
+    # Everything the package holds in the checkout, and nothing else: no tests, benches or their data.
+    tracked = subprocess.run(
+        ["git", "ls-files", "gocode", "go_templates"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    shipped = {"gocode/" + n if n.startswith("go_templates/") else n for n in tracked if not n.endswith("_test.go")}
+    shipped |= {"gocode/go.mod.tmpl", "gocode/go.sum.tmpl"}
+    ours = {n for n in names if ".dist-info/" not in n}
+    assert ours == shipped, (sorted(ours - shipped), sorted(shipped - ours))

@@ -233,7 +233,9 @@ def test_a_5mb_result_comes_back_as_head_tail_and_path(tmp_path, workspace):  # 
     assert kept.parent == tmp_path / f"default--{KEY}" / OUTPUT_DIR and kept.stat().st_size == 5_000_000
     assert result.output.startswith("BEGIN\nline 00000000\n") and result.output.endswith("END\n")
     rel = kept.relative_to(tmp_path / f"default--{KEY}")
-    assert f"[output: 5000000 bytes in all, kept whole in the file {rel} of the working directory;" in result.output
+    assert (
+        f"[output: 5000000 bytes in all, kept whole in the file {rel} of the working directory ({kept} from a shell);"
+    ) in result.output
     assert len(result.output) < 65536 + 400
     # The next program reads the rest from the file named in the answer.
     read = f'b := must(os.ReadFile({json.dumps(str(rel))}))\nlines := strings.Split(string(b), "\\n")\nfmt.Println(len(b), len(lines), lines[len(lines)-3])\n'
@@ -262,7 +264,10 @@ def test_a_result_longer_than_the_cap_comes_back_as_head_tail_and_path(tmp_path,
     assert size > 800_000 and json.loads(kept.read_text())["text"].startswith("BEGIN\nline 00000000\n")
     rel = kept.relative_to(tmp_path / f"default--{KEY}")
     assert text.startswith('result: {"text": "BEGIN\\nline 00000000\\n')
-    assert f"\n[result: {size} bytes in all, kept whole in the file {rel} of the working directory;" in text
+    assert (
+        f"\n[result: {size} bytes in all, kept whole in the file {rel} of the working directory ({kept} from a shell);"
+        in text
+    )
     assert text.endswith('END\\n"}') and len(text) < 65536 + 400
     read = (
         f"var v struct{{ Text string }}\nmust(0, json.Unmarshal(must(os.ReadFile({json.dumps(str(rel))})), &v))\n"

@@ -22,10 +22,10 @@ def cache() -> None:
 
 def _current_modcache() -> tuple[Path | None, Path | None]:
     """This gocode's module cache in the cache, and in $GOCODE_STATE_DIR when that is set."""
-    from gocode.compile.modcache import ModuleCache
+    from gocode.compile.modcache import ModuleCache, find_toolchain
 
     try:
-        ws = ModuleCache()
+        ws = ModuleCache(find_toolchain(fetch=False))  # looking at the cache downloads nothing
     except GocodeError:  # no Go toolchain: every module cache counts as another one's
         return None, None
     return ws.dir, (ws.state if ws.state != ws.dir else None)
@@ -126,6 +126,7 @@ def warmup(force: bool) -> None:
     from gocode.search import semantic
 
     ws = ModuleCache()
+    ws.fetch_go(say_progress)  # on a machine without Go: downloaded first, with its progress
     say_progress(f"using {ws.toolchain.go} ({ws.toolchain.version}), cache {ws.cache}")
     ws.warmup(say_progress, force=force, full=True)  # the whole standard library too: nothing left for later
     for error in semantic.fetch_all(say_progress):  # search still works, with the others or by words alone

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import config_option, handle_errors, model_option, say_error
+from gocode.cli.common import SECONDS, config_option, handle_errors, model_option, say_error
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 @click.option("--args", "args_json", metavar="JSON", help="The arguments as a JSON object (KEY=VALUE pairs add to it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole MCP result as JSON.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the output to this file instead of stdout.")
-@click.option("--timeout", type=float, help="Seconds to wait for the tool (default: the model's codeMode.timeout).")
+@click.option("--timeout", type=SECONDS, help="Seconds to wait for the tool (default: the model's codeMode.timeout).")
 @handle_errors
 def call_cmd(
     config_path: str | None, model: str | None, server: str, tool: str, pairs: tuple[str, ...],

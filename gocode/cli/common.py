@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import sys
 import traceback
@@ -21,6 +22,25 @@ import click
 from gocode.errors import GocodeError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Seconds(click.ParamType[float, Any]):
+    """A --timeout: a finite number of seconds above zero (0 or less would stop every program
+    before it starts; nan and inf are no time at all)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds <= 0:
+            self.fail(f"{value} is not a time: give a number of seconds above 0", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()
 
 config_option = click.option(
     "-c",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from gocode.cli.common import config_option, handle_errors, model_option, read_code, say_error, say_progress
+from gocode.cli.common import SECONDS, config_option, handle_errors, model_option, read_code, say_error, say_progress
 
 if TYPE_CHECKING:
     from gocode.config import Config
@@ -26,7 +26,7 @@ APPROVAL_HINT = (
 @config_option
 @model_option
 @click.option(
-    "--timeout", type=float, help="Seconds before the program is killed (default: the model's codeMode.timeout)."
+    "--timeout", type=SECONDS, help="Seconds before the program is killed (default: the model's codeMode.timeout)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (ok, phase, output, result, stderr, …).")
 @click.option(

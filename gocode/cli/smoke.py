@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gocode.cli.common import config_option, handle_errors, model_option, say_error, say_progress
+from gocode.cli.common import SECONDS, config_option, handle_errors, model_option, say_error, say_progress
 
 
 @click.command()
@@ -22,7 +22,9 @@ from gocode.cli.common import config_option, handle_errors, model_option, say_er
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (progress still goes to stderr).")
 @click.option(
-    "--timeout", type=float, help="Seconds per script, unless it sets its own (default: the model's codeMode.timeout)."
+    "--timeout",
+    type=SECONDS,
+    help="Seconds per script, unless it sets its own (default: the model's codeMode.timeout).",
 )
 @click.option("--direct", is_flag=True, help="Run scripts as standalone programs that start the servers themselves.")
 @handle_errors

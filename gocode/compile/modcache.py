@@ -3,6 +3,7 @@
 Layout under the cache directory (``$GOCODE_CACHE_DIR``, else ``$XDG_CACHE_HOME/gocode``,
 else ``~/.cache/gocode``)::
 
+    toolchains/            the official Go, fetched when the machine has none (gofetch.py)
     go-build/              GOCACHE, shared by every module cache
     gomod/                 GOMODCACHE (Go's own module downloads)
     ws-<key>/              one module per (Go version, go.mod.tmpl, go.sum.tmpl, runtime source)
@@ -47,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gocode.compile import golink
+from gocode.compile import gofetch, golink
 from gocode.errors import CheckTimeout, ToolchainError
 from gocode.files import write_file
 from gocode.paths import cache_dir, state_dir
@@ -72,15 +73,20 @@ BUILD_FLAGS = ("-trimpath", "-ldflags=-s -w", "-buildvcs=false")
 # so it finds the packages they compiled in the build cache instead of compiling them again.
 LIST_FLAGS = ("-trimpath", "-buildvcs=false")
 MAX_CACHED_BINARIES = 64
+HEARTBEAT_S = 10.0  # seconds between the lines that say a long set-up step is still going
 # GOCODE_BUILD=go turns the direct compile-and-link path off (every build uses `go build`).
 DIRECT_BUILDS = os.environ.get("GOCODE_BUILD", "direct") != "go"
-INSTALL_HINT = "install Go 1.25 or newer from https://go.dev/dl/ and make sure `go` is on PATH (or set GOCODE_GO)"
+INSTALL_HINT = (
+    "install Go 1.25 or newer from https://go.dev/dl/ and make sure `go` is on PATH (or set GOCODE_GO); "
+    f"without one, gocode downloads Go {gofetch.GO_VERSION} through the Go module proxy"
+)
 
 Progress = Callable[[str], None]
 
 # One Go parser helper per module cache directory, shared by every ModuleCache object on it.
 _GOFIX: dict[Path, GoFix] = {}
 _GOFIX_LOCK = threading.Lock()
+_FETCH_LOCK = threading.Lock()  # one download per process (gofetch's file lock: one per machine)
 
 
 def write_module_files(root: Path, rt_files: dict[str, str]) -> None:
@@ -116,11 +122,48 @@ def _parse_version(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in m.groups(default="0")) if m else (0,)
 
 
-def find_toolchain() -> Toolchain:
-    """The ``go`` command to use ($GOCODE_GO, else PATH); raises :class:`ToolchainError` if absent or too old."""
-    go = os.environ.get("GOCODE_GO") or shutil.which("go")
-    if not go:
-        raise ToolchainError(f"the Go toolchain was not found: {INSTALL_HINT}")
+def find_toolchain(progress: Progress | None = None, *, fetch: bool = True) -> Toolchain:
+    """The ``go`` command to use: $GOCODE_GO, else Go 1.25 or newer on PATH, else the official
+    toolchain fetched into the cache (:mod:`gocode.compile.gofetch`; downloaded only with ``fetch``
+    and not with ``GOTOOLCHAIN=local``). Raises :class:`ToolchainError` when there is none (saying
+    why: absent, too old, not fetchable)."""
+    if chosen := os.environ.get("GOCODE_GO"):
+        return _checked(chosen)  # the user's own choice: used as it is, or an error
+    found = shutil.which("go")
+    why = f"the Go toolchain was not found: {INSTALL_HINT}"
+    if found:
+        try:
+            return _checked(found)
+        except ToolchainError as exc:
+            why = str(exc)
+    if (fetched := gofetch.cached_go(cache_dir())) is not None:
+        return _checked(str(fetched))
+    if os.environ.get("GOTOOLCHAIN") == "local":
+        raise ToolchainError(f"{why} (GOTOOLCHAIN=local: gocode does not download Go {gofetch.GO_VERSION})")
+    if not fetch:
+        raise ToolchainError(why)
+    go = gofetch.fetched_go(cache_dir(), progress or _say_on_stderr)
+    return _checked(str(go))
+
+
+def _toolchain_or_pending() -> tuple[Toolchain, bool]:
+    """The toolchain to use and whether it is still to be fetched (see :func:`find_toolchain`)."""
+    try:
+        return find_toolchain(fetch=False), False
+    except ToolchainError:
+        if os.environ.get("GOCODE_GO") or os.environ.get("GOTOOLCHAIN") == "local":
+            raise
+        gofetch.goenv.proxies()  # an environment that forbids the download says so now
+        root = cache_dir() / gofetch.TOOLCHAINS_DIR / f"go{gofetch.GO_VERSION}.{gofetch.platform_name()}"
+        return Toolchain(str(root / "bin" / "go"), f"go{gofetch.GO_VERSION}"), True
+
+
+def _say_on_stderr(msg: str) -> None:
+    # Before any command has a progress line of its own; stdout may be an MCP channel.
+    print(f"gocode: {msg}", file=sys.stderr, flush=True)
+
+
+def _checked(go: str) -> Toolchain:
     try:
         out = subprocess.run(
             [go, "env", "GOVERSION"],
@@ -167,14 +210,17 @@ class ModuleCache:
         self, toolchain: Toolchain | None = None, root: Path | None = None, *, direct: bool | None = None
     ) -> None:
         self.direct_builds = DIRECT_BUILDS if direct is None else direct
-        self.toolchain = toolchain or find_toolchain()
+        # On a machine without Go, the toolchain gocode fetches: its version is known now (and is
+        # all the key needs); it is downloaded by the set-up (warmup/ensure, in a worker thread,
+        # with its progress), or on first use of `toolchain`, never while this object is made.
+        self._toolchain, self._fetch = (toolchain, False) if toolchain else _toolchain_or_pending()
         self.cache = root or cache_dir()
         rt_files = rt_sources()
         key = hashlib.sha256(
             "\0".join(
                 [
                     MODCACHE_LAYOUT,
-                    self.toolchain.version,
+                    self._toolchain.version,
                     go_mod_template(),
                     go_sum_template(),
                     *(f"{n}\0{t}" for n, t in rt_files.items()),
@@ -197,6 +243,26 @@ class ModuleCache:
         self._std_started = False
         self._std_proc: subprocess.Popen[bytes] | None = None
         self._partial: set[str] = set()  # tool sets whose importcfg was listed before std was compiled
+
+    @property
+    def toolchain(self) -> Toolchain:
+        """The ``go`` command (fetched first, on a machine without Go, if the set-up has not)."""
+        self.fetch_go()
+        return self._toolchain
+
+    @property
+    def go_version(self) -> str:
+        """``go1.26.8``: the toolchain's version, known without fetching it."""
+        return self._toolchain.version
+
+    def fetch_go(self, progress: Progress | None = None) -> None:
+        """Download the toolchain this module cache is for, when the machine has none (once)."""
+        if self._fetch:
+            with _FETCH_LOCK:
+                if self._fetch:
+                    go = gofetch.fetched_go(cache_dir(), progress or _say_on_stderr)
+                    self._toolchain = _checked(str(go))
+                    self._fetch = False
 
     # --- environment -------------------------------------------------------------------------
 
@@ -248,6 +314,7 @@ class ModuleCache:
         with ``full`` (``gocode warmup``: an image or a shared cache is complete when it ends).
         """
         say = progress or (lambda _msg: None)
+        self.fetch_go(say)
         with self._lock():
             if self.ready and not force:
                 self.gofix.binary()  # built here once per version of its source
@@ -262,18 +329,21 @@ class ModuleCache:
             seed = self.dir / "seed"
             seed.mkdir(exist_ok=True)
             write_file(seed / "main.go", _seed_main())
-            say(f"[1/2] downloading the MCP Go SDK and its modules ({self.toolchain.version}) …")
+            say(f"[1/2] downloading the MCP Go SDK and its modules ({self.go_version}) …")
             self._run_go(
-                ["mod", "download", "github.com/modelcontextprotocol/go-sdk"], offline=False, what="downloading modules"
+                ["mod", "download", "github.com/modelcontextprotocol/go-sdk"],
+                offline=False,
+                what="downloading modules",
+                beat=say,
             )
             say(f"[2/2] compiling the Go SDK, the packages programs use and Go's type checker ({FIRST_BUILD_NOTE}) …")
             # One go build for both, so the toolchain keeps every core busy compiling their packages.
             helper = "./" + self.gofix.source_dir().relative_to(self.dir).as_posix()
-            self._run_go(["build", *BUILD_FLAGS, "./seed", helper], offline=False, what="pre-building")
+            self._run_go(["build", *BUILD_FLAGS, "./seed", helper], offline=False, what="pre-building", beat=say)
             for sub in ("tools", "runs", "bin"):
                 (self.dir / sub).mkdir(exist_ok=True)
             self.gofix.binary()  # only links now
-            (self.dir / ".ready").write_text(self.toolchain.version + "\n")
+            (self.dir / ".ready").write_text(self.go_version + "\n")
             if full:
                 self._build_std(say)
             say(f"module cache ready in {time.monotonic() - start:.1f} s: {self.dir}")
@@ -290,6 +360,7 @@ class ModuleCache:
         write_file(self.dir / STD_MARK, "ok\n")
 
     def ensure(self, progress: Progress | None = None) -> None:
+        self.fetch_go(progress)
         if not self.ready:
             self.warmup(progress)
         self.gofix.binary()  # Go's parser and type checker, built once from the shipped source
@@ -316,10 +387,27 @@ class ModuleCache:
                 start_new_session=True,  # not killed with this process's group, nor by Ctrl-C
             )
 
-    def _run_go(self, args: list[str], *, offline: bool, what: str) -> None:
-        proc = subprocess.run(
-            [self.toolchain.go, *args], cwd=self.dir, env=self.go_env(offline=offline), capture_output=True, text=True
-        )
+    def _run_go(self, args: list[str], *, offline: bool, what: str, beat: Progress | None = None) -> None:
+        """Run ``go``; ``beat`` hears how long it has taken every :data:`HEARTBEAT_S` seconds (from
+        this thread: a progress callback may only be called where the warm-up runs)."""
+        start = time.monotonic()
+        with subprocess.Popen(
+            [self.toolchain.go, *args],
+            cwd=self.dir,
+            env=self.go_env(offline=offline),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as running:
+            while True:
+                try:
+                    stdout, stderr = running.communicate(timeout=HEARTBEAT_S)
+                    break
+                except subprocess.TimeoutExpired:  # nothing lost: communicate() is called again
+                    if beat is not None:
+                        beat(f"  … still {what}: {time.monotonic() - start:.0f} s")
+        proc = subprocess.CompletedProcess(running.args, running.returncode, stdout, stderr)
         if proc.returncode != 0:
             detail = (proc.stderr or proc.stdout).strip()
             hint = ""

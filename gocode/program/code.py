@@ -20,6 +20,25 @@ class ModelCode:
 
     source: str
 
+    @property
+    def empty(self) -> bool:
+        """Whether it holds nothing but blank space and comments (so a run would do nothing)."""
+        text, i = self.source, 0
+        while i < len(text):
+            if text[i].isspace():
+                i += 1
+            elif text.startswith("//", i):
+                end = text.find("\n", i)
+                i = len(text) if end < 0 else end + 1
+            elif text.startswith("/*", i):
+                end = text.find("*/", i + 2)
+                if end < 0:
+                    return False  # an unclosed comment: the compiler says so
+                i = end + 2
+            else:
+                return False
+        return True
+
 
 @dataclass(frozen=True)
 class Import:

@@ -124,5 +124,6 @@ def kept_label(path: Path, cwd: Path) -> str:
     """How the answer names a kept file: as the program sees it, which starts in ``cwd`` and
     may not be able to reach it by its absolute path."""
     if path.is_relative_to(cwd):
-        return f"the file {path.relative_to(cwd)} of the working directory"
+        # The program reads it by the relative name; a person at a shell needs the whole path.
+        return f"the file {path.relative_to(cwd)} of the working directory ({path} from a shell)"
     return str(path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -122,12 +123,17 @@ def append_line(text: str, line: str) -> str:
     return (text.rstrip() + "\n" if text.strip() else "") + line
 
 
-def compile_failure(build: BuildResult, note: str, start: float) -> RunResult:
-    """The answer to code that did not build: the compiler's messages at the model's lines."""
+def compile_failure(build: BuildResult, note: str, start: float, *, down: Sequence[str] = ()) -> RunResult:
+    """The answer to code that did not build: the compiler's messages at the model's lines.
+    ``down``: why servers failed to start, when the code may have named their tools; then the
+    run is a ``setup`` failure (the config's servers, not the code), and says so first."""
+    if down:
+        head = "\n".join(f"{why} (its tools are not in the program)" for why in down)
+        stderr = f"{head}\n{build.output.rstrip()}\nfix the failed server in the config (its command, arguments, environment) or remove it"
     return RunResult(
         False,
-        "compile",
-        stderr=build.output + note,
+        "setup" if down else "compile",
+        stderr=stderr if down else build.output + note,
         diagnostics=list(build.diagnostics) or parse_diagnostics(build.output),
         warnings=list(build.notes),
         build_ms=build.duration_ms,
