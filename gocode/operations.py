@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -33,10 +33,12 @@ log = logging.getLogger("gocode.toolbox")
 HOUSEKEEPING_EVERY_RUNS = 200
 HOUSEKEEPING_EVERY_S = 900.0
 
+Warming = Callable[[], Awaitable[None]]
+
 
 class Operations:
     """The operator's side of one controller. ``tg`` is its task group once entered (housekeeping
-    runs there); ``warm``, ``warmed`` and ``warm_error`` are the warm-up's state, kept by the toolbox."""
+    runs there)."""
 
     def __init__(
         self, code_mode: CodeMode, limiter: RunLimiter, setup: SetUp, upstreams: Callable[[], dict[str, bool]]
@@ -57,6 +59,35 @@ class Operations:
                 upstreams=upstreams,
             )
         )
+
+    def warm_up(self, tg: TaskGroup, build: Warming, settle: Warming) -> None:
+        """Start a warm-up in ``tg``: ``build`` (the set-up, the bindings), then the controller is
+        warm, ``settle`` (what the model is sent, now final), and the cache's housekeeping. A
+        failure is logged and read by :meth:`readiness`; a call will report it properly."""
+        self.warm = done = anyio.Event()  # before the task runs, so wait_warm() never misses it
+        tg.start_soon(self._warm_up, build, settle, done)
+
+    async def _warm_up(self, build: Warming, settle: Warming, done: anyio.Event) -> None:
+        try:
+            await build()
+            self.warmed, self.warm_error = True, None
+            await settle()
+            await self.housekeep()
+        except GocodeError as exc:
+            log.warning("prewarm failed: %s", exc)
+            self.warm_error = f"{exc.phase} error while warming up"
+        finally:
+            done.set()
+
+    @property
+    def warm_up_failed(self) -> bool:
+        """The last warm-up failed and none is running."""
+        return self.warm_error is not None and (self.warm is None or self.warm.is_set())
+
+    async def wait_warm(self) -> None:
+        """Wait for the current warm-up (if any) to finish."""
+        if self.warm is not None:
+            await self.warm.wait()
 
     def readiness(self, started: bool) -> tuple[bool, str]:
         """Whether this controller should get traffic, and if not why (no secrets: probes are

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 import time
 from collections.abc import AsyncIterator, Callable
@@ -44,7 +43,7 @@ from gocode import tool_formats
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.compile.modcache import ModuleCache, Progress
 from gocode.config import Config, load_config
-from gocode.errors import ConfigError, GocodeError, SavedProgramError, UnknownToolError
+from gocode.errors import ConfigError, UnknownToolError
 from gocode.mcp import logs
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.loopback import Loopback
@@ -53,13 +52,14 @@ from gocode.mcp.supervisor import ChangeListener, Upstreams
 from gocode.mcp.upstream import RETRY_FIRST_S, RETRY_MAX_S
 from gocode.operations import Operations
 from gocode.results import REQUEST_ID_META_KEY, ToolResult, error_result, run_to_result
+from gocode.routes import saved as saved_route
 from gocode.routes import table
 from gocode.routes.handler import Answer, CallContext, CallProgress, Handler
 from gocode.routes.runs import Runs, replay_offline
 from gocode.routes.table import RouteTable, exposed_names
 from gocode.run import step as stepping
 from gocode.run.approvals import Approver
-from gocode.run.limiter import RunLimiter, default_limit
+from gocode.run.limiter import RunLimiter
 from gocode.run.runner import LineFn, RunResult
 from gocode.run.setup import Notice, SetUp
 from gocode.tools import saved
@@ -148,14 +148,10 @@ class Toolbox:
         # The machine's one-off set-up (Go module cache, sandbox launcher), shared by the warm-up
         # and every call that comes before it is done; the launcher only for sandboxed runs.
         self._setup = SetUp(
-            lambda: self.code_mode.workspace,
-            launcher=pooled and self.settings.sandbox != "off",
-            progress=progress,
+            lambda: self.code_mode.workspace, launcher=pooled and self.settings.sandbox != "off", progress=progress
         )
         self._sandbox_confirmed = False
-        limit = self.settings.max_concurrent_runs or default_limit()
-        queue = self.settings.max_queued_runs if self.settings.max_queued_runs is not None else 4 * limit
-        self.limiter = RunLimiter(limit, queue)
+        self.limiter = RunLimiter.for_settings(self.settings.max_concurrent_runs, self.settings.max_queued_runs)
         self.operations = Operations(self.code_mode, self.limiter, self._setup, self.upstreams.connected)
         # approve decides programs that can call tools needing approval (docs/approvals.md); None: refused.
         self.runs = Runs(
@@ -185,10 +181,9 @@ class Toolbox:
         stack = contextlib.AsyncExitStack()
         await stack.__aenter__()
         try:
-            self._tg = self.operations.tg = await stack.enter_async_context(anyio.create_task_group())
+            self._tg = self.operations.tg = self.runs.tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self.upstreams.stop)
             self.upstreams.start(self._tg)
-            self.runs.entered = True
             # The endpoint starts while the servers do: it does not need their tools.
             if self.pooled:
                 self.runs.loopback = Loopback(
@@ -240,27 +235,16 @@ class Toolbox:
     def _rewarm(self) -> None:
         """Build the Go bindings again in the background (with ``prewarm``, once entered)."""
         if self._prewarm and self.settings.enabled and self._tg is not None:
-            self.operations.warm = anyio.Event()  # before the task runs, so wait_warm() never misses it
-            self._tg.start_soon(self._prewarm_now, self.operations.warm)
+            self.operations.warm_up(self._tg, self._warm_up, self.settle)
 
-    async def _prewarm_now(self, done: anyio.Event) -> None:
-        ops = self.operations
-        try:
-            assert self._tg is not None
-            await self._setup.wait(self._tg)  # the same set-up a call coming meanwhile waits for
-            await self._confirm_sandbox()
-            await self.code_mode.prewarm(self._progress)
-            if SEARCH_TOOL_NAME in self._routes.handlers or self.pooled:
-                # Embedding a large tool set's descriptions takes seconds the first time: not on a call.
-                await anyio.to_thread.run_sync(lambda: self.code_mode.search_index().load_models())
-            ops.warmed, ops.warm_error = True, None
-            await self.settle()  # the description now states the sandbox tier
-            await ops.housekeep()
-        except GocodeError as exc:  # a call will report it properly; the warm-up only logs it
-            log.warning("prewarm failed: %s", exc)
-            ops.warm_error = f"{exc.phase} error while warming up"
-        finally:
-            done.set()
+    async def _warm_up(self) -> None:
+        assert self._tg is not None
+        await self._setup.wait(self._tg)  # the same set-up a call coming meanwhile waits for
+        await self._confirm_sandbox()
+        await self.code_mode.prewarm(self._progress)
+        if SEARCH_TOOL_NAME in self._routes.handlers or self.pooled:
+            # Embedding a large tool set's descriptions takes seconds the first time: not on a call.
+            await anyio.to_thread.run_sync(lambda: self.code_mode.search_index().load_models())
 
     def readiness(self) -> tuple[bool, str]:
         """Whether this toolbox should get traffic, and if not why (no secrets: probes are public).
@@ -285,8 +269,7 @@ class Toolbox:
         if not await self._setup.wait(self._tg, notice, within):
             return False
         await self._confirm_sandbox()
-        ops = self.operations
-        if ops.warm_error is not None and self._prewarm and (ops.warm is None or ops.warm.is_set()):
+        if self.operations.warm_up_failed:
             # The warm-up failed on the set-up a call has now done: warm up again, so the process
             # becomes ready (/readyz) instead of staying "not ready" for good.
             self._rewarm()
@@ -307,8 +290,7 @@ class Toolbox:
 
     async def wait_warm(self) -> None:
         """Wait for the background warm-up started on entering (if any) to finish."""
-        if self.operations.warm is not None:
-            await self.operations.warm.wait()
+        await self.operations.wait_warm()
 
     async def settle(self) -> None:
         """Finish everything that changes what the model is sent (the sandbox tier its
@@ -340,22 +322,7 @@ class Toolbox:
 
     async def save_program(self, request: saved.SaveRequest) -> SavedProgram:
         """Check, build and keep a program as a tool; the tool list changes (listeners are told)."""
-        saved.check_name(request.name, self.taken_names())
-        store = self.code_mode.saved_store()
-        if request.name in store.names() and not request.replace:
-            raise SavedProgramError(
-                f"a saved program named {request.name!r} exists; pass replace (--force) to overwrite it"
-            )
-        program = await saved.derive(
-            self.code_mode.workspace,
-            self.code_mode.package,
-            request.name,
-            request.code,
-            request.description,
-            tools=self.code_mode.tool_infos,
-            saved={p.name: p for p in store.all()},
-        )
-        store.store(program, replace=request.replace)
+        program = await saved_route.save_program(self.code_mode, request, self.taken_names())
         self._rebuild()
         await self.upstreams.tell()
         return program
@@ -415,28 +382,11 @@ class Toolbox:
             dry_run=dry_run, on_line=on_line, on_setup=on_setup, setup_wait=setup_wait,
         )  # fmt: skip
 
-    async def execute_stream(self, code: str, timeout: float | None = None) -> AsyncIterator[str | RunResult]:
+    def execute_stream(self, code: str, timeout: float | None = None) -> AsyncIterator[str | RunResult]:
         """Run Go code as :meth:`execute` does, yielding each line the program prints as it prints
         it (``str``, without the newline), then the :class:`RunResult`. Leaving the loop early
         stops the program."""
-        if self._tg is None:
-            raise RuntimeError("enter the toolbox first: async with Toolbox(...) as tools")
-        send, receive = anyio.create_memory_object_stream[str | RunResult](math.inf)
-        scope = anyio.CancelScope()
-
-        async def produce() -> None:
-            with scope:
-                async with send:
-                    result = await self.execute(code, timeout, on_line=send.send)
-                    await send.send(result)
-
-        self._tg.start_soon(produce)
-        try:
-            async with receive:
-                async for item in receive:
-                    yield item
-        finally:
-            scope.cancel()
+        return self.runs.stream(code, timeout)
 
     async def replay(self, run_id: str, timeout: float | None = None, code: str | None = None) -> RunResult:
         """Run a recorded run's program again, every call answered from its recording (no server is

@@ -11,14 +11,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
 import mcp_types as types
+from anyio.abc import TaskGroup
 
 from gocode.codemode import CodeMode, ToolState
 from gocode.compile.modcache import Progress
@@ -79,7 +81,7 @@ class Pass:
 
 class Runs:
     """The runs of one toolbox. ``loopback`` is its endpoint once entered (None: not pooled, or
-    not entered); ``entered`` whether the toolbox is open (its set-up can be waited for)."""
+    not entered); ``tg`` its task group once entered (its set-up can be waited for)."""
 
     def __init__(
         self,
@@ -100,7 +102,7 @@ class Runs:
         self.approve = approve
         self._progress = progress
         self.loopback: Loopback | None = None
-        self.entered = False
+        self.tg: TaskGroup | None = None
 
     async def execute(
         self,
@@ -140,10 +142,31 @@ class Runs:
         self._hooks.ran(result)
         return result
 
+    async def stream(self, code: str, timeout: float | None = None) -> AsyncIterator[str | RunResult]:
+        """See :meth:`gocode.toolbox.Toolbox.execute_stream`."""
+        if self.tg is None:
+            raise RuntimeError("enter the toolbox first: async with Toolbox(...) as tools")
+        send, receive = anyio.create_memory_object_stream[str | RunResult](math.inf)
+        scope = anyio.CancelScope()
+
+        async def produce() -> None:
+            with scope:
+                async with send:
+                    result = await self.execute(code, timeout, on_line=send.send)
+                    await send.send(result)
+
+        self.tg.start_soon(produce)
+        try:
+            async with receive:
+                async for item in receive:
+                    yield item
+        finally:
+            scope.cancel()
+
     async def wait_setup(self, notice: Notice | None, within: float | None) -> RunResult | None:
         """None once the machine is set up (or the toolbox is not open), else the result to
         answer with (failed, or still running), its duration the time waited."""
-        if not self.entered or self._setup.done:
+        if self.tg is None or self._setup.done:
             return None
         start = time.monotonic()
         sandbox = self.code_mode.sandbox_state()

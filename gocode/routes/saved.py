@@ -56,3 +56,25 @@ class SaveGoProgram:
             return Answer(error_result(str(exc)))
         text = f"saved: tool {program.name!r} is offered from now on, input schema {json.dumps(program.input_schema)}"
         return Answer(types.CallToolResult(content=[types.TextContent(type="text", text=text)]))
+
+
+async def save_program(code_mode: CodeMode, request: SaveRequest, taken: set[str]) -> SavedProgram:
+    """Check and build ``request``'s program against ``code_mode``'s tools and keep it in its
+    store; ``taken``: the names it may not have (the tools offered, every server's tool names)."""
+    saved.check_name(request.name, taken)
+    store = code_mode.saved_store()
+    if request.name in store.names() and not request.replace:
+        raise SavedProgramError(
+            f"a saved program named {request.name!r} exists; pass replace (--force) to overwrite it"
+        )
+    program = await saved.derive(
+        code_mode.workspace,
+        code_mode.package,
+        request.name,
+        request.code,
+        request.description,
+        tools=code_mode.tool_infos,
+        saved={p.name: p for p in store.all()},
+    )
+    store.store(program, replace=request.replace)
+    return program
