@@ -27,7 +27,7 @@ from gocode.run.limiter import RunLimiter
 from gocode.run.runner import RunResult
 from gocode.run.setup import SetUp
 
-log = logging.getLogger("gocode.toolbox")
+log = logging.getLogger("gocode.toolbox")  # the controller's logger, as operators filter it
 
 # Cache housekeeping runs after the warm-up and then every this many programs or seconds.
 HOUSEKEEPING_EVERY_RUNS = 200

@@ -23,7 +23,7 @@ from gocode.mcp.provider import ToolProvider
 from gocode.mcp.upstream import Upstream
 from gocode.toolset import ServerTools
 
-log = logging.getLogger("gocode.toolbox")
+log = logging.getLogger("gocode.toolbox")  # the controller's logger, as operators filter it
 
 ChangeListener = Callable[[], Awaitable[None]]
 

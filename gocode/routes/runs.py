@@ -46,7 +46,7 @@ from gocode.tools.declared import DeclaredTools
 from gocode.tools.saved import SavedProgram
 from gocode.toolset import ToolSet
 
-log = logging.getLogger("gocode.toolbox")
+log = logging.getLogger("gocode.toolbox")  # the controller's logger, as operators filter it
 
 # Waits for the machine's set-up (the Go module cache, the sandbox launcher): True once done,
 # False while it still runs after ``within`` seconds; raises SetUpError when it failed.
