@@ -361,7 +361,8 @@ def test_a_modern_client_not_yet_asked_gets_an_input_required_result_for_this_pr
     it, the answer decides."""
     from types import SimpleNamespace
 
-    from gocode.run.approvals import APPROVAL_INPUT_KEY, ApprovalRequest, AskFirst, elicitation_approver, input_required
+    from gocode.run.approvals import ApprovalRequest, AskFirst
+    from gocode.serve.elicitation import APPROVAL_INPUT_KEY, elicitation_approver, input_required
 
     ctx = SimpleNamespace(session=SimpleNamespace(client_capabilities=SimpleNamespace(elicitation=object())))
     request = ApprovalRequest("h" * 64, "fmt.Println(1)", ("notes.delete_note",), Plan((("notes", "delete_note"),)))

@@ -11,7 +11,8 @@ The stages, lowest first (a module may import its own stage or an earlier one):
 6. ``compile``: the workspace, compiling and linking, the cache's housekeeping
 7. ``run``: the runner and the sandbox
 8. ``tools``: tools that are not MCP servers
-9. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), ``tool_formats``, ``calling`` and the package's public names
+9. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), the route table (``routes``), ``operations``,
+   ``tool_formats``, ``calling`` and the package's public names
 10. what is built on the facade: ``serve``, ``agent``, ``integrations``, ``smoke``/``junit``, ``demo``
 11. ``cli``
 
@@ -54,6 +55,8 @@ STAGES: dict[str, int] = {
     "gocode.blocking": 9,
     "gocode.tool_formats": 9,
     "gocode.calling": 9,
+    "gocode.routes": 9,
+    "gocode.operations": 9,
     "gocode.serve": 10,
     "gocode.agent": 10,
     "gocode.integrations": 10,

@@ -187,6 +187,38 @@ def test_toolbox_dispatches_by_name(workspace):
     anyio.run(go)
 
 
+def test_only_the_names_offered_are_routed():
+    """The route table answers exactly the names in the tool list: names a dict, an object or
+    a server's own listing would know (dunders, a server-qualified name, the Python tools'
+    server, the tools code mode does not offer here, near-misses) are unknown tools."""
+
+    def double(x: int) -> int:
+        """Twice x."""
+        return 2 * x
+
+    cfg = config_from(
+        {"weather": demo_stdio()},
+        models=[{"ref": "m", "codeMode": {"excludedTools": ["get_weather"], "sandbox": "off"}}],
+    )
+
+    async def go() -> None:
+        async with Toolbox(cfg, "m", prewarm=False, tools=[double], listing_cache=False) as tools:
+            offered = [t.name for t in tools.tools()]
+            assert offered == [TOOL_NAME, "get_weather"]
+            assert {n: type(tools.route(n)).__name__ for n in offered} == {
+                TOOL_NAME: "ExecuteGoCode", "get_weather": "ProviderTool"
+            }  # fmt: skip
+            for name in ["", "__class__", "handlers", "get", f"{TOOL_NAME} ", TOOL_NAME.upper(), f"{TOOL_NAME}\0",
+                         "weather.get_weather", "weather_get_weather", "python", "double", "save_go_program",
+                         "step_go_code", "search_go_tools", "get_weather\u200b", "x" * 10_000]:  # fmt: skip
+                r = await tools.call(name, {})
+                assert r.is_error and r.text.startswith(f"unknown tool {name!r}"), (name, r.text)
+            r = await tools.call("get_weather", {"city": "Paris"})
+            assert not r.is_error and "sunny" in r.text, r.text
+
+    anyio.run(go)
+
+
 @pytest_go
 def test_toolbox_concurrent_calls_and_cancellation(workspace, tmp_path):
     pidfile = tmp_path / "pid"

@@ -4,7 +4,7 @@ Which tools need approval follows ``codeMode.approval`` (:class:`~gocode.config.
 and the tools' MCP annotations; what a program can call is its static plan
 (:mod:`gocode.program.plan`). A program that may call any tool needs approval when any tool of
 the set does. Whoever runs the program decides through an :data:`Approver`: the Python API's
-callback, or ``gocode serve``'s client through elicitation. With no approver the run is refused,
+callback, or ``gocode serve``'s client through elicitation (:mod:`gocode.serve.elicitation`). With no approver the run is refused,
 naming the tools: nothing is approved silently. An approval is for one program hash (its code,
 the tool set it was built against, the code of the saved programs it reaches and the tools it
 was held for), and only for the run that asked.
@@ -196,64 +196,3 @@ async def approval(
     if not held:
         return None
     return await refused(request_for(held), approver)
-
-
-# --- over MCP: elicitation ------------------------------------------------------------------
-
-# The key of gocode's one input request in the multi-round-trip flow, and the form it asks.
-APPROVAL_INPUT_KEY = "gocode.approval"
-APPROVAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "approve": {"type": "boolean", "title": "Run this program", "description": "true runs it once"},
-    },
-    "required": ["approve"],
-}
-
-
-def input_required(request: ApprovalRequest) -> Any:
-    """The ``InputRequiredResult`` that asks the client to approve ``request`` (2026-07-28 era);
-    the client retries the call with the response."""
-    import mcp_types as types
-
-    ask = types.ElicitRequest(
-        params=types.ElicitRequestFormParams(message=request.message(), requested_schema=APPROVAL_SCHEMA)
-    )
-    # The state names the program: a retry carrying another program's approval is asked again.
-    return types.InputRequiredResult(input_requests={APPROVAL_INPUT_KEY: ask}, request_state=request.program_hash)
-
-
-def accepted(answer: Any) -> bool:
-    """Only an explicit accept with ``approve: true`` approves."""
-    return (
-        getattr(answer, "action", None) == "accept" and (getattr(answer, "content", None) or {}).get("approve") is True
-    )
-
-
-def elicitation_approver(ctx: Any, params: Any, modern: bool) -> Approver | None:
-    """The approver of one MCP ``tools/call``: the client, if it declared elicitation.
-
-    Handshake era: an ``elicitation/create`` request on the call's session. 2026-07-28 era: the
-    multi-round-trip flow (:class:`AskFirst`, answered with :func:`input_required`, then the
-    retry's ``inputResponses``).
-    """
-    caps = getattr(ctx.session, "client_capabilities", None)
-    if caps is None or getattr(caps, "elicitation", None) is None:
-        return None
-    if modern:
-        responses = getattr(params, "input_responses", None) or {}
-        state = getattr(params, "request_state", None)
-
-        def from_retry(request: ApprovalRequest) -> bool | AskFirst:
-            answer = responses.get(APPROVAL_INPUT_KEY)
-            if answer is None or state != request.program_hash:
-                return AskFirst(request)
-            return accepted(answer)
-
-        return from_retry
-
-    async def ask(request: ApprovalRequest) -> bool:
-        answer = await ctx.session.elicit_form(request.message(), APPROVAL_SCHEMA, related_request_id=ctx.request_id)
-        return accepted(answer)
-
-    return ask

@@ -30,6 +30,13 @@ def default_limit(cores: int | None = None) -> int:
 class RunLimiter:
     """``limit`` programs at once, ``queue`` more waiting; see the module doc."""
 
+    @classmethod
+    def for_settings(cls, limit: int | None, queue: int | None) -> RunLimiter:
+        """The limiter a config asks for (``maxConcurrentRuns``, ``maxQueuedRuns``); None takes
+        the default: :func:`default_limit` at once, four times as many waiting."""
+        limit = limit or default_limit()
+        return cls(limit, queue if queue is not None else 4 * limit)
+
     def __init__(self, limit: int, queue: int) -> None:
         if limit < 1 or queue < 0:
             raise ValueError("the limit must be at least 1 and the queue at least 0")

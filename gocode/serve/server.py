@@ -47,9 +47,9 @@ from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.results import warming_up_result
-from gocode.run.approvals import elicitation_approver
-from gocode.run.approvals import input_required as approval_input_required
 from gocode.serve import ops
+from gocode.serve.elicitation import elicitation_approver
+from gocode.serve.elicitation import input_required as approval_input_required
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
 from gocode.serve.sessions import SessionGuard, SessionLimits
 from gocode.toolbox import Toolbox

@@ -420,6 +420,17 @@ def differences(program: SavedProgram, tools: Mapping[tuple[str, str], ToolInfo]
     return out
 
 
+def changed_text(program: SavedProgram, tools: Mapping[tuple[str, str], ToolInfo]) -> str | None:
+    """Why ``program`` may not run against ``tools`` (the tools it calls changed since it was
+    saved), or None when it may."""
+    if not (changed := differences(program, tools)):
+        return None
+    return (
+        f"saved program {program.name!r} was saved against other tools: {'; '.join(changed)}. "
+        "Check it against the current declarations and save it again (replace) to use it"
+    )
+
+
 def listing(programs: list[SavedProgram]) -> ServerTools:
     """The saved programs as the tools of the ``saved`` server."""
     return ServerTools(SAVED_SERVER, tuple(p.info() for p in programs))

@@ -1,0 +1,24 @@
+"""``search_go_tools``: full declarations for a query or for names (offered when the
+description shows less than every declaration)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+import mcp_types as types
+
+from gocode.codemode import CodeMode
+from gocode.routes.handler import Answer, CallContext, Kind
+
+
+class SearchGoTools:
+    kind: Kind = "code"
+    runs_code = False
+
+    def __init__(self, code_mode: CodeMode) -> None:
+        self.code_mode = code_mode
+
+    async def handle(self, arguments: dict[str, Any] | None, ctx: CallContext) -> Answer:
+        text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
+        return Answer(types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed))
