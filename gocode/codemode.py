@@ -54,7 +54,7 @@ from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import render_full
 from gocode.view.rules import SEARCH_TOOL_NAME, search_hint
 from gocode.view.rules import rules as rules_text
-from gocode.view.selection import ToolView, code_mode_on, split_tools, typeable, with_inferred_outputs
+from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools, typeable, with_inferred_outputs
 
 TOOL_NAME = "execute_go_code"
 
@@ -177,6 +177,7 @@ class CodeMode:
         """Take tool listings discovered elsewhere (a controller's long-lived sessions);
         ``unavailable`` names the servers that are down, with the reason."""
         enabled = code_mode_on(self.settings, servers)
+        servers = in_config_order(servers, list(self.config.mcp_servers))  # the order tools take Go names in
         saved_notes: tuple[str, ...] = ()
         stored = self.saved_store().all() if enabled and self.settings.saved_programs else []
         programs = stored if self.offer_saved else []

@@ -61,7 +61,7 @@ def choose(pkg: Package, mode: Mode, budget: int, describe: Callable[[str, Tier]
     index = attempt("index", render_index(pkg))
     if index.fits(budget):
         return index
-    most = max(sum(1 for f in pkg.funcs if f.server == s) for s in {f.server for f in pkg.funcs})
+    most = max(sum(1 for f in pkg.tool_funcs if f.server == s) for s in {f.server for f in pkg.tool_funcs})
     lo, hi = 0, most  # the largest per-server name count that fits
     best = attempt("names", render_names(pkg, 0))
     while lo < hi:
