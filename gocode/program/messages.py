@@ -151,8 +151,8 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
                 if len(same := _same_tool(cand, pkg)) > 1:
                     listed = " or ".join(f"{f.name} ({f.server}.{f.tool})" for f in same)
                     hint = f" (did you mean {listed}?)"
-                    for f in same:
-                        want(f)
+                    for one in same:
+                        want(one)
                     break
                 f = _tool_for(cand, pkg)
                 if f is not None:  # a qualified name is answered with the server the tool is on
