@@ -37,7 +37,8 @@ def test_scrub_removes_every_internal_name():
 def test_a_name_close_to_a_tool_says_did_you_mean_and_shows_it(source, column, name):
     text = explain([Diagnostic("model.go", 1, column, f"undefined: {name}")], PKG, source)
     first = text.split("\n")[0]
-    assert first == f"model.go:1:{column}: undefined: {name} (did you mean getWeather?)"
+    where = " (weather.get_weather)" if "." in source.split(":=")[1].split("(")[0] else ""  # a qualified name
+    assert first == f"model.go:1:{column}: undefined: {name} (did you mean getWeather{where}?)"
     assert (
         "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in text
         and "type GetWeatherInput struct" in text

@@ -185,9 +185,11 @@ def test_a_declared_output_schema_wins_and_the_go_says_the_type_was_inferred():
     assert typed["get_tiny_image"].output_schema is None
     package = build_package(ToolSet((ServerTools("s", tuple(typed.values())),)))
     bindings = render_bindings(package)
-    assert "gocodert.CallInferred[StatsOutput](ctx, " in bindings
+    assert "gocodert.CallInferred[Stats_Result](ctx, " in bindings
     assert "gocodert.CallJSON[CountedOutput](ctx, " in bindings
-    assert "func stats(context.Context) (StatsOutput, error)" in render_full(package)
+    # The declared function keeps its signature; the learned type is its companion's.
+    assert "func stats(context.Context) (string, error)\n" in render_full(package)
+    assert "func stats_typed(context.Context) (Stats_Result, error)\n" in render_full(package)
     # A recording made before the type was inferred names what differs.
     assert recordstore.differences(ToolSet((ServerTools("s", view.code_tools.servers[0].tools),)), ToolSet(
         (ServerTools("s", tuple(typed.values())),)
