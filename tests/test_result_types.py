@@ -250,7 +250,8 @@ def test_a_tool_answering_undeclared_json_gets_a_typed_result(workspace, tmp_pat
 
             # A program uses the typed fields.
             r = await box.call(
-                "execute_go_code", {"code": TYPED + "fmt.Println(r.Repo, r.Open, r.Commits[1].Hash, r.Commits[1].Files)"}
+                "execute_go_code",
+                {"code": TYPED + "fmt.Println(r.Repo, r.Open, r.Commits[1].Hash, r.Commits[1].Files)"},
             )
             assert r.text == "demo 3 9b8a7c6d 5\n", r.text
 
