@@ -34,7 +34,16 @@ from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
-from gocode.run.approvals import ApprovalRequest, Approver, AskFirst, approval, refusal
+from gocode.run.approvals import (
+    APPROVAL_NOTE,
+    APPROVAL_NOTE_NO_ONE,
+    ApprovalRequest,
+    Approver,
+    AskFirst,
+    approval,
+    needs_approval,
+    refusal,
+)
 from gocode.run.env import unsandboxed_env, with_run_settings
 from gocode.run.kept import KeptFile, open_kept
 from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, server_spec
@@ -126,7 +135,7 @@ class CodeMode:
         self._tool_warnings: tuple[str, ...] = ()
         self._saved_notes: tuple[str, ...] = ()
         self._active = self.settings.enabled is True
-        self._disclosure: tuple[Package, str, Disclosure] | None = None
+        self._disclosure: tuple[Package, str, Disclosure, dict[tuple[str, str], list[str]]] | None = None
         self._search: tuple[Package, SearchIndex] | None = None
         self._search_lock = threading.Lock()
         self.discovery: DiscoveryResult | None = None
@@ -139,6 +148,9 @@ class CodeMode:
         self._inferred: dict[tuple[str, str], dict[str, Any]] = {}
         self.offer_saved = offer_saved
         self._state: ToolState | None = None
+        # Whether a program held for approval can be approved here (an approver, or clients
+        # asked through elicitation); without one the declarations say such programs are refused.
+        self.can_ask = True
 
     @property
     def shape_scope(self) -> str:
@@ -228,9 +240,21 @@ class CodeMode:
         )
 
     def shape_comments(self) -> dict[tuple[str, str], list[str]]:
-        """What the model view says about each tool's results (learned shapes; a tool typed by
-        them says so)."""
-        return self.shapes.comments(frozenset(self._inferred))
+        """What the model view says about each tool: whether it needs approval
+        (:meth:`approval_comments`), then its results (learned shapes; a tool typed by them
+        says so)."""
+        out = self.approval_comments()
+        for key, lines in self.shapes.comments(frozenset(self._inferred)).items():
+            out[key] = [*out.get(key, ()), *lines]
+        return out
+
+    def approval_comments(self) -> dict[tuple[str, str], list[str]]:
+        """The tools a program needs approval to call (docs/approvals.md), each with its comment:
+        shown wherever its declaration is, the description included. With no one to ask
+        (:attr:`can_ask` False), it says such a program is refused here."""
+        note = APPROVAL_NOTE if self.can_ask else APPROVAL_NOTE_NO_ONE
+        held = (k for k, t in self._infos.items() if needs_approval(self.settings.approval, k[0], t))
+        return {k: [note] for k in held}
 
     @property
     def warnings(self) -> list[str]:
@@ -310,15 +334,16 @@ class CodeMode:
         (the rules change when the sandbox tier becomes known)."""
         package = self.package
         head = self.rules()
+        notes = self.approval_comments()  # never the learned shapes: they alone must not change it
         cached = self._disclosure
-        if cached is not None and cached[0] is package and cached[1] == head:
+        if cached is not None and cached[0] is package and cached[1] == head and cached[3] == notes:
             return cached[2]
 
         def describe(text: str, tier: Tier) -> str:
             return _describe(head, text, tier)
 
-        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe)
-        self._disclosure = (package, head, got)
+        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe, notes)
+        self._disclosure = (package, head, got, notes)
         return got
 
     def complete(self) -> bool:

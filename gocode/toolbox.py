@@ -200,6 +200,7 @@ class Toolbox:
         self._prewarm = prewarm
         # Decides programs that can call tools needing approval (docs/approvals.md); None: refused.
         self.approve = approve
+        self.code_mode.can_ask = approve is not None  # `gocode serve` asks its clients instead
         self._retry = retry
         self._start_wait = start_wait
         self._started = False  # tool-list changes before the first build are part of it

@@ -62,6 +62,11 @@ class AskFirst:
 Approver = Callable[[ApprovalRequest], "bool | AskFirst | Awaitable[bool | AskFirst]"]
 
 
+# What the model view says on a tool that needs approval, where someone can approve and where not.
+APPROVAL_NOTE = "Needs approval."
+APPROVAL_NOTE_NO_ONE = "Needs approval, which no one can give here: a program calling it is refused."
+
+
 def needs_approval(settings: ApprovalConfig, server: str, tool: ToolInfo | None) -> bool:
     """Whether calling this tool needs approval (``tool`` None: not in the set, so unannotated)."""
     if not settings.enabled:

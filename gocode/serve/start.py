@@ -42,6 +42,7 @@ async def serve(
     :func:`gocode.serve.server.bind`), or over stdio when ``sock`` is None, until the transport
     ends. ``progress`` and ``warn`` get one line each (what is served, a server's warning)."""
     box = Toolbox(config, model, prewarm=prewarm, progress=progress, stateless_step=stateless_step)
+    box.code_mode.can_ask = True  # a program held for approval is asked of the client (elicitation)
     tool_server = ToolServer(box, settled=False)
     ended = anyio.Event()  # the transport is done (a stdio client hung up, a signal): leave
     try:
