@@ -34,16 +34,7 @@ from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
-from gocode.run.approvals import (
-    APPROVAL_NOTE,
-    APPROVAL_NOTE_NO_ONE,
-    ApprovalRequest,
-    Approver,
-    AskFirst,
-    approval,
-    needs_approval,
-    refusal,
-)
+from gocode.run.approvals import ApprovalRequest, Approver, AskFirst, approval, approval_comments, refusal
 from gocode.run.env import unsandboxed_env, with_run_settings
 from gocode.run.kept import KeptFile, open_kept
 from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, server_spec
@@ -60,7 +51,7 @@ from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, approved_
 from gocode.tools.saved import listing as saved_listing
 from gocode.toolset import ServerTools, ToolInfo
 from gocode.view.disclosure import Disclosure, Tier, choose
-from gocode.view.modelview import render_full
+from gocode.view.modelview import merged_comments, render_full
 from gocode.view.rules import SEARCH_TOOL_NAME, search_hint
 from gocode.view.rules import rules as rules_text
 from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools, typeable, with_inferred_outputs
@@ -148,9 +139,7 @@ class CodeMode:
         self._inferred: dict[tuple[str, str], dict[str, Any]] = {}
         self.offer_saved = offer_saved
         self._state: ToolState | None = None
-        # Whether a program held for approval can be approved here (an approver, or clients
-        # asked through elicitation); without one the declarations say such programs are refused.
-        self.can_ask = True
+        self.can_ask = True  # whether a program held for approval can be approved here
 
     @property
     def shape_scope(self) -> str:
@@ -240,21 +229,13 @@ class CodeMode:
         )
 
     def shape_comments(self) -> dict[tuple[str, str], list[str]]:
-        """What the model view says about each tool: whether it needs approval
-        (:meth:`approval_comments`), then its results (learned shapes; a tool typed by them
-        says so)."""
-        out = self.approval_comments()
-        for key, lines in self.shapes.comments(frozenset(self._inferred)).items():
-            out[key] = [*out.get(key, ()), *lines]
-        return out
+        """What the model view says about each tool: that it needs approval, then its results
+        (learned shapes; a tool typed by them says so)."""
+        return merged_comments(self.approval_comments(), self.shapes.comments(frozenset(self._inferred)))
 
     def approval_comments(self) -> dict[tuple[str, str], list[str]]:
-        """The tools a program needs approval to call (docs/approvals.md), each with its comment:
-        shown wherever its declaration is, the description included. With no one to ask
-        (:attr:`can_ask` False), it says such a program is refused here."""
-        note = APPROVAL_NOTE if self.can_ask else APPROVAL_NOTE_NO_ONE
-        held = (k for k, t in self._infos.items() if needs_approval(self.settings.approval, k[0], t))
-        return {k: [note] for k in held}
+        """The tools that need approval, with their comment (the description shows it too)."""
+        return approval_comments(self.settings.approval, self._infos, self.can_ask)
 
     @property
     def warnings(self) -> list[str]:

@@ -86,6 +86,16 @@ def needs_approval(settings: ApprovalConfig, server: str, tool: ToolInfo | None)
     return settings.unannotated == "ask"
 
 
+def approval_comments(
+    settings: ApprovalConfig, tools: Mapping[tuple[str, str], ToolInfo], can_ask: bool
+) -> dict[tuple[str, str], list[str]]:
+    """The tools a program needs approval to call, each with the comment the model view shows
+    wherever its declaration is (the description included); without anyone to ask (``can_ask``
+    False: no approver, no client to elicit from), that such a program is refused here."""
+    note = APPROVAL_NOTE if can_ask else APPROVAL_NOTE_NO_ONE
+    return {k: [note] for k, t in tools.items() if needs_approval(settings, k[0], t)}
+
+
 def tools_needing_approval(
     settings: ApprovalConfig, plan: Plan, tools: Mapping[tuple[str, str], ToolInfo]
 ) -> tuple[str, ...]:

@@ -179,6 +179,15 @@ def signature(f: ToolFunc) -> str:
 Shapes = Mapping[tuple[str, str], list[str]]
 
 
+def merged_comments(*parts: Shapes) -> dict[tuple[str, str], list[str]]:
+    """Comment lines per tool from several sources, in the order given."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for part in parts:
+        for key, lines in part.items():
+            out[key] = [*out.get(key, ()), *lines]
+    return out
+
+
 def render_func(f: ToolFunc, shapes: Shapes | None = None) -> str:
     said = () if f.companion else (shapes or {}).get((f.server, f.tool)) or ()  # on the tool's own function
     seen = "".join(f"// {line}\n" for line in said)
