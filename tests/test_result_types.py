@@ -238,7 +238,7 @@ def test_a_tool_answering_undeclared_json_gets_a_typed_result(workspace, tmp_pat
             # The declared function keeps its signature; the learned type comes beside it.
             assert "func repoStats(context.Context, RepoStatsInput) (string, error)" in view
             assert "func repoStats_typed(context.Context, RepoStatsInput) (RepoStats_Result, error)" in view
-            assert "// Result JSON: type inferred from 3 calls (the server declares none) in the _typed" in view
+            assert "// Result typed by the _typed function below (learned from 3 calls)." in view
             assert "Commits []RepoStats_ResultCommitsItem" in view and "Open    int" in view
             assert "RepoStats_Result" in box.tools()[0].description  # the definitions the client lists
             r = await box.call("execute_go_code", {"code": CALL + "fmt.Println(len(r) > 0)"})

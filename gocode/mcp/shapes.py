@@ -353,7 +353,7 @@ class ToolShape:
         companion, shown after it, returns the type inferred from them, which says the rest)."""
         n = f"{self.samples} call{'s' if self.samples != 1 else ''}"
         if typed:
-            return [f"Result JSON: type inferred from {n} (the server declares none) in the _typed function below."]
+            return [f"Result typed by the _typed function below (learned from {n})."]
         out = []
         if self.json_samples:
             line = render(self.json)

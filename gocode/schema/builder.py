@@ -530,7 +530,7 @@ class _Builder:
                 TypeDecl(name, doc_lines(name, ["The tool's result."]), expr, Source(info.server, info.name))
             )
         func = declared.name + TYPED_SUFFIX
-        doc = doc_lines(func, [f"{declared.name}'s result decoded as the type learned from its results."])
+        doc = doc_lines(func, [f"{declared.name}, its result decoded as the type learned from it."])
         return ToolFunc(
             func, export(func), info.server, info.name, doc, declared.input_type, output_type, True,
             tuple(ctx.decls), inferred=True, companion=True,
