@@ -245,6 +245,8 @@ def test_a_tool_answering_undeclared_json_gets_a_typed_result(workspace, tmp_pat
             assert r.text == "true\n", r.text  # code written before still compiles and runs
             typed.append(box.code_mode.package)
             after, _ = box.code_mode.search_answer({"names": ["repoStats"]})
+            assert "func repoStats(context.Context, RepoStatsInput) (string, error)" in after
+            assert "func repoStats_typed(context.Context, RepoStatsInput) (RepoStats_Result, error)" in after
             print(f"search answer for repoStats: {count(before)} tokens as text, {count(after)} typed (o200k)")
             print(after)
 
