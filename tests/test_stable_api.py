@@ -103,6 +103,14 @@ def test_earlier_programs_compile_through_every_change_to_the_tool_set(workspace
             typed = 'r := must(repoStats_typed(ctx, RepoStatsInput{Path: "demo"}))\nfmt.Println(r.Open)\n'
             r = await box.call("execute_go_code", {"code": typed})
             assert r.text == "3\n", r.text
+            # Saved through the companion, a program depends on the learned type; else not.
+            r = await box.call(
+                "save_go_program", {"name": "open_typed", "code": "// T.\ntype Input struct{}\n" + typed}
+            )
+            assert not r.is_error, r.text
+            store = box.code_mode.saved_store()
+            assert "typedOutput" in (store.load("open_typed").uses or {})["report.repo_stats"]
+            assert "typedOutput" not in (store.load("repo_open").uses or {})["report.repo_stats"]
 
         # A server added to the config, with a tool of the same name and shape as an existing one.
         servers["another_report"] = _report()
@@ -181,3 +189,29 @@ def test_no_tool_added_renames_an_earlier_tools_function_types_or_constants():
     assert names(after) == names(before)
     assert declared(before) <= declared(after)
     assert "stats_typed" in {f.name for f in after.funcs}
+
+
+@pytest.mark.fast
+def test_a_saved_program_depends_on_a_learned_type_only_through_the_companion():
+    """Saved before anything was learned, a program is unaffected by a type learned later; one
+    that calls the companion is held to the type it was saved against, as to a declared schema."""
+    from gocode.tools.saved import SavedProgram, differences
+
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    learned = {"type": "object", "properties": {"open": {"type": "integer"}}, "required": ["open"]}
+    wider = {"type": "object", "properties": {"open": {"type": "number"}}, "required": ["open"]}
+    plain = ToolInfo("report", "repo_stats", "S.", schema)
+
+    def typed(out: dict) -> ToolInfo:
+        return ToolInfo("report", "repo_stats", "S.", schema, out, output_inferred=True)
+
+    def saved(uses: dict) -> SavedProgram:
+        return SavedProgram("p", "P.", {}, "", calls=("report.repo_stats",), uses={"report.repo_stats": uses})
+
+    untyped = saved({"inputSchema": schema, "outputSchema": None})
+    assert differences(untyped, {("report", "repo_stats"): typed(learned)}) == []
+    on_type = saved({"inputSchema": schema, "outputSchema": None, "typedOutput": learned})
+    assert differences(on_type, {("report", "repo_stats"): typed(learned)}) == []
+    changed = ["report.repo_stats: its learned result type changed"]
+    assert differences(on_type, {("report", "repo_stats"): typed(wider)}) == changed
+    assert differences(on_type, {("report", "repo_stats"): plain}) == changed  # withdrawn
