@@ -23,7 +23,7 @@ from gocode.program.render import render_bindings
 from gocode.run import recordstore
 from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
-from gocode.view.modelview import render_full
+from gocode.view.modelview import render_full, render_index
 from gocode.view.selection import ToolView, with_inferred_outputs
 from gocode.view.tokens import count
 from tests.conftest import ROOT, assert_go_package_clean, config_from
@@ -190,6 +190,7 @@ def test_a_declared_output_schema_wins_and_the_go_says_the_type_was_inferred():
     # The declared function keeps its signature; the learned type is its companion's.
     assert "func stats(context.Context) (string, error)\n" in render_full(package)
     assert "func stats_typed(context.Context) (Stats_Result, error)\n" in render_full(package)
+    assert "\nstats() string // Stats.\nstats_typed() Stats_Result\n" in render_index(package)  # the index tier too
     # A recording made before the type was inferred names what differs.
     assert recordstore.differences(ToolSet((ServerTools("s", view.code_tools.servers[0].tools),)), ToolSet(
         (ServerTools("s", tuple(typed.values())),)

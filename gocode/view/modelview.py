@@ -315,6 +315,8 @@ def index_line(f: ToolFunc, notes: Shapes | None = None) -> str:
     """``name(Input) Output // first sentence``: a tool in one line for the index tier
     (``notes``' first line for it, e.g. that it needs approval, before the sentence)."""
     sig = f"{f.name}({f.input_type or ''}) {f.output_type}"
+    if f.companion:
+        return sig  # under its tool's line, which says what it does
     said = (notes or {}).get((f.server, f.tool)) or ()
     desc = " ".join([*said[:1], first_sentence(_text(f.doc, f.name))]).strip()
     return f"{sig} // {desc}" if desc else sig
@@ -324,7 +326,8 @@ def render_index(pkg: Package, notes: Shapes | None = None) -> str:
     """Per server, one line per tool: its compact signature and its description's first sentence."""
     blocks = []
     for server, group in _group(pkg.tool_funcs):
-        blocks.append(header(server, len(group)) + "".join(index_line(f, notes) + "\n" for f in group))
+        lines = "".join(index_line(f, notes) + "\n" for f in with_companions(pkg, group))
+        blocks.append(header(server, len(group)) + lines)
     return "\n".join(blocks)
 
 
