@@ -34,7 +34,7 @@ from gocode.mcp.shapes import ShapeRecorder
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
-from gocode.run.approvals import ApprovalRequest, Approver, AskFirst, approval, held_for, refusal
+from gocode.run.approvals import ApprovalRequest, Approver, AskFirst, approval, approval_comments, held_for, refusal
 from gocode.run.env import unsandboxed_env, with_run_settings
 from gocode.run.kept import KeptFile, open_kept
 from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, server_spec
@@ -51,10 +51,10 @@ from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, approved_
 from gocode.tools.saved import listing as saved_listing
 from gocode.toolset import ServerTools, ToolInfo
 from gocode.view.disclosure import Disclosure, Tier, choose
-from gocode.view.modelview import render_full
+from gocode.view.modelview import merged_comments, render_full
 from gocode.view.rules import SEARCH_TOOL_NAME, search_hint
 from gocode.view.rules import rules as rules_text
-from gocode.view.selection import ToolView, code_mode_on, split_tools, typeable, with_inferred_outputs
+from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools, typeable, with_inferred_outputs
 
 TOOL_NAME = "execute_go_code"
 # The answer to code with nothing to run (blank, or comments only): said, not a silent success.
@@ -111,11 +111,12 @@ class CodeMode:
 
     def __init__(
         self, config: Config, model: str | None = None, *, workspace: Workspace | None = None,
-        offer_saved: bool = False, shapes_cache: ListingCache | Literal[False] | None = None,
+        offer_saved: bool = False, shapes_cache: ListingCache | Literal[False] | None = None, can_ask: bool = True,
     ) -> None:  # fmt: skip
         """``offer_saved``: the saved programs are Go functions of the server ``saved`` too (a
         controller answers their calls: a pooled toolbox, or a listing). ``shapes_cache``: where
-        learned result shapes are kept (None: the default place, False: nowhere)."""
+        learned result shapes are kept (None: the default place, False: nowhere). ``can_ask``:
+        whether a program held for approval can be approved here (the declarations say so)."""
         self.config = config
         self.model = model
         self.settings = config.code_mode_for(model)
@@ -128,7 +129,7 @@ class CodeMode:
         self._tool_warnings: tuple[str, ...] = ()
         self._saved_notes: tuple[str, ...] = ()
         self._active = self.settings.enabled is True
-        self._disclosure: tuple[Package, str, Disclosure] | None = None
+        self._disclosure: tuple[Package, str, Disclosure, dict[tuple[str, str], list[str]]] | None = None
         self._search: tuple[Package, SearchIndex] | None = None
         self._search_lock = threading.Lock()
         self.discovery: DiscoveryResult | None = None
@@ -141,6 +142,7 @@ class CodeMode:
         self._inferred: dict[tuple[str, str], dict[str, Any]] = {}
         self.offer_saved = offer_saved
         self._state: ToolState | None = None
+        self.can_ask = can_ask
 
     @property
     def shape_scope(self) -> str:
@@ -179,6 +181,7 @@ class CodeMode:
         """Take tool listings discovered elsewhere (a controller's long-lived sessions);
         ``unavailable`` names the servers that are down, with the reason."""
         enabled = code_mode_on(self.settings, servers)
+        servers = in_config_order(servers, list(self.config.mcp_servers))  # the order tools take Go names in
         saved_notes: tuple[str, ...] = ()
         stored = self.saved_store().all() if enabled and self.settings.saved_programs else []
         programs = stored if self.offer_saved else []
@@ -229,9 +232,13 @@ class CodeMode:
         )
 
     def shape_comments(self) -> dict[tuple[str, str], list[str]]:
-        """What the model view says about each tool's results (learned shapes; a tool typed by
-        them says so)."""
-        return self.shapes.comments(frozenset(self._inferred))
+        """What the model view says about each tool: that it needs approval, then its results
+        (learned shapes; a tool typed by them says so)."""
+        return merged_comments(self.approval_comments(), self.shapes.comments(frozenset(self._inferred)))
+
+    def approval_comments(self) -> dict[tuple[str, str], list[str]]:
+        """The tools that need approval, with their comment (the description shows it too)."""
+        return approval_comments(self.settings.approval, self._infos, self.can_ask)
 
     @property
     def warnings(self) -> list[str]:
@@ -317,15 +324,16 @@ class CodeMode:
         (the rules change when the sandbox tier becomes known)."""
         package = self.package
         head = self.rules()
+        notes = self.approval_comments()  # never the learned shapes: they alone must not change it
         cached = self._disclosure
-        if cached is not None and cached[0] is package and cached[1] == head:
+        if cached is not None and cached[0] is package and cached[1] == head and cached[3] == notes:
             return cached[2]
 
         def describe(text: str, tier: Tier) -> str:
             return _describe(head, text, tier)
 
-        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe)
-        self._disclosure = (package, head, got)
+        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe, notes)
+        self._disclosure = (package, head, got, notes)
         return got
 
     def complete(self) -> bool:

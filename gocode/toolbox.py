@@ -100,6 +100,10 @@ class Toolbox:
     become typed Go functions beside the servers' tools, as tools of the server ``python``
     (``python_server`` renames it); they run in this process when a program calls them (see
     :mod:`gocode.tools.python`). They need pooled sessions.
+
+    ``approve`` decides programs that call tools needing approval (docs/approvals.md); without
+    it they are refused, unless ``approval_by_client`` says the caller of each run asks its own
+    client (what the declarations then tell the model).
     """
 
     def __init__(
@@ -118,6 +122,7 @@ class Toolbox:
         python_server: str = PYTHON_SERVER,
         stateless_step: bool = False,
         approve: Approver | None = None,
+        approval_by_client: bool = False,
     ) -> None:
         self.config = config if isinstance(config, Config) else load_config(Path(config))
         self.python_tools = _python_tools(self.config, tools, python_server, pooled)
@@ -131,6 +136,9 @@ class Toolbox:
             offer_saved=self.settings.saved_programs and pooled,
             # Learned result shapes live beside the listings (none without a listing cache).
             shapes_cache=listings or False,
+            # Whether a program held for approval can be approved here: by ``approve``, or by
+            # the client of each call (`gocode serve` asks by elicitation).
+            can_ask=approve is not None or approval_by_client,
         )  # fmt: skip
         self._prewarm = prewarm
         self.pooled = pooled
@@ -162,10 +170,6 @@ class Toolbox:
     @property
     def approve(self) -> Approver | None:
         return self.runs.approve
-
-    @approve.setter
-    def approve(self, approver: Approver | None) -> None:
-        self.runs.approve = approver
 
     @property
     def metrics(self) -> Metrics:

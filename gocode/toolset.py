@@ -67,6 +67,13 @@ class ToolSet:
     def tools(self) -> list[ToolInfo]:
         return [t for s in sorted(self.servers, key=lambda s: s.server) for t in sorted(s.tools, key=lambda t: t.name)]
 
+    def by_seniority(self) -> list[ToolInfo]:
+        """The tools in the order they take Go names (:func:`gocode.schema.builder.build_package`):
+        the servers in the order given (code mode gives config order, then Python tools, the
+        caller's, the saved programs), a server's tools by name. A server or tool added at the
+        end never takes a name an earlier one has."""
+        return [t for s in self.servers for t in sorted(s.tools, key=lambda t: t.name)]
+
     def digest(self) -> str:
         # Computed once: every cache keyed by the tool set asks, and hashing a thousand tools'
         # schemas takes a tenth of a second.
@@ -77,9 +84,10 @@ class ToolSet:
         return known
 
     def _compute_digest(self) -> str:
+        # In the servers' order: it decides which tool keeps a name two want (by_seniority).
         doc = [
             {"server": s.server, "tools": [t.as_json() for t in sorted(s.tools, key=lambda t: t.name)]}
-            for s in sorted(self.servers, key=lambda s: s.server)
+            for s in self.servers
         ]
         blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(blob.encode()).hexdigest()

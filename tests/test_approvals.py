@@ -379,3 +379,23 @@ def test_a_modern_client_not_yet_asked_gets_an_input_required_result_for_this_pr
         ctx, SimpleNamespace(input_responses={APPROVAL_INPUT_KEY: answer}, request_state=request.program_hash), True
     )
     assert retried is not None and retried(request) is True
+
+
+@pytest.mark.go
+def test_the_declarations_mark_the_tools_that_need_approval(workspace):  # noqa: F811 (fixture)
+    """A tool that needs approval says so on its declaration, in the description (every tier
+    that shows it) and in search answers; without anyone to ask, that such a program is refused."""
+    config = config_from({"notes": NOTES}, defaults={"codeMode": {"sandbox": "off"}})
+
+    async def go(approve: object) -> tuple[str, str, str]:
+        async with Toolbox(config, workspace=workspace, prewarm=False, approve=approve) as box:  # type: ignore[arg-type]
+            answer, _ = box.code_mode.search_answer({"names": ["deleteNote", "readNote"]})
+            return box.tools()[0].description or "", answer, box.code_mode.declarations()
+
+    for approve, note in ((None, "Needs approval, which no one can give here"), (lambda _: True, "Needs approval.")):
+        for text in asyncio.run(go(approve)):
+            assert f"// {note}" in text and "\nfunc deleteNote(" in text, text
+            # Only the destructive tool: the read-only one is not marked.
+            marked = text.split(f"// {note}")[1].split("\nfunc ", 1)[1]
+            assert marked.startswith("deleteNote("), text
+            assert text.count("Needs approval") == 1, text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -57,13 +58,15 @@ def test_cpe_weather_example():
 
 
 def test_same_tools_in_any_order_give_identical_source():
+    """Whatever order each server listed its tools in; the servers' order is the config's (it
+    decides which of two tools keeps a name both want)."""
     tools = CPE_WEATHER + HOSTILE
-    expected = render_bindings(build_package(toolset(tools)))
+    base = toolset(tools)
+    expected = render_bindings(build_package(base))
     for seed in range(5):
-        shuffled = tools[:]
-        random.Random(seed).shuffle(shuffled)
-        ts = toolset(shuffled)
-        ts = ToolSet(tuple(reversed(ts.servers)))
+        ts = ToolSet(
+            tuple(replace(s, tools=tuple(random.Random(seed).sample(s.tools, len(s.tools)))) for s in base.servers)
+        )
         assert render_bindings(build_package(ts)) == expected
 
 
@@ -74,7 +77,7 @@ def test_hostile_names():
     assert names[("evil", "len")] == "lenTool"
     assert names[("other", "ctx")] == "ctxTool"
     assert names[("other", "exec")] == "execTool"  # model code may use os/exec, imported automatically
-    assert names[("evil", "search")] == "evilSearch"
+    assert names[("evil", "search")] == "search"  # the earlier server keeps the plain name
     assert names[("other", "search")] == "otherSearch"
     assert names[("other", "天气")] == "U5929U6c14"
     assert names[("evil", "FuncInput")] == "funcInput"
@@ -199,7 +202,7 @@ def test_a_shared_enum_keeps_no_comment_when_its_fields_say_different_things():
     assert "Type ShotInputFormat // If unset, inferred from the file name." in view
 
 
-def test_a_shared_input_is_named_for_its_most_general_tool():
+def test_a_shared_input_keeps_the_earliest_tools_name():
     pr = {
         "type": "object",
         "properties": {"owner": {"type": "string"}, "repo": {"type": "string"}, "pull_number": {"type": "integer"}},
@@ -207,7 +210,8 @@ def test_a_shared_input_is_named_for_its_most_general_tool():
     }
     names = ("delete_pending_pull_request_review", "get_pull_request", "get_pull_request_files")
     pkg = build_package(toolset([ToolInfo("gh", n, n, pr) for n in names]))
-    assert {f.input_type for f in pkg.funcs} == {"GetPullRequestInput"}
+    # Named for no other tool than the one that had it: a tool added later never renames it.
+    assert {f.input_type for f in pkg.funcs} == {"DeletePendingPullRequestReviewInput"}
     hidden = {d.name: d.type for d in pkg.decls if isinstance(d, TypeDecl) and d.hidden}
-    assert hidden["DeletePendingPullRequestReviewInput"] == "GetPullRequestInput"  # a guess still compiles
-    assert "func deletePendingPullRequestReview(context.Context, GetPullRequestInput)" in render_full(pkg)
+    assert hidden["GetPullRequestInput"] == "DeletePendingPullRequestReviewInput"  # a guess still compiles
+    assert "func getPullRequest(context.Context, DeletePendingPullRequestReviewInput)" in render_full(pkg)

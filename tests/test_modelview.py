@@ -54,13 +54,13 @@ def test_identical_shapes_are_declared_once_across_tools_and_servers():
     )
     pkg = build_package(ts)
     view = render_full(pkg)
-    assert declared(view) == ["PathInput", "ContentOutput"]
-    assert {(f.input_type, f.output_type) for f in pkg.funcs} == {("PathInput", "ContentOutput")}
+    assert declared(view) == ["ReadFileInput", "ReadFileOutput"]  # the earliest tool's names
+    assert {(f.input_type, f.output_type) for f in pkg.funcs} == {("ReadFileInput", "ReadFileOutput")}
     # The bindings declare the same single type, so the program accepts what the view shows.
     bindings = render_bindings(pkg)
-    assert bindings.count("type PathInput struct") == 1 and "ReadFileInput struct" not in bindings
+    assert bindings.count("type ReadFileInput struct") == 1 and "StatFileInput struct" not in bindings
     # Each tool's own type name stays usable in the program, as an alias the view does not show.
-    assert "type ReadFileInput = PathInput" in bindings and "ReadFileInput" not in view
+    assert "type StatFileInput = ReadFileInput" in bindings and "StatFileInput" not in view
 
 
 @pytest.mark.fast
@@ -290,7 +290,7 @@ def test_token_counts_are_o200k():
 @pytest.mark.fast
 def test_golden_corpus_is_the_model_view():
     text = (CORPUS / "golden" / "real-filesystem.go.golden").read_text()
-    assert "func readTextFile(context.Context, ReadFileInput) (ContentOutput, error)" in text
+    assert "func readTextFile(context.Context, ReadFileInput) (CreateDirectoryOutput, error)" in text
     assert Path(CORPUS / "golden").is_dir()
 
 

@@ -56,8 +56,8 @@ def test_a_tool_own_type_name_still_compiles_after_dedup(workspace):
     cm = CodeMode(Config.model_validate({"mcpServers": {}}), workspace=workspace)
     cm.use(list(load(CORPUS / "real" / "filesystem.json").servers))
     view = cm.declarations()
-    assert "GetFileInfoInput" not in view and "func getFileInfo(context.Context, PathInput)" in view
-    code = 'var a GetFileInfoInput = PathInput{Path: "x"}\nvar b ReadTextFileInput = ReadFileInput{Path: "y"}\nfmt.Println(a.Path, b.Path)\n'
+    assert "GetFileInfoInput" not in view and "func getFileInfo(context.Context, CreateDirectoryInput)" in view
+    code = 'var a GetFileInfoInput = CreateDirectoryInput{Path: "x"}\nvar b ReadTextFileInput = ReadFileInput{Path: "y"}\nfmt.Println(a.Path, b.Path)\n'
     result = asyncio.run(cm.execute(code, reach=OwnSessions({})))
     assert result.ok, result.error_text()
     assert result.output == "x y\n"

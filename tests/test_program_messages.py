@@ -37,7 +37,8 @@ def test_scrub_removes_every_internal_name():
 def test_a_name_close_to_a_tool_says_did_you_mean_and_shows_it(source, column, name):
     text = explain([Diagnostic("model.go", 1, column, f"undefined: {name}")], PKG, source)
     first = text.split("\n")[0]
-    assert first == f"model.go:1:{column}: undefined: {name} (did you mean getWeather?)"
+    where = " (weather.get_weather)" if "." in source.split(":=")[1].split("(")[0] else ""  # a qualified name
+    assert first == f"model.go:1:{column}: undefined: {name} (did you mean getWeather{where}?)"
     assert (
         "func getWeather(context.Context, GetWeatherInput) (GetWeatherOutput, error)" in text
         and "type GetWeatherInput struct" in text
@@ -175,3 +176,16 @@ def test_a_nil_dereference_names_the_tool_whose_result_is_dereferenced_on_its_li
     other = PANIC_AT.format(line=4).replace("invalid memory address or nil pointer dereference", "index out of range")
     assert nil_result_hint(other, plan) == ""
     assert nil_result_hint(PANIC_AT.format(line=4), None) == ""
+
+
+def test_a_name_several_servers_have_lists_every_candidate_with_its_server():
+    """``search`` is on github and gitlab: the earlier server's keeps the plain name, and a name
+    that could mean either lists both, each with its server."""
+    pkg = build_package(toolset([ToolInfo("github", "search", "Search."), ToolInfo("gitlab", "search", "Search.")]))
+    assert [f.name for f in pkg.funcs] == ["search", "gitlabSearch"]
+    text = explain([Diagnostic("model.go", 1, 1, "undefined: Search")], pkg, "Search(ctx)")
+    want = "(did you mean search (github.search) or gitlabSearch (gitlab.search)?)"
+    assert text.split("\n")[0] == f"model.go:1:1: undefined: Search {want}", text
+    # A qualified name: the one tool it names, with its server.
+    text = explain([Diagnostic("model.go", 1, 1, "undefined: gitlab")], pkg, "gitlab.search(ctx)")
+    assert text.split("\n")[0] == "model.go:1:1: undefined: gitlab (did you mean gitlabSearch (gitlab.search)?)", text

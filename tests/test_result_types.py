@@ -23,7 +23,7 @@ from gocode.program.render import render_bindings
 from gocode.run import recordstore
 from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
-from gocode.view.modelview import render_full
+from gocode.view.modelview import render_full, render_index
 from gocode.view.selection import ToolView, with_inferred_outputs
 from gocode.view.tokens import count
 from tests.conftest import ROOT, assert_go_package_clean, config_from
@@ -185,9 +185,12 @@ def test_a_declared_output_schema_wins_and_the_go_says_the_type_was_inferred():
     assert typed["get_tiny_image"].output_schema is None
     package = build_package(ToolSet((ServerTools("s", tuple(typed.values())),)))
     bindings = render_bindings(package)
-    assert "gocodert.CallInferred[StatsOutput](ctx, " in bindings
+    assert "gocodert.CallInferred[Stats_Result](ctx, " in bindings
     assert "gocodert.CallJSON[CountedOutput](ctx, " in bindings
-    assert "func stats(context.Context) (StatsOutput, error)" in render_full(package)
+    # The declared function keeps its signature; the learned type is its companion's.
+    assert "func stats(context.Context) (string, error)\n" in render_full(package)
+    assert "func stats_typed(context.Context) (Stats_Result, error)\n" in render_full(package)
+    assert "\nstats() string // Stats.\nstats_typed() Stats_Result\n" in render_index(package)  # the index tier too
     # A recording made before the type was inferred names what differs.
     assert recordstore.differences(ToolSet((ServerTools("s", view.code_tools.servers[0].tools),)), ToolSet(
         (ServerTools("s", tuple(typed.values())),)
@@ -204,6 +207,7 @@ def test_a_declared_output_schema_wins_and_the_go_says_the_type_was_inferred():
 # --- a real server ---------------------------------------------------------------------------------
 
 CALL = 'r := must(repoStats(ctx, RepoStatsInput{Path: "demo"}))\n'
+TYPED = 'r := must(repoStats_typed(ctx, RepoStatsInput{Path: "demo"}))\n'
 
 
 @pytest.mark.go
@@ -232,33 +236,40 @@ def test_a_tool_answering_undeclared_json_gets_a_typed_result(workspace, tmp_pat
                 assert r.text == "true\n", r.text
                 assert len(announced) == (1 if i == MIN_TYPED_SAMPLES - 1 else 0)  # only once there are enough
             view = box.code_mode.declarations()
-            assert "func repoStats(context.Context, RepoStatsInput) (RepoStatsOutput, error)" in view
-            assert "// Result type inferred from 3 calls; the server declares none." in view
-            assert "Commits []RepoStatsOutputCommitsItem" in view and "Open    int" in view
-            assert "RepoStatsOutput" in box.tools()[0].description  # the definitions the client lists
+            # The declared function keeps its signature; the learned type comes beside it.
+            assert "func repoStats(context.Context, RepoStatsInput) (string, error)" in view
+            assert "func repoStats_typed(context.Context, RepoStatsInput) (RepoStats_Result, error)" in view
+            assert "// Result typed by the _typed function below (learned from 3 calls)." in view
+            assert "Commits []RepoStats_ResultCommitsItem" in view and "Open    int" in view
+            assert "RepoStats_Result" in box.tools()[0].description  # the definitions the client lists
+            r = await box.call("execute_go_code", {"code": CALL + "fmt.Println(len(r) > 0)"})
+            assert r.text == "true\n", r.text  # code written before still compiles and runs
             typed.append(box.code_mode.package)
             after, _ = box.code_mode.search_answer({"names": ["repoStats"]})
+            assert "func repoStats(context.Context, RepoStatsInput) (string, error)" in after
+            assert "func repoStats_typed(context.Context, RepoStatsInput) (RepoStats_Result, error)" in after
             print(f"search answer for repoStats: {count(before)} tokens as text, {count(after)} typed (o200k)")
             print(after)
 
             # A program uses the typed fields.
             r = await box.call(
-                "execute_go_code", {"code": CALL + "fmt.Println(r.Repo, r.Open, r.Commits[1].Hash, r.Commits[1].Files)"}
+                "execute_go_code",
+                {"code": TYPED + "fmt.Println(r.Repo, r.Open, r.Commits[1].Hash, r.Commits[1].Files)"},
             )
             assert r.text == "demo 3 9b8a7c6d 5\n", r.text
 
             # A key the type lacks does not stop decoding; the type learns it (optional).
             shape_file.write_text("extra")
-            r = await box.call("execute_go_code", {"code": CALL + "fmt.Println(r.Open, len(r.Commits))"})
+            r = await box.call("execute_go_code", {"code": TYPED + "fmt.Println(r.Open, len(r.Commits))"})
             assert r.text == "3 2\n", r.text
             assert len(announced) == 2 and "Labels  []string" in announced[-1]
-            r = await box.call("execute_go_code", {"code": CALL + "fmt.Println(r.Labels)"})
+            r = await box.call("execute_go_code", {"code": TYPED + "fmt.Println(r.Labels)"})
             assert r.text == "[bug docs]\n", r.text
 
             # A value of another kind: a clear error, the value still reachable, the type withdrawn.
             shape_file.write_text("changed")
             code = (
-                'r, err := repoStats(ctx, RepoStatsInput{Path: "demo"})\nfmt.Println(r.Repo)\nfmt.Println(err)\n'
+                'r, err := repoStats_typed(ctx, RepoStatsInput{Path: "demo"})\nfmt.Println(r.Repo)\nfmt.Println(err)\n'
                 'raw := must(callTool(ctx, "report.repo_stats", map[string]any{"path": "demo"}))\n'
                 'fmt.Println(raw.(map[string]any)["open"])'
             )
@@ -267,14 +278,15 @@ def test_a_tool_answering_undeclared_json_gets_a_typed_result(workspace, tmp_pat
             assert lines[0] == "demo", r.text  # what did decode is there
             assert lines[1].startswith(
                 "tool repo_stats (server report) declares no output schema, and this result does not fit the type "
-                "RepoStatsOutput gocode inferred from its earlier results (json: cannot unmarshal string into Go "
-                "struct field RepoStatsOutput.open of type int); the next program gets a type learned again with "
+                "RepoStats_Result gocode inferred from its earlier results (json: cannot unmarshal string into Go "
+                "struct field RepoStats_Result.open of type int); the next program gets a type learned again with "
                 'this result, callTool(ctx, "report.repo_stats", args) returns it untyped; result: {"repo": "demo"'
             ), r.text
             assert lines[2] == "many", r.text
             assert len(announced) == 3
             view = box.code_mode.declarations()
             assert "func repoStats(context.Context, RepoStatsInput) (string, error)" in view
+            assert "repoStats_typed" not in view  # withdrawn: only the companion goes
             assert "open: integer | string" in view
             r = await box.call("execute_go_code", {"code": CALL + 'fmt.Println(strings.Contains(r, `"many"`))'})
             assert r.text == "true\n", r.text
@@ -305,7 +317,7 @@ def test_gocode_serve_announces_the_inferred_type_once(tmp_path):
         params = StdioServerParameters(command=GOCODE, args=["serve", "-c", str(config)], env=dict(os.environ))
         async with Client(stdio_client(params), mode="legacy", message_handler=on_message) as c:
             before = (await c.list_tools()).tools[0].description or ""
-            assert "(string, error)" in before and "RepoStatsOutput" not in before
+            assert "(string, error)" in before and "RepoStats_Result" not in before
             for _ in range(MIN_TYPED_SAMPLES):
                 assert not heard, heard  # nothing changes before the third result
                 r = await c.call_tool("execute_go_code", {"code": CALL + "_ = r\nfmt.Println(1)"})
@@ -315,10 +327,11 @@ def test_gocode_serve_announces_the_inferred_type_once(tmp_path):
                 while not heard:
                     await anyio.sleep(0.05)
             after = (await c.list_tools()).tools[0].description or ""
-            assert "func repoStats(context.Context, RepoStatsInput) (RepoStatsOutput, error)" in after
-            r = await c.call_tool("execute_go_code", {"code": CALL + "fmt.Println(r.Open)"})
+            assert "func repoStats_typed(context.Context, RepoStatsInput) (RepoStats_Result, error)" in after
+            assert "func repoStats(context.Context, RepoStatsInput) (string, error)" in after
+            r = await c.call_tool("execute_go_code", {"code": TYPED + "fmt.Println(r.Open)"})
             assert [b.text for b in r.content if isinstance(b, types.TextContent)] == ["3\n"]
-            await c.call_tool("execute_go_code", {"code": CALL + "fmt.Println(r.Open)"})
+            await c.call_tool("execute_go_code", {"code": TYPED + "fmt.Println(r.Open)"})
 
     anyio.run(go)
     # Once, with the third call's answer (sent before it), never again while the shape holds.

@@ -29,7 +29,7 @@ from tests.test_cli import gocode
 
 @pytest.mark.fast
 def test_the_rules_name_result():
-    assert "result(v) returns v as JSON" in rules(CodeModeConfig(), "1.26")
+    assert "result(v) (no return value) also hands v back as JSON" in rules(CodeModeConfig(), "1.26")
 
 
 @pytest.mark.fast

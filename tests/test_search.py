@@ -298,7 +298,7 @@ def test_an_answer_keeps_the_rank_order_across_servers():
     index, ts = small()
     got = answer(index, {"names": ["time.convert_time", "gh.list_pull_requests", "time.get_current_time"]})
     text = answer_text(build_package(ts), got)
-    assert re.findall(r"^func (\w+)\(", text, re.M) == ["convertTime", "ghListPullRequests", "getCurrentTime"], text
+    assert re.findall(r"^func (\w+)\(", text, re.M) == ["convertTime", "listPullRequests", "getCurrentTime"], text
     assert [line for line in text.splitlines() if line.startswith("// =====")] == [
         "// ===== server time (1 tool) =====",
         "// ===== server gh (1 tool) =====",

@@ -23,6 +23,8 @@ type checked struct {
 	Derefs []deref `json:"derefs,omitempty"`
 	// The JSON Schemas of the package-level types the request named (schema.go), when it checks.
 	Schemas map[string]any `json:"schemas,omitempty"`
+	// main.go as fixed (ptrfix.go), when it was: what the caller compiles instead.
+	Src string `json:"src,omitempty"`
 }
 
 // noImports stands in for export data when there is none: the plan still follows the
@@ -38,6 +40,12 @@ const maxErrors = 10
 // check type-checks a rendered main.go; positions follow its //line directives. Without
 // export data (haveCfg false) only the plan is computed, from what can be resolved.
 func check(src string, haveCfg bool, lang string, schemas []string) checked {
+	return checkFixing(src, haveCfg, lang, schemas, true)
+}
+
+// checkFixing is check; with fix, a program that does not type-check only because of
+// ptr(<untyped constant>) calls (ptrfix.go) is fixed and checked again, once.
+func checkFixing(src string, haveCfg bool, lang string, schemas []string, fix bool) checked {
 	if !haveCfg {
 		fs := token.NewFileSet()
 		f, err := parser.ParseFile(fs, "gocode_main.go", src, parser.ParseComments|parser.SkipObjectResolution)
@@ -94,6 +102,16 @@ func check(src string, haveCfg bool, lang string, schemas []string) checked {
 	})
 	if len(out) > maxErrors {
 		out = out[:maxErrors]
+	}
+	if len(out) > 0 && fix {
+		if fixes := ptrFixes(fs, f, info); len(fixes) > 0 {
+			fixed := applyFixes(src, fixes)
+			// Otherwise the errors as the model wrote it: the columns of its own lines.
+			if again := checkFixing(fixed, haveCfg, lang, schemas, false); len(again.Errors) == 0 {
+				again.Src = fixed
+				return again
+			}
+		}
 	}
 	if len(out) > 0 {
 		return checked{Errors: out, Phase: "types", Plan: planned}

@@ -292,3 +292,46 @@ func TestPlan(t *testing.T) {
 		t.Fatalf("plan = %+v, want %+v", got, want)
 	}
 }
+
+// ptrMainGo is mainGo with the generated ptr helper and a struct with numeric pointer fields.
+func ptrMainGo(hoisted, model string) string {
+	return "package main\n\nimport \"context\"\n\n//line gocode_main.go:1\nfunc ptr[T any](v T) *T { return &v }\n\n" +
+		"type In struct {\n\tF *float64\n\tI *int\n\tG *float32\n}\n\n//line model.go:1:1\n" + hoisted +
+		"\n//line gocode_main.go:9\nfunc Run(ctx context.Context) error {\n//line model.go:20:1\n" + model +
+		"\n//line gocode_main.go:10\n\treturn nil\n}\n"
+}
+
+func TestPtrFixes(t *testing.T) {
+	tests := []struct {
+		name, hoisted, model string
+		fixed                []string // what the answered main.go holds; none: not fixed
+	}{
+		{"fields of every numeric kind", "", "in := In{F: ptr(2), I: ptr(2.0), G: ptr(-1)}\n_ = in",
+			[]string{"F: ptr[float64](2)", "I: ptr[int](2.0)", "G: ptr[float32](-1)"}},
+		{"an assignment and a constant expression", "const k = 3", "var in In\nin.F = ptr(k * 2)\n_ = in",
+			[]string{"in.F = ptr[float64](k * 2)"}},
+		{"a return", "func f() *float64 { return ptr(7) }", "_ = f()", []string{"return ptr[float64](7)"}},
+		{"what the type cannot hold", "", "_ = In{I: ptr(2.5)}", nil},
+		{"a typed variable", "", "n := 2\n_ = In{F: ptr(n)}", nil},
+		{"the model's own ptr", "func ptr2[T any](v T) *T { return &v }", "_ = In{F: ptr2(2)}", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := check(ptrMainGo(tt.hoisted, tt.model), loadImportcfg(importcfg), "go1.25", nil)
+			if tt.fixed == nil {
+				if got.Src != "" || len(got.Errors) == 0 {
+					t.Fatalf("fixed %q, errors %v: want the model's errors, unfixed", got.Src, got.Errors)
+				}
+				return
+			}
+			if len(got.Errors) != 0 {
+				t.Fatalf("errors %v after the fix:\n%s", got.Errors, got.Src)
+			}
+			for _, want := range tt.fixed {
+				if !strings.Contains(got.Src, want) {
+					t.Fatalf("fixed main.go lacks %q:\n%s", want, got.Src)
+				}
+			}
+		})
+	}
+}

@@ -577,6 +577,7 @@ class ModuleCache:
         cached = self.state / "bin" / digest
         # Checked on every path (a cached binary too): the answer carries the plan.
         checked, direct = await self._check(pkg, main_src)
+        main_src = checked.get("src") or main_src  # as the helper fixed it (go_templates/gofix/ptrfix.go)
         plan = plan_from_answer(checked.get("plan"), pkg, checked.get("derefs"))
         if cached.is_file():
             with contextlib.suppress(OSError):

@@ -349,11 +349,11 @@ class ToolShape:
         return schema_of(self.json, root=True)
 
     def comment(self, typed: bool = False) -> list[str]:
-        """Comment lines for the tool's result in the model view (``typed``: its Go result is
-        the type inferred from them, which then says the rest)."""
+        """Comment lines for the tool's result in the model view (``typed``: its typed
+        companion, shown after it, returns the type inferred from them, which says the rest)."""
         n = f"{self.samples} call{'s' if self.samples != 1 else ''}"
         if typed:
-            return [f"Result type inferred from {n}; the server declares none."]
+            return [f"Result typed by the _typed function below (learned from {n})."]
         out = []
         if self.json_samples:
             line = render(self.json)

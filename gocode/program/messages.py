@@ -65,6 +65,13 @@ def _tool_for(name: str, pkg: Package) -> ToolFunc | None:
     return None
 
 
+def _same_tool(name: str, pkg: Package) -> list[ToolFunc]:
+    """Every tool a name could mean by its tool name alone, across servers: when more than one,
+    the name is ambiguous and a did-you-mean lists them all, each with its server."""
+    want = _norm(name)
+    return [f for f in pkg.tool_funcs if want and want in (_norm(f.tool), _norm(f.exported))]
+
+
 def _names_in(pkg: Package) -> dict[str, ToolFunc]:
     """Type and enum-constant names → the tool that declares them."""
     out: dict[str, ToolFunc] = {}
@@ -141,9 +148,16 @@ def explain(diags: Sequence[Diagnostic], pkg: Package, source: str) -> str:
             for cand in tried:
                 if cand in tool_names:
                     continue
+                if len(same := _same_tool(cand, pkg)) > 1:
+                    listed = " or ".join(f"{f.name} ({f.server}.{f.tool})" for f in same)
+                    hint = f" (did you mean {listed}?)"
+                    for one in same:
+                        want(one)
+                    break
                 f = _tool_for(cand, pkg)
-                if f is not None:
-                    hint = f" (did you mean {f.name}?)"
+                if f is not None:  # a qualified name is answered with the server the tool is on
+                    where = f" ({f.server}.{f.tool})" if len(parts) > 1 else ""
+                    hint = f" (did you mean {f.name}{where}?)"
                     want(f)
                     break
                 enum = _enum_for(cand, pkg)

@@ -32,6 +32,9 @@ class Plan:
     # (their Go names, server and tool) whose results reach that line: a nil dereference there
     # is named after them (:func:`nil_result_hint`). Not part of the plan's JSON.
     derefs: tuple[tuple[int, tuple[tuple[str, str, str], ...]], ...] = ()
+    # The tools the program calls through their typed companion (the result type learned from
+    # their results): a saved program depends on that type only then. Not part of the JSON.
+    typed: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_any(self) -> bool:
@@ -75,10 +78,13 @@ def plan_from_answer(doc: dict[str, Any] | None, pkg: Package, derefs: list[dict
     by_name = {f.exported: f for f in pkg.funcs}
     servers = {f.server for f in pkg.funcs}
     tools: set[tuple[str, str]] = set()
+    typed: set[tuple[str, str]] = set()
     unknown: list[str] = []
     for exported in doc.get("funcs") or ():
         if exported in by_exported:
             tools.add(by_exported[exported])
+            if by_name[exported].companion:
+                typed.add(by_exported[exported])
     known = set(by_exported.values())
     for name in doc.get("calls") or ():
         pair = split_name(name, servers)
@@ -93,7 +99,9 @@ def plan_from_answer(doc: dict[str, Any] | None, pkg: Package, derefs: list[dict
         named = tuple((f.name, f.server, f.tool) for t in d.get("tools") or () if (f := by_name.get(t)) is not None)
         if named and isinstance(d.get("line"), int):
             named_at.append((d["line"], named))
-    return Plan(tuple(sorted(tools)), tuple(doc.get("any") or ()), tuple(sorted(unknown)), tuple(named_at))
+    return Plan(
+        tuple(sorted(tools)), tuple(doc.get("any") or ()), tuple(sorted(unknown)), tuple(named_at), tuple(sorted(typed))
+    )
 
 
 _NIL_DEREF = "invalid memory address or nil pointer dereference"

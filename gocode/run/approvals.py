@@ -62,6 +62,11 @@ class AskFirst:
 Approver = Callable[[ApprovalRequest], "bool | AskFirst | Awaitable[bool | AskFirst]"]
 
 
+# What the model view says on a tool that needs approval, where someone can approve and where not.
+APPROVAL_NOTE = "Needs approval."
+APPROVAL_NOTE_NO_ONE = "Needs approval, which no one can give here: a program calling it is refused."
+
+
 def needs_approval(settings: ApprovalConfig, server: str, tool: ToolInfo | None) -> bool:
     """Whether calling this tool needs approval (``tool`` None: not in the set, so unannotated)."""
     if not settings.enabled:
@@ -137,6 +142,16 @@ def held_for(
     if exempt_server:
         held = tuple(h for h in held if not h.startswith(exempt_server + "."))
     return () if held == (ANY_TOOL,) else held
+
+
+def approval_comments(
+    settings: ApprovalConfig, tools: Mapping[tuple[str, str], ToolInfo], can_ask: bool
+) -> dict[tuple[str, str], list[str]]:
+    """The tools a program needs approval to call, each with the comment the model view shows
+    wherever its declaration is (the description included); without anyone to ask (``can_ask``
+    False: no approver, no client to elicit from), that such a program is refused here."""
+    note = APPROVAL_NOTE if can_ask else APPROVAL_NOTE_NO_ONE
+    return {k: [note] for k, t in tools.items() if needs_approval(settings, k[0], t)}
 
 
 def tools_needing_approval(

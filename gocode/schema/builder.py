@@ -18,7 +18,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from gocode.schema.dedupe import dedupe_types, guessed_field_types, keep_tool_type_names, name_shared
+from gocode.schema.dedupe import dedupe_types, guessed_field_types, keep_tool_type_names
 from gocode.schema.doctext import as_sentences, canonical_json, description_lines, doc_lines, field_doc, field_view
 from gocode.schema.ir import (
     DESCRIPTION_LIMIT,
@@ -27,6 +27,8 @@ from gocode.schema.ir import (
     RESERVED_FUNC_NAMES,
     RUNTIME_TYPE_NAMES,
     SCALAR_KINDS,
+    TYPED_RESULT_SUFFIX,
+    TYPED_SUFFIX,
     EnumDecl,
     EnumValue,
     Field,
@@ -425,11 +427,11 @@ class _Builder:
         """:meth:`tool`, or None (with a warning) for a schema it cannot convert: that tool is
         left out, never its server or the tool set. What the failed conversion shared with
         other tools (named $defs, the media types) is undone, so nothing refers to its types."""
-        defs, media, warned = dict(self.defs), self.media_declared, len(self.warnings)
+        defs, media, warned = dict(self.defs), (self.media_names, self.media_declared), len(self.warnings)
         try:
             return self.tool(info, func_name, export(func_name))
         except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-            self.defs, self.media_declared = defs, media
+            self.defs, (self.media_names, self.media_declared) = defs, media
             del self.warnings[warned:]
             why = "it nests too deep" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"[:200]
             self.warnings.append(f"{info.server}.{info.name}: left out: its schema cannot be converted to Go ({why})")
@@ -456,7 +458,8 @@ class _Builder:
                 )
                 input_type = name
         decls = list(ctx_in.decls)
-        structured = isinstance(info.output_schema, dict)
+        # A type learned from the results is the companion's (:meth:`companion`), never this one's.
+        structured = isinstance(info.output_schema, dict) and not info.output_inferred
         if structured:
             assert info.output_schema is not None
             ctx_out = ToolContext(info, info.output_schema)
@@ -472,7 +475,9 @@ class _Builder:
                 lines = description_lines(info.output_schema) + notes or ["The tool's structured result."]
                 ctx_out.decls.append(TypeDecl(name, doc_lines(name, lines), expr, Source(info.server, info.name)))
             decls.extend(ctx_out.decls)
-        elif self.media_names and returns_media(info):
+        elif returns_media(info):
+            if self.media_names is None:  # claimed by the first tool that needs them, in seniority order
+                self.media_names = (self.types.claim("Content"), self.types.claim("Media"))
             output_type = self.media_names[0]
             if not self.media_declared:
                 self.media_declared = True
@@ -495,39 +500,95 @@ class _Builder:
             structured,
             tuple(decls),
             media=output_type == (self.media_names or ("",))[0],
-            inferred=structured and info.output_inferred,
         )
+
+    def companion(self, info: ToolInfo, declared: ToolFunc) -> ToolFunc | None:
+        """``<function>_typed``: the tool's result decoded as the type learned from its results
+        (``info.output_schema``). Its types are named in a scope of their own
+        (``<Function>_Result…``), so learning a type renames nothing and nothing added later
+        renames it; they are never shared with another tool's. None (with a warning) when the
+        learned schema cannot be converted."""
+        assert isinstance(info.output_schema, dict)
+        types, defs, warned = self.types, self.defs, len(self.warnings)
+        self.types, self.defs = Registry(), {}
+        try:
+            ctx = ToolContext(info, info.output_schema)
+            name = self.types.claim(export(declared.name) + TYPED_RESULT_SUFFIX)
+            ctx.in_progress["#"] = "*" + name if is_structlike(ctx, info.output_schema) else name
+            expr, _ = self.type_of(ctx, info.output_schema, name, "/outputSchema", name)
+        except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+            del self.warnings[warned:]
+            self.warnings.append(
+                f"{info.server}.{info.name}: no typed result: the learned type cannot be Go ({exc})"[:300]
+            )
+            return None
+        finally:
+            self.types, self.defs = types, defs
+        output_type = name
+        if expr != name:
+            ctx.decls.append(
+                TypeDecl(name, doc_lines(name, ["The tool's result."]), expr, Source(info.server, info.name))
+            )
+        func = declared.name + TYPED_SUFFIX
+        doc = doc_lines(func, [f"{declared.name}, its result decoded as the type learned from it."])
+        return ToolFunc(
+            func, export(func), info.server, info.name, doc, declared.input_type, output_type, True,
+            tuple(ctx.decls), inferred=True, companion=True,
+        )  # fmt: skip
+
+
+def _claim_func(funcs: Registry, types: Registry, base: str) -> str:
+    """``base`` (or ``base2``, …) free both as a function and, exported, as a bindings name."""
+    n = 1
+    while True:
+        name = base + ("" if n == 1 else str(n))
+        if not funcs.taken(name) and not types.taken(export(name)):
+            funcs.take(name)
+            types.take(export(name))
+            return name
+        n += 1
+
+
+def _unreserved(name: str) -> str:
+    return name + "Tool" if name in GO_KEYWORDS or name in GO_PREDECLARED or name in RESERVED_FUNC_NAMES else name
 
 
 def build_package(toolset: ToolSet) -> Package:
-    """The Go IR for every tool of a tool set (see the module doc for the guarantees)."""
+    """The Go IR for every tool of a tool set (see the module doc for the guarantees).
+
+    Names never move when tools are added: tools take their names one at a time in seniority
+    order (:meth:`ToolSet.by_seniority`: servers in the order given, a server's tools by name),
+    each its function and then all its types, so an earlier tool keeps every name it had. A
+    function is the tool's name (``search``); when an earlier tool has it, ``<server><Tool>``
+    (``gitlabSearch``); a numeric suffix only when that is taken too. An identical type is
+    declared once, under the earliest tool's name (a later tool keeps its own as an alias)."""
     b = _Builder()
-    tools = toolset.tools()
-    # Function names: a tool name unique across servers keeps its plain name; a clash prefixes
-    # every clashing tool with its server's name, so the result does not depend on order.
-    counts: dict[str, int] = {}
-    for t in tools:
-        counts[camel(t.name)] = counts.get(camel(t.name), 0) + 1
     funcs_reg = Registry(set(GO_KEYWORDS) | set(GO_PREDECLARED) | set(RESERVED_FUNC_NAMES))
-    plan: list[tuple[ToolInfo, str]] = []
-    for t in tools:
-        base = camel(t.name) if counts[camel(t.name)] == 1 else camel(f"{t.server}_{t.name}")
-        if base in GO_KEYWORDS or base in GO_PREDECLARED or base in RESERVED_FUNC_NAMES:
-            base += "Tool"
-        name = funcs_reg.claim(base)
-        if name != base:
-            b.warnings.append(f"{t.server}.{t.name}: Go name {base!r} is taken; using {name!r}")
-        plan.append((t, name))
-    # Type names of all functions first, so a tool named like another tool's type loses the
-    # suffix, not the other way round depending on order.
-    for _, name in plan:
-        b.types.claim(export(name))
-    if any(not isinstance(t.output_schema, dict) and returns_media(t) for t in tools):
-        b.media_names = (b.types.claim("Content"), b.types.claim("Media"))
-    funcs = [f for t, name in plan if (f := b.convert(t, name)) is not None]
-    shared = name_shared(dedupe_types(funcs), b.types, funcs)
+    funcs: list[ToolFunc] = []
+    for t in toolset.by_seniority():
+        plain = _unreserved(camel(t.name))
+        if not funcs_reg.taken(plain) and not b.types.taken(export(plain)):
+            name = _claim_func(funcs_reg, b.types, plain)
+        else:
+            base = _unreserved(camel(f"{t.server}_{t.name}"))
+            name = _claim_func(funcs_reg, b.types, base)
+            if name != base:
+                b.warnings.append(f"{t.server}.{t.name}: Go name {base!r} is taken; using {name!r}")
+        if (f := b.convert(t, name)) is not None:
+            funcs.append(f)
+    shared = dedupe_types(funcs)
     kept = guessed_field_types(keep_tool_type_names(funcs, shared), b.types)
-    return Package(tuple(kept), tuple(b.warnings), toolset.digest())
+    # Shown in the tool set's display order, each typed companion right after its tool.
+    position = {(t.server, t.name): i for i, t in enumerate(toolset.tools())}
+    ordered: list[ToolFunc] = []
+    infos = {(t.server, t.name): t for t in toolset.tools()}
+    for f in sorted(kept, key=lambda f: position[(f.server, f.tool)]):
+        ordered.append(f)
+        info = infos[(f.server, f.tool)]
+        learned = info.output_inferred and isinstance(info.output_schema, dict)
+        if learned and (c := b.companion(info, f)) is not None:
+            ordered.append(c)
+    return Package(tuple(ordered), tuple(b.warnings), toolset.digest())
 
 
 # --- one declaration per shape ------------------------------------------------------------------

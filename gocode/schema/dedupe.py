@@ -1,9 +1,9 @@
-"""One declaration per shape: identical types across tools share one name, chosen for the most
-general tool, and tool-specific names are kept where nothing is shared."""
+"""One declaration per shape: identical types across tools share one name, the earliest tool's
+(in the order tools take names, :meth:`gocode.toolset.ToolSet.by_seniority`), so a tool added
+later never renames an earlier one's types; the later tool keeps its own names as hidden aliases."""
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 from typing import Any
 
@@ -84,55 +84,6 @@ def dedupe_types(funcs: list[ToolFunc]) -> list[ToolFunc]:
             replace(f, decls=tuple(replace(d, doc=()) if d.name in undocumented else d for d in f.decls)) for f in funcs
         ]
     return funcs
-
-
-def name_shared(funcs: list[ToolFunc], types: Registry, before: list[ToolFunc]) -> list[ToolFunc]:
-    """An input or output shape that several tools share is not named for whichever tool
-    happened to come first: a small one is named for its fields (``PathInput``,
-    ``ContentOutput``), a larger one for the most general of its tools, the one with the
-    shortest name (``GetPullRequestInput``, not ``DeletePendingPullRequestReviewInput``)."""
-    users: Counter[str] = Counter()
-    role: dict[str, str] = {}
-    owners: dict[str, list[str]] = {}  # shared type -> its tools' own type names
-    for old, f in zip(before, funcs, strict=True):
-        for t, suffix, was in ((f.input_type, "Input", old.input_type), (f.output_type, "Output", old.output_type)):
-            if t:
-                users[t] += 1
-                role.setdefault(t, suffix)
-                if was:
-                    owners.setdefault(t, []).append(was)
-    structs = {d.name: d for f in funcs for d in f.decls if isinstance(d, StructDecl)}
-    declared = {d.name for f in funcs for d in f.decls}
-    names: dict[str, str] = {}
-    for name, n in users.items():
-        d = structs.get(name)
-        if n < 2 or d is None or not name.endswith(role[name]):
-            continue
-        if len(d.fields) <= 2:
-            wanted = "".join(f.name for f in d.fields) + role[name]
-            if d.fields and types.claim(wanted) == wanted:
-                names[name] = wanted
-            continue
-        general = min(owners.get(name, [name]), key=len)  # the first of the shortest
-        if general != name and general not in declared and general not in names.values():
-            names[name] = general
-    if not names:
-        return funcs
-
-    def doc(d: Decl) -> tuple[str, ...]:
-        if not d.doc or d.name not in names:
-            return d.doc
-        return (names[d.name] + d.doc[0][len(d.name) :], *d.doc[1:])
-
-    return [
-        replace(
-            f,
-            decls=tuple(replace(_rename(d, names), name=names.get(d.name, d.name), doc=doc(d)) for d in f.decls),
-            input_type=f.input_type and _subst(f.input_type, names),
-            output_type=_subst(f.output_type, names),
-        )
-        for f in funcs
-    ]
 
 
 def keep_tool_type_names(before: list[ToolFunc], after: list[ToolFunc]) -> list[ToolFunc]:

@@ -30,6 +30,13 @@ RESERVED_FUNC_NAMES = frozenset(
     | {a.split()[1] for a in RUNTIME_ALIASES if a.startswith("var ")}
     | {"in", "gocodeInput"}  # a saved program's input (gocode.tools.saved.with_input)
 )
+# A tool whose result type was learned from its results (gocode.mcp.shapes) keeps its declared
+# function; its companion ``<function>_typed`` returns ``<Function>_Result``, the result decoded.
+# Generated tool and type names never hold an underscore followed by a letter (names.py joins
+# words, a number enum constant has ``_`` before digits only), so these never take a name a
+# tool, a type or a constant has or will have.
+TYPED_SUFFIX = "_typed"
+TYPED_RESULT_SUFFIX = "_Result"
 DESCRIPTION_LIMIT = 4000
 FIELD_DOC_LIMIT = 600
 # JSON kinds, as rt.Branch.Kind spells them.
@@ -191,6 +198,9 @@ class ToolFunc:
     media: bool = False
     # The output type was inferred from the tool's results, not declared (structured is True).
     inferred: bool = False
+    # The typed companion of the tool's own function (see TYPED_SUFFIX), which keeps its
+    # declared signature: this one returns the result decoded as the type learned from it.
+    companion: bool = False
 
 
 @dataclass(frozen=True)
@@ -204,6 +214,19 @@ class Package:
     @property
     def decls(self) -> tuple[Decl, ...]:
         return tuple(d for f in self.funcs for d in f.decls)
+
+    @property
+    def tool_funcs(self) -> tuple[ToolFunc, ...]:
+        """One function per tool: the typed companions left out."""
+        return tuple(f for f in self.funcs if not f.companion)
+
+    def companion_of(self, f: ToolFunc) -> ToolFunc | None:
+        """The typed companion of a tool's function, once its result type was learned."""
+        known = self.__dict__.get("_companions")
+        if known is None:  # asked once per tool shown: found in one pass, then kept
+            known = {(c.server, c.tool): c for c in self.funcs if c.companion}
+            object.__setattr__(self, "_companions", known)
+        return None if f.companion else known.get((f.server, f.tool))
 
     def uses_json(self) -> bool:
         """Whether the bindings need encoding/json (a struct with a MarshalJSON method)."""

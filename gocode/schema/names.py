@@ -124,6 +124,10 @@ class Registry:
         self.reserved = frozenset(reserved)
         self._taken: set[str] = set(reserved)
 
+    def taken(self, name: str) -> bool:
+        """Whether ``name`` is taken (reserved or handed out)."""
+        return name in self._taken
+
     def take(self, name: str) -> bool:
         """Take exactly ``name`` if it is free; whether it was."""
         if name in self._taken:

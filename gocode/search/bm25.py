@@ -12,6 +12,7 @@ from typing import Any
 
 import tantivy
 
+from gocode.schema.names import camel
 from gocode.search.analysis import CASE_WORD, LOWER_WORD, TOKENIZER, WORD, analyzer, first_sentence, fold, prepare
 from gocode.search.entries import ToolEntry
 
@@ -140,7 +141,9 @@ def build(entries: Sequence[ToolEntry], directory: str | None = None) -> Lexical
         head = first_sentence(desc)[:_DESC_HEAD_CHARS]
         body = " ".join([desc[len(head) : len(head) + _BODY_CHARS], *_param_text(e.info.input_schema)])
         fields = {
-            "name": prepare(f"{e.tool} {e.function} {e.info.title or ''}"),
+            # The tool's own Go spelling, never the server-prefixed one a name clash gives: how a
+            # tool ranks does not depend on which other servers have a tool of that name.
+            "name": prepare(f"{e.tool} {camel(e.tool)} {e.info.title or ''}"),
             "server": prepare(e.server),
             "desc": prepare(head),
             "body": prepare(body),

@@ -42,7 +42,7 @@ def entries(toolset: ToolSet, package: Package) -> list[ToolEntry]:
     """The searchable tools of a tool set, in the package's (stable) order."""
     infos = {(s.server, t.name): t for s in toolset.servers for t in s.tools}
     out = []
-    for f in package.funcs:
+    for f in package.tool_funcs:  # a typed companion is shown with its tool (modelview.with_companions)
         info = infos.get((f.server, f.tool))
         if info is None:
             continue

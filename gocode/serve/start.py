@@ -41,7 +41,10 @@ async def serve(
     """Serve ``config``'s tools for ``model`` over HTTP on ``sock`` (bound by
     :func:`gocode.serve.server.bind`), or over stdio when ``sock`` is None, until the transport
     ends. ``progress`` and ``warn`` get one line each (what is served, a server's warning)."""
-    box = Toolbox(config, model, prewarm=prewarm, progress=progress, stateless_step=stateless_step)
+    # A program held for approval is asked of the client of its call (elicitation).
+    box = Toolbox(
+        config, model, prewarm=prewarm, progress=progress, stateless_step=stateless_step, approval_by_client=True
+    )
     tool_server = ToolServer(box, settled=False)
     ended = anyio.Event()  # the transport is done (a stdio client hung up, a signal): leave
     try:

@@ -339,12 +339,17 @@ async def derive(
     first = source.strip().splitlines()[0] if source.strip() else ""
     doc = description or (first[2:].strip() if first.startswith("//") else f"Saved program {name}.")
     known = tools or {}
-    uses = {f"{s}.{t}": _schemas(known[(s, t)]) for s, t in plan.tools if (s, t) in known}
+    uses = {f"{s}.{t}": _schemas(known[(s, t)], (s, t) in plan.typed) for s, t in plan.tools if (s, t) in known}
     return SavedProgram(name, doc, schema, source, output, tuple(plan.names()), plan.any_tool, uses)
 
 
-def _schemas(info: ToolInfo) -> dict[str, Any]:
-    return {"inputSchema": info.input_schema, "outputSchema": info.output_schema}
+def _schemas(info: ToolInfo, typed: bool = False) -> dict[str, Any]:
+    """What a program's use of a tool depends on: its declared schemas, and the result type
+    learned from its results only for a program that calls the typed companion (``typed``)."""
+    out = {"inputSchema": info.input_schema, "outputSchema": None if info.output_inferred else info.output_schema}
+    if typed and info.output_inferred:
+        out["typedOutput"] = info.output_schema
+    return out
 
 
 def reaches(name: str, calls: list[str] | tuple[str, ...], saved: Mapping[str, SavedProgram]) -> list[str]:
@@ -414,9 +419,10 @@ def differences(program: SavedProgram, tools: Mapping[tuple[str, str], ToolInfo]
         if info is None:
             out.append(f"{call} is gone")
         elif then is not None:
-            now = _schemas(info)
+            now = _schemas(info, "typedOutput" in then)
             out += [f"{call}: its {what} changed" for what, key in (("input schema", "inputSchema"),
-                    ("output schema", "outputSchema")) if now[key] != then.get(key)]  # fmt: skip
+                    ("output schema", "outputSchema"), ("learned result type", "typedOutput"))
+                    if now.get(key) != then.get(key)]  # fmt: skip
     return out
 
 

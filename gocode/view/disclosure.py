@@ -15,7 +15,7 @@ from typing import Literal
 
 from gocode.schema.ir import Package
 from gocode.view import tokens
-from gocode.view.modelview import render_full, render_index, render_names
+from gocode.view.modelview import Shapes, render_full, render_index, render_names
 
 Mode = Literal["auto", "full", "index"]
 Tier = Literal["full", "index", "names"]
@@ -44,24 +44,27 @@ class Disclosure:
         return self.tier == "full"
 
 
-def choose(pkg: Package, mode: Mode, budget: int, describe: Callable[[str, Tier], str]) -> Disclosure:
+def choose(
+    pkg: Package, mode: Mode, budget: int, describe: Callable[[str, Tier], str], notes: Shapes | None = None
+) -> Disclosure:
     """The most detailed tier whose description (``describe(text, tier)``, counted as the JSON
     string it travels in) fits ``budget``; the names tier shrinks its lists until it fits, and
-    is returned even when a bare count per server is still too long."""
+    is returned even when a bare count per server is still too long. ``notes``: comment lines
+    per tool (that it needs approval), in the full and index tiers."""
 
     def attempt(tier: Tier, text: str) -> Disclosure:
         return Disclosure(tier, text, tokens.wire_json(describe(text, tier)))
 
     if mode == "full" or not pkg.funcs:
-        return attempt("full", render_full(pkg))
+        return attempt("full", render_full(pkg, notes))
     if mode == "auto":
-        full = attempt("full", render_full(pkg))
+        full = attempt("full", render_full(pkg, notes))
         if full.fits(budget):
             return full
-    index = attempt("index", render_index(pkg))
+    index = attempt("index", render_index(pkg, notes))
     if index.fits(budget):
         return index
-    most = max(sum(1 for f in pkg.funcs if f.server == s) for s in {f.server for f in pkg.funcs})
+    most = max(sum(1 for f in pkg.tool_funcs if f.server == s) for s in {f.server for f in pkg.tool_funcs})
     lo, hi = 0, most  # the largest per-server name count that fits
     best = attempt("names", render_names(pkg, 0))
     while lo < hi:

@@ -179,9 +179,31 @@ def signature(f: ToolFunc) -> str:
 Shapes = Mapping[tuple[str, str], list[str]]
 
 
+def merged_comments(*parts: Shapes) -> dict[tuple[str, str], list[str]]:
+    """Comment lines per tool from several sources, in the order given."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for part in parts:
+        for key, lines in part.items():
+            out[key] = [*out.get(key, ()), *lines]
+    return out
+
+
 def render_func(f: ToolFunc, shapes: Shapes | None = None) -> str:
-    seen = "".join(f"// {line}\n" for line in (shapes or {}).get((f.server, f.tool)) or ())
+    said = () if f.companion else (shapes or {}).get((f.server, f.tool)) or ()  # on the tool's own function
+    seen = "".join(f"// {line}\n" for line in said)
     return f"{_comment(_text(f.doc, f.name))}{seen}{signature(f)}\n"
+
+
+def with_companions(pkg: Package, funcs: Iterable[ToolFunc]) -> list[ToolFunc]:
+    """``funcs``, each tool's typed companion right after it (shown wherever the tool is)."""
+    out: list[ToolFunc] = []
+    for f in funcs:
+        if f.companion:
+            continue
+        out.append(f)
+        if (c := pkg.companion_of(f)) is not None:
+            out.append(c)
+    return out
 
 
 def _refs(expr: str) -> set[str]:
@@ -244,7 +266,7 @@ def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = Fals
     """Full declarations of ``funcs`` (tools of ``pkg``), each type they need declared once,
     grouped by server (``ranked``: in the given order): what the full view or a search answer
     shows."""
-    chosen = list(funcs)
+    chosen = with_companions(pkg, funcs)
     decls = {d.name: d for d in pkg.decls if not (isinstance(d, TypeDecl) and d.hidden)}
     roots = [t for f in chosen for t in (f.input_type, f.output_type) if t]
     needed = _closure(decls, [n for r in roots for n in _refs(r)])
@@ -256,7 +278,7 @@ def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = Fals
     if pkg.uses_ptr() and any(_uses_ptr(decls[n]) for n in needed):
         blocks.append(_ptr_doc())
     for server, group in _group(chosen, ranked=ranked):
-        blocks.append(header(server, len(group)).rstrip("\n"))
+        blocks.append(header(server, sum(not f.companion for f in group)).rstrip("\n"))
         said: set[Row] = set()
         for f in group:
             # A tool's types come right before it, unless an earlier tool shown already needed them.
@@ -289,25 +311,30 @@ def render_full(pkg: Package, shapes: Shapes | None = None) -> str:
     return render_funcs(pkg, pkg.funcs, shapes=shapes)
 
 
-def index_line(f: ToolFunc) -> str:
-    """``name(Input) Output // first sentence``: a tool in one line for the index tier."""
+def index_line(f: ToolFunc, notes: Shapes | None = None) -> str:
+    """``name(Input) Output // first sentence``: a tool in one line for the index tier
+    (``notes``' first line for it, e.g. that it needs approval, before the sentence)."""
     sig = f"{f.name}({f.input_type or ''}) {f.output_type}"
-    desc = first_sentence(_text(f.doc, f.name))
+    if f.companion:
+        return sig  # under its tool's line, which says what it does
+    said = (notes or {}).get((f.server, f.tool)) or ()
+    desc = " ".join([*said[:1], first_sentence(_text(f.doc, f.name))]).strip()
     return f"{sig} // {desc}" if desc else sig
 
 
-def render_index(pkg: Package) -> str:
+def render_index(pkg: Package, notes: Shapes | None = None) -> str:
     """Per server, one line per tool: its compact signature and its description's first sentence."""
     blocks = []
-    for server, group in _group(pkg.funcs):
-        blocks.append(header(server, len(group)) + "".join(index_line(f) + "\n" for f in group))
+    for server, group in _group(pkg.tool_funcs):
+        lines = "".join(index_line(f, notes) + "\n" for f in with_companions(pkg, group))
+        blocks.append(header(server, len(group)) + lines)
     return "\n".join(blocks)
 
 
 def render_names(pkg: Package, per_server: int | None = None) -> str:
     """Per server its tool count and at most ``per_server`` function names (all when None); with
     none, only the servers and their counts, several to a line (the cheapest list of servers)."""
-    groups = _group(pkg.funcs)
+    groups = _group(pkg.tool_funcs)
     if per_server == 0:
         return _wrap_servers([f"{one_line(server, 200)} ({len(group)})" for server, group in groups])
     lines = []

@@ -1,7 +1,9 @@
 """The usage rules every description starts with (and the MCP server's ``instructions``).
 
 Paid on every turn, so short: the Go version and what is importable, how to call a tool, the
-limits in force, ``result(v)`` for a structured answer, and one example using ``must``.
+limits in force, ``result(v)`` for a structured answer, and one example using ``must``. Every
+statement about the helpers is true of what main.go declares: tests/test_rules_go.py compiles
+the examples and the signatures the text gives.
 """
 
 from __future__ import annotations
@@ -50,10 +52,10 @@ def rules(settings: CodeModeConfig, go_version: str, tier: str | None = None, pr
 Run Go {go_version} code that calls the tools as typed functions; you get back what it prints.
 Your code is the body of `func Run(ctx context.Context) error`; import lines and top-level funcs/types may come first.
 Only the standard library and golang.org/x/sync/errgroup exist (tools are safe to call concurrently); standard-library imports are added automatically from the names you use.
-Every tool is `func(ctx, Input) (Output, error)`; input fields above `// optional:` are required. `must(v, err)` returns v or ends the run with err:
+Every tool is `func(ctx, Input) (Output, error)` (no Input when it takes none); input fields above `// optional:` are required. `must(v, err)` returns v or ends the run with err:
   r := must(someTool(ctx, SomeToolInput{{Name: "x"}}))
   fmt.Printf("%+v\\n", r)
-Each call is a fresh program: {limits}. Print summaries, not dumps; result(v) returns v as JSON.
+Each call is a fresh program: {limits}. Print summaries, not dumps; result(v) (no return value) also hands v back as JSON.
 {kept}"""
 
 

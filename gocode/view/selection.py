@@ -53,6 +53,15 @@ def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled
     return ToolView(ToolSet(tuple(code)), tuple(regular), protocols, tuple(warnings))
 
 
+def in_config_order(servers: list[ServerTools], configured: list[str]) -> list[ServerTools]:
+    """The servers in the order they take Go names (:meth:`gocode.toolset.ToolSet.by_seniority`):
+    the configured ones as the config lists them, then the others (Python tools) by name, each
+    after those it came after already, so one added at the end of the config, or a tool kind
+    added later, never takes a name an existing tool has."""
+    rank = {name: i for i, name in enumerate(configured)}
+    return sorted(servers, key=lambda s: (rank.get(s.server, len(rank)), s.server if s.server not in rank else ""))
+
+
 def typeable(view: ToolView) -> frozenset[tuple[str, str]]:
     """The code-mode tools whose result could be typed by what it looked like: those that
     declare no output schema and are not expected to answer with images or audio."""
