@@ -41,9 +41,9 @@ from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, s
 from gocode.run.result import RunResult, compile_failure, finish, keep_value
 from gocode.run.runner import LineFn, run_program
 from gocode.run.sandbox import Confinement, probe_state, process_limit
+from gocode.schema.inferred import typeable, typeable_tools, with_inferred_outputs
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
-from gocode.schema.media import returns_media
 from gocode.search.answer import answer as search_answer
 from gocode.search.answer import answer_text
 from gocode.search.index import SearchIndex
@@ -54,7 +54,7 @@ from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import merged_comments, render_full
 from gocode.view.rules import SEARCH_TOOL_NAME, search_hint
 from gocode.view.rules import rules as rules_text
-from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools, typeable, with_inferred_outputs
+from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools
 
 TOOL_NAME = "execute_go_code"
 # The answer to code with nothing to run (blank, or comments only): said, not a silent success.
@@ -196,9 +196,9 @@ class CodeMode:
                 "to no model: `gocode saved --adopt` moves them to one",
             )
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
-        keep = typeable(view)
+        keep = typeable_tools(view.code_tools)
         inferred = {k: v for k, v in self.shapes.inferred().items() if k in keep}
-        view = with_inferred_outputs(view, inferred)
+        view = replace(view, code_tools=with_inferred_outputs(view.code_tools, inferred))
         package = package_for(view.code_tools)  # built once per tool set and gocode, then read back
         infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
@@ -227,9 +227,7 @@ class CodeMode:
         return {k: v for k, v in self.shapes.inferred().items() if k in keep} != self._inferred
 
     def _typed_keys(self) -> frozenset[tuple[str, str]]:
-        return frozenset(
-            k for k, t in self._infos.items() if t.output_inferred or (t.output_schema is None and not returns_media(t))
-        )
+        return frozenset(k for k, t in self._infos.items() if t.output_inferred or typeable(t))
 
     def shape_comments(self) -> dict[tuple[str, str], list[str]]:
         """What the model view says about each tool: that it needs approval, then its results

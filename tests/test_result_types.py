@@ -22,9 +22,10 @@ from gocode.mcp.shapes import MIN_TYPED_SAMPLES, ShapeRecorder, ToolShape, schem
 from gocode.program.render import render_bindings
 from gocode.run import recordstore
 from gocode.schema.builder import build_package
+from gocode.schema.inferred import with_inferred_outputs
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.modelview import render_full, render_index
-from gocode.view.selection import ToolView, with_inferred_outputs
+from gocode.view.selection import ToolView
 from gocode.view.tokens import count
 from tests.conftest import ROOT, assert_go_package_clean, config_from
 
@@ -179,7 +180,7 @@ def test_a_declared_output_schema_wins_and_the_go_says_the_type_was_inferred():
         ToolInfo("s", "get_tiny_image", "Returns an image."),  # answers images: stays Content
     )
     inferred = {("s", "stats"): learned, ("s", "counted"): learned, ("s", "get_tiny_image"): learned}
-    typed = {t.name: t for t in with_inferred_outputs(view, inferred).code_tools.tools()}
+    typed = {t.name: t for t in with_inferred_outputs(view.code_tools, inferred).tools()}
     assert typed["stats"].output_schema == learned and typed["stats"].output_inferred
     assert typed["counted"].output_schema == declared and not typed["counted"].output_inferred
     assert typed["get_tiny_image"].output_schema is None
