@@ -12,7 +12,7 @@ The stages, lowest first (a module may import its own stage or an earlier one):
 7. ``run``: the runner and the sandbox
 8. ``tools``: tools that are not MCP servers
 9. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), the route table (``routes``), ``operations``,
-   ``tool_formats``, ``calling`` and the package's public names
+   ``tool_formats``, ``calling``, ``execution`` and the package's public names
 10. what is built on the facade: ``serve``, ``agent``, ``integrations``, ``smoke``/``junit``, ``demo``
 11. ``cli``
 
@@ -57,6 +57,7 @@ STAGES: dict[str, int] = {
     "gocode.calling": 9,
     "gocode.routes": 9,
     "gocode.operations": 9,
+    "gocode.execution": 9,
     "gocode.serve": 10,
     "gocode.agent": 10,
     "gocode.integrations": 10,
