@@ -18,14 +18,14 @@ import json
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from gocode.compile.modcache import BuildResult, Progress, check_and_build
-from gocode.compile.modcache import ModuleCache as Workspace  # the Go module cache: the old name, body unchanged
+from gocode.compile.modcache import BuildResult, ModuleCache, Progress, check_and_build
 from gocode.config import ApprovalConfig, CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError, SandboxError, SearchRequestError
 from gocode.mcp.cache import ListingCache
@@ -106,21 +106,41 @@ class ToolState:
     stored: Mapping[str, SavedProgram]  # every saved program offered, as a tool of its own too
 
 
+def module_cache_or_alias(
+    module_cache: ModuleCache | None, workspace: ModuleCache | None, owner: str
+) -> ModuleCache | None:
+    """``module_cache``, or what the deprecated keyword ``workspace`` gave (its old name, from
+    before "workspace" meant the programs' file directory), with a DeprecationWarning."""
+    if workspace is None:
+        return module_cache
+    warnings.warn(
+        f"{owner}(workspace=...) is deprecated: pass module_cache=... (the Go module cache)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    if module_cache is not None:
+        raise TypeError(f"{owner}() takes module_cache or its old name workspace, not both")
+    return workspace
+
+
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
     def __init__(
-        self, config: Config, model: str | None = None, *, workspace: Workspace | None = None,
+        self, config: Config, model: str | None = None, *, module_cache: ModuleCache | None = None,
         offer_saved: bool = False, shapes_cache: ListingCache | Literal[False] | None = None, can_ask: bool = True,
+        workspace: ModuleCache | None = None,
     ) -> None:  # fmt: skip
-        """``offer_saved``: the saved programs are Go functions of the server ``saved`` too (a
-        controller answers their calls: a pooled toolbox, or a listing). ``shapes_cache``: where
-        learned result shapes are kept (None: the default place, False: nowhere). ``can_ask``:
-        whether a program held for approval can be approved here (the declarations say so)."""
+        """``module_cache``: where programs are built (None: the default; ``workspace``: its
+        deprecated name). ``offer_saved``: the saved programs are Go functions of the server
+        ``saved`` too (a controller answers their calls: a pooled toolbox, or a listing).
+        ``shapes_cache``: where learned result shapes are kept (None: default, False: nowhere).
+        ``can_ask``: whether a program held for approval can be approved here (the declarations
+        say so)."""
         self.config = config
         self.model = model
         self.settings = config.code_mode_for(model)
-        self._workspace = workspace
+        self._module_cache = module_cache_or_alias(module_cache, workspace, "CodeMode")
         self._view: ToolView | None = None
         self._package: Package | None = None
         self._allowed: frozenset[tuple[str, str]] = frozenset()  # (server, tool) in code mode
@@ -160,10 +180,11 @@ class CodeMode:
         return None
 
     @property
-    def workspace(self) -> Workspace:
-        if self._workspace is None:
-            self._workspace = Workspace()
-        return self._workspace
+    def module_cache(self) -> ModuleCache:
+        """The Go module cache this code mode builds in (the default one unless given)."""
+        if self._module_cache is None:
+            self._module_cache = ModuleCache()
+        return self._module_cache
 
     async def refresh(self) -> None:
         """(Re)discover every server. One that fails is left out and named in :attr:`warnings`
@@ -223,11 +244,8 @@ class CodeMode:
         a result that did not fit): then the tool set is built again (:meth:`use`)."""
         if self._view is None:
             return False
-        keep = self._typed_keys()
+        keep = frozenset(k for k, t in self._infos.items() if t.output_inferred or typeable(t))
         return {k: v for k, v in self.shapes.inferred().items() if k in keep} != self._inferred
-
-    def _typed_keys(self) -> frozenset[tuple[str, str]]:
-        return frozenset(k for k, t in self._infos.items() if t.output_inferred or typeable(t))
 
     def shape_comments(self) -> dict[tuple[str, str], list[str]]:
         """What the model view says about each tool: that it needs approval, then its results
@@ -306,7 +324,7 @@ class CodeMode:
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
         try:
-            version = self.workspace.go_version  # known before a machine without Go has fetched it
+            version = self.module_cache.go_version  # known before a machine without Go has fetched it
         except GocodeError:
             return "1.25+"
         return ".".join(version.removeprefix("go").split(".")[:2])
@@ -369,7 +387,7 @@ class CodeMode:
         asked from Python (:meth:`~gocode.run.sandbox.Launcher.quick_probe`), and
         :meth:`confirm_sandbox` checks that answer against the launcher's once it exists."""
         if self._sandbox is None:
-            self._sandbox = await probe_state(self.workspace, self.settings.sandbox, quick=True)
+            self._sandbox = await probe_state(self.module_cache, self.settings.sandbox, quick=True)
         return self.sandbox_state()
 
     async def confirm_sandbox(self) -> bool:
@@ -377,7 +395,7 @@ class CodeMode:
         changes the tier :meth:`resolve_sandbox` found (the description must then change)."""
         if self._sandbox is None or self.settings.sandbox == "off":
             return False
-        got = await probe_state(self.workspace, self.settings.sandbox, quick=False)
+        got = await probe_state(self.module_cache, self.settings.sandbox, quick=False)
         changed = got.get("tier") != self._sandbox.get("tier")
         self._sandbox = got
         return changed
@@ -433,11 +451,11 @@ class CodeMode:
         return {n: server_spec(configured[n], view.protocols[n]) for n in servers}
 
     def warmup(self, progress: Progress | None = None) -> None:
-        self.workspace.ensure(progress)
+        self.module_cache.ensure(progress)
 
     async def prewarm(self, progress: Progress | None = None) -> None:
-        """Prepare the workspace and compile this tool set's bindings, so the first call only links."""
-        await check_and_build(self.workspace, self.package, ModelCode(""), progress)
+        """Prepare the module cache and compile this tool set's bindings, so the first call only links."""
+        await check_and_build(self.module_cache, self.package, ModelCode(""), progress)
 
     def workdir(self, session: str | None = None) -> Path | None:
         """The workspace programs of this model (or session) start in; None when turned off."""
@@ -456,9 +474,9 @@ class CodeMode:
     async def plan(self, code: str, progress: Progress | None = None) -> BuildResult:
         """Which tools ``code`` can call (``BuildResult.plan``), from the type check alone:
         nothing is compiled or run."""
-        if not self.workspace.ready:
-            await asyncio.to_thread(self.workspace.ensure, progress)
-        return await self.workspace.plan(self.package, ModelCode(code))
+        if not self.module_cache.ready:
+            await asyncio.to_thread(self.module_cache.ensure, progress)
+        return await self.module_cache.plan(self.package, ModelCode(code))
 
     def held_for(self, plan: Plan) -> tuple[str, ...]:
         """The tools a program with ``plan`` would be held for before it runs (empty: none), those
@@ -501,7 +519,7 @@ class CodeMode:
             return RunResult(False, "code", stderr=NO_STATEMENTS)
         state = state or self.state
         package = package or state.package
-        build = await check_and_build(self.workspace, package, ModelCode(code), progress)
+        build = await check_and_build(self.module_cache, package, ModelCode(code), progress)
         if not build.ok:
             return compile_failure(build, self._unavailable_note(), start, down=self._missing_servers(build))
         plan = build.plan or plan_from_answer(None, package)
@@ -516,7 +534,7 @@ class CodeMode:
                 duration_ms=(time.monotonic() - start) * 1000, asks=asks,
             )  # fmt: skip
         run = _Run(
-            self.workspace, self.settings, reach or OwnSessions(self.server_specs(state.view)), self.workdir(session),
+            self.module_cache, self.settings, reach or OwnSessions(self.server_specs(state.view)), self.workdir(session),
             self.settings.clamp_timeout(timeout), on_line, program_env, godebug,
         )  # fmt: skip
         return await run.launch(build, plan, start)
@@ -542,7 +560,7 @@ async def _approval(
 class _Run:
     """One built and approved program on its way: prepared, confined, launched and finished."""
 
-    workspace: Workspace
+    module_cache: ModuleCache
     settings: CodeModeConfig
     reach: Reach
     workdir: Path | None
@@ -570,7 +588,7 @@ class _Run:
             # and delete there, never write (the watch below is for the unsandboxed rest).
             full = found is not None and found.room <= 0
             got = await self.reach.confine(
-                self.workspace, settings, build.binary, servers_json, self.timeout, workdir, full
+                self.module_cache, settings, build.binary, servers_json, self.timeout, workdir, full
             )
         except SandboxError as exc:
             return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)

@@ -8,7 +8,7 @@ The stages, lowest first (a module may import its own stage or an earlier one):
 3. ``view``: what the model reads
 4. ``search``: finding tools (the analyser, BM25, embeddings, the learned ranking, the search tool)
 5. ``program``: the model's code, diagnostics, rendering
-6. ``compile``: the workspace, compiling and linking, the cache's housekeeping
+6. ``compile``: the module cache, compiling and linking, the cache's housekeeping
 7. ``run``: the runner and the sandbox
 8. ``tools``: tools that are not MCP servers
 9. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), the route table (``routes``), ``operations``,
