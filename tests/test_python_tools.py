@@ -327,7 +327,7 @@ anyio.run(main, sys.argv[1])
                   "it returned; the call is abandoned"),
     ],
 )  # fmt: skip
-def test_a_sync_tool_that_never_returns_does_not_keep_the_process_alive(workspace, tmp_path, how, answer):
+def test_a_sync_tool_that_never_returns_does_not_keep_the_process_alive(module_cache, tmp_path, how, answer):
     script = tmp_path / "hung.py"
     script.write_text(HUNG_PROCESS)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -391,7 +391,7 @@ def _shell_with_gocode(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.go
-def test_the_docs_standalone_binary_example_runs_as_written(workspace, state, tmp_path):
+def test_the_docs_standalone_binary_example_runs_as_written(module_cache, state, tmp_path):
     """docs/saved-programs.md: save, build, and the binary's result, --help and bad input."""
     doc = (ROOT / "docs" / "saved-programs.md").read_text()
     (tmp_path / "city.go").write_text(_doc_block(doc, "## A typed result", "go"))
@@ -418,7 +418,7 @@ fmt.Println(in.City, t.Temperature > 20)
 
 
 @pytest.mark.go
-def test_gocode_save_offers_the_saved_programs_as_functions(workspace, state, tmp_path):
+def test_gocode_save_offers_the_saved_programs_as_functions(module_cache, state, tmp_path):
     """`gocode save` checks a program as save_go_program does: it may call the saved programs."""
     config = tmp_path / "gocode.yaml"
     config.write_text(yaml.safe_dump({"mcpServers": {"demo": demo_stdio()}, "defaults": SETTINGS}))
