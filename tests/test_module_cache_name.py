@@ -1,5 +1,5 @@
 """The Go module cache is ``module_cache``; a workspace is only the programs' file directory.
-The keyword and attribute that once called the module cache a workspace still work, with a
+The keyword that once called the module cache a workspace still works, with a
 DeprecationWarning."""
 
 from __future__ import annotations
@@ -22,12 +22,10 @@ def test_module_cache_is_taken_without_a_warning(module_cache):  # noqa: F811
         assert box.code_mode.module_cache is module_cache
 
 
-def test_the_old_keyword_and_attribute_still_work_and_warn(module_cache):  # noqa: F811
+def test_the_old_keyword_still_works_and_warns(module_cache):  # noqa: F811
     with pytest.warns(DeprecationWarning, match=r"CodeMode\(workspace=\.\.\.\) is deprecated: pass module_cache"):
         cm = CodeMode(config_from({}), workspace=module_cache)
     assert cm.module_cache is module_cache
-    with pytest.warns(DeprecationWarning, match=r"CodeMode.workspace is deprecated"):
-        assert cm.workspace is module_cache
     with pytest.warns(DeprecationWarning, match=r"Toolbox\(workspace=\.\.\.\) is deprecated") as heard:
         box = Toolbox(config_from({}), workspace=module_cache, prewarm=False)
     assert box.code_mode.module_cache is module_cache
