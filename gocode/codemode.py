@@ -106,6 +106,26 @@ class ToolState:
     stored: Mapping[str, SavedProgram]  # every saved program offered, as a tool of its own too
 
 
+def saved_offer(
+    programs: list[SavedProgram], taken: bool, saved_on: bool
+) -> tuple[list[ServerTools], dict[str, SavedProgram], tuple[str, ...]]:
+    """How ``programs`` are offered as Go functions of the server ``saved`` (none when they are
+    not offered): the listing to add, the functions by name, and notes on the saved programs a
+    model does not get: all of them when a server is already named ``saved`` (``taken``), and
+    (``saved_on``) those kept before they were per model."""
+    notes: tuple[str, ...] = ()
+    if programs and taken:
+        notes = (f"saved programs are not Go functions here: a server is named {SAVED_SERVER!r}",)
+    if saved_on and (legacy := legacy_names()):
+        notes += (
+            f"{len(legacy)} saved programs kept before they were per model ({', '.join(legacy[:5])}) are offered "
+            "to no model: `gocode saved --adopt` moves them to one",
+        )
+    if not programs or taken:
+        return [], {}, notes
+    return [saved_listing(programs)], {p.name: p for p in programs}, notes
+
+
 def module_cache_or_alias(
     module_cache: ModuleCache | None, workspace: ModuleCache | None, owner: str
 ) -> ModuleCache | None:
@@ -203,19 +223,11 @@ class CodeMode:
         ``unavailable`` names the servers that are down, with the reason."""
         enabled = code_mode_on(self.settings, servers)
         servers = in_config_order(servers, list(self.config.mcp_servers))  # the order tools take Go names in
-        saved_notes: tuple[str, ...] = ()
-        stored = self.saved_store().all() if enabled and self.settings.saved_programs else []
-        programs = stored if self.offer_saved else []
-        if programs and any(s.server == SAVED_SERVER for s in servers):
-            saved_notes = (f"saved programs are not Go functions here: a server is named {SAVED_SERVER!r}",)
-        elif programs:
-            servers = [*servers, saved_listing(programs)]
-        functions = {p.name: p for p in programs} if not saved_notes else {}
-        if enabled and self.settings.saved_programs and (legacy := legacy_names()):
-            saved_notes += (
-                f"{len(legacy)} saved programs kept before they were per model ({', '.join(legacy[:5])}) are offered "
-                "to no model: `gocode saved --adopt` moves them to one",
-            )
+        saved_on = enabled and self.settings.saved_programs
+        stored = self.saved_store().all() if saved_on else []
+        taken = any(s.server == SAVED_SERVER for s in servers)  # a server of that name keeps it
+        offered, functions, saved_notes = saved_offer(stored if self.offer_saved else [], taken, saved_on)
+        servers = [*servers, *offered]
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
         keep = typeable_tools(view.code_tools)
         inferred = {k: v for k, v in self.shapes.inferred().items() if k in keep}
