@@ -382,13 +382,13 @@ def test_a_modern_client_not_yet_asked_gets_an_input_required_result_for_this_pr
 
 
 @pytest.mark.go
-def test_the_declarations_mark_the_tools_that_need_approval(workspace):  # noqa: F811 (fixture)
+def test_the_declarations_mark_the_tools_that_need_approval(module_cache):  # noqa: F811 (fixture)
     """A tool that needs approval says so on its declaration, in the description (every tier
     that shows it) and in search answers; without anyone to ask, that such a program is refused."""
     config = config_from({"notes": NOTES}, defaults={"codeMode": {"sandbox": "off"}})
 
     async def go(approve: object) -> tuple[str, str, str]:
-        async with Toolbox(config, workspace=workspace, prewarm=False, approve=approve) as box:  # type: ignore[arg-type]
+        async with Toolbox(config, module_cache=module_cache, prewarm=False, approve=approve) as box:  # type: ignore[arg-type]
             answer, _ = box.code_mode.search_answer({"names": ["deleteNote", "readNote"]})
             return box.tools()[0].description or "", answer, box.code_mode.declarations()
 
