@@ -126,6 +126,17 @@ def saved_offer(
     return [saved_listing(programs)], {p.name: p for p in programs}, notes
 
 
+def problems_line(unavailable: Mapping[str, str], tool_warnings: tuple[str, ...]) -> str:
+    """One short line for the description when something is missing (else empty): the servers
+    that are down, and how many tools were typed loosely or left out."""
+    parts = []
+    if unavailable:
+        parts.append(f"unavailable servers (their calls fail): {', '.join(unavailable)}")
+    if tool_warnings:
+        parts.append(f"{len(tool_warnings)} tools typed loosely or left out")
+    return f"Note: {'; '.join(parts)}.\n" if parts else ""
+
+
 def module_cache_or_alias(
     module_cache: ModuleCache | None, workspace: ModuleCache | None, owner: str
 ) -> ModuleCache | None:
@@ -287,15 +298,6 @@ class CodeMode:
         """The servers that are down, with the reason."""
         return dict(self._unavailable)
 
-    def _problems_line(self) -> str:
-        """One short line for the description when something is missing (else empty)."""
-        parts = []
-        if self._unavailable:
-            parts.append(f"unavailable servers (their calls fail): {', '.join(self._unavailable)}")
-        if self._tool_warnings:
-            parts.append(f"{len(self._tool_warnings)} tools typed loosely or left out")
-        return f"Note: {'; '.join(parts)}.\n" if parts else ""
-
     def _unavailable_note(self) -> str:
         return "".join(f"\nnote: unavailable: {why}" for why in self._unavailable.values())
 
@@ -427,7 +429,7 @@ class CodeMode:
         """The ``execute_go_code`` description: the rules, then as much of the model view as the
         budget allows (see docs/model-view.md)."""
         shown = self.disclosure()
-        return _describe(self.rules(), shown.text, shown.tier) + self._problems_line()
+        return _describe(self.rules(), shown.text, shown.tier) + problems_line(self._unavailable, self._tool_warnings)
 
     def tool_definition(self) -> dict[str, Any]:
         """``execute_go_code`` as an MCP Tool (wire JSON)."""
