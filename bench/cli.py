@@ -289,7 +289,7 @@ def main() -> None:
 
             program = work / "demo.go"
             program.write_text(DEMO_CODE)
-            for tree in trees.values():  # the workspace and the build cache set up, as a user's second run
+            for tree in trees.values():  # the module cache and the build cache set up, as a user's second run
                 run_once(tree, ["exec", str(program)], work)
             one_off, call, start, rounds = asyncio.run(exec_rounds(trees, program, config, DEMO_CODE, args.runs, work))
             out.append("exec of the demo program:")

@@ -141,7 +141,7 @@ class Bench:
     # --- scenario helpers -----------------------------------------------------------------
 
     def module_dir(self, name: str) -> Path:
-        """A module like the workspace's (same go.mod/go.sum, same caches) in a directory of its own."""
+        """A module like the module cache's (same go.mod/go.sum, same caches) in a directory of its own."""
         d = self.tmp / name
         (d / "rt").mkdir(parents=True, exist_ok=True)
         (d / "go.mod").write_text(go_mod_template())
@@ -229,14 +229,14 @@ class Bench:
     # --- the run ----------------------------------------------------------------------------
 
     async def latency(self) -> None:
-        say("warming up (workspace, bindings, sessions) …")
+        say("warming up (module cache, bindings, sessions) …")
         self.ws.ensure(say)
         naive_dir = self.module_dir("naive")
         limit_cfg = await self.limit_config(naive_dir)
         async with (
-            Toolbox(config(), workspace=self.ws, prewarm=False) as pooled,
-            Toolbox(config(), workspace=self.ws, prewarm=False, pooled=False) as direct,
-            Toolbox(config(self.sandbox), workspace=self.ws, prewarm=False) as sandboxed,
+            Toolbox(config(), module_cache=self.ws, prewarm=False) as pooled,
+            Toolbox(config(), module_cache=self.ws, prewarm=False, pooled=False) as direct,
+            Toolbox(config(self.sandbox), module_cache=self.ws, prewarm=False) as sandboxed,
             Client(
                 StdioServerParameters(command=sys.executable, args=["-m", "gocode.demo.server"]), mode="legacy"
             ) as classic,

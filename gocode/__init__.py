@@ -12,7 +12,7 @@ Every tool of the configured MCP servers becomes a typed Go function; an agent g
 
 ``Toolbox(..., tools=[fn])`` adds Python functions as typed Go functions (:func:`python_tool`).
 :class:`SyncToolbox` is the same without an event loop; :class:`CodeMode` is the lower level
-(declarations, one-shot runs) that ``gocode exec`` uses.
+(declarations, one-shot runs); :func:`exec_code` runs code once as ``gocode exec`` does.
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ if TYPE_CHECKING:
     from gocode.errors import (
         ConfigError,
         DiscoveryError,
+        ExecRequestError,
         GocodeError,
         ToolchainError,
         UnknownToolError,
     )
+    from gocode.execution import ExecOutcome, ExecRequest, exec_code
     from gocode.program.diagnostics import Diagnostic
     from gocode.results import ToolResult
     from gocode.run.runner import RunResult
@@ -50,10 +52,14 @@ _WHERE = {
     "CodeError": "gocode.errors",  # deprecated: never raised (gocode.errors warns)
     "ConfigError": "gocode.errors",
     "DiscoveryError": "gocode.errors",
+    "ExecRequestError": "gocode.errors",
     "GocodeError": "gocode.errors",
     "SchemaError": "gocode.errors",  # deprecated: never raised (gocode.errors warns)
     "ToolchainError": "gocode.errors",
     "Diagnostic": "gocode.program.diagnostics",
+    "ExecOutcome": "gocode.execution",
+    "ExecRequest": "gocode.execution",
+    "exec_code": "gocode.execution",
     "RunResult": "gocode.run.runner",
     "SyncToolbox": "gocode.blocking",
     "Toolbox": "gocode.toolbox",
@@ -85,6 +91,9 @@ __all__ = [
     "ConfigError",
     "Diagnostic",
     "DiscoveryError",
+    "ExecOutcome",
+    "ExecRequest",
+    "ExecRequestError",
     "GocodeError",
     "PythonTool",
     "RunResult",
@@ -94,6 +103,7 @@ __all__ = [
     "Toolbox",
     "ToolchainError",
     "UnknownToolError",
+    "exec_code",
     "load_config",
     "parse_config",
     "python_tool",

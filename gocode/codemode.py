@@ -18,14 +18,14 @@ import json
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from gocode.compile.modcache import BuildResult, Progress, check_and_build
-from gocode.compile.modcache import ModuleCache as Workspace  # the Go module cache: the old name, body unchanged
+from gocode.compile.modcache import BuildResult, ModuleCache, Progress, check_and_build
 from gocode.config import ApprovalConfig, CodeModeConfig, Config, ServerConfig
 from gocode.errors import GocodeError, SandboxError, SearchRequestError
 from gocode.mcp.cache import ListingCache
@@ -41,9 +41,9 @@ from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, s
 from gocode.run.result import RunResult, compile_failure, finish, keep_value
 from gocode.run.runner import LineFn, run_program
 from gocode.run.sandbox import Confinement, probe_state, process_limit
+from gocode.schema.inferred import typeable, typeable_tools, with_inferred_outputs
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
-from gocode.schema.media import returns_media
 from gocode.search.answer import answer as search_answer
 from gocode.search.answer import answer_text
 from gocode.search.index import SearchIndex
@@ -54,7 +54,7 @@ from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import merged_comments, render_full
 from gocode.view.rules import SEARCH_TOOL_NAME, search_hint
 from gocode.view.rules import rules as rules_text
-from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools, typeable, with_inferred_outputs
+from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools
 
 TOOL_NAME = "execute_go_code"
 # The answer to code with nothing to run (blank, or comments only): said, not a silent success.
@@ -106,21 +106,72 @@ class ToolState:
     stored: Mapping[str, SavedProgram]  # every saved program offered, as a tool of its own too
 
 
+def saved_offer(
+    programs: list[SavedProgram], taken: bool, saved_on: bool
+) -> tuple[list[ServerTools], dict[str, SavedProgram], tuple[str, ...]]:
+    """How ``programs`` are offered as Go functions of the server ``saved`` (none when they are
+    not offered): the listing to add, the functions by name, and notes on the saved programs a
+    model does not get: all of them when a server is already named ``saved`` (``taken``), and
+    (``saved_on``) those kept before they were per model."""
+    notes: tuple[str, ...] = ()
+    if programs and taken:
+        notes = (f"saved programs are not Go functions here: a server is named {SAVED_SERVER!r}",)
+    if saved_on and (legacy := legacy_names()):
+        notes += (
+            f"{len(legacy)} saved programs kept before they were per model ({', '.join(legacy[:5])}) are offered "
+            "to no model: `gocode saved --adopt` moves them to one",
+        )
+    if not programs or taken:
+        return [], {}, notes
+    return [saved_listing(programs)], {p.name: p for p in programs}, notes
+
+
+def problems_line(unavailable: Mapping[str, str], tool_warnings: tuple[str, ...]) -> str:
+    """One short line for the description when something is missing (else empty): the servers
+    that are down, and how many tools were typed loosely or left out."""
+    parts = []
+    if unavailable:
+        parts.append(f"unavailable servers (their calls fail): {', '.join(unavailable)}")
+    if tool_warnings:
+        parts.append(f"{len(tool_warnings)} tools typed loosely or left out")
+    return f"Note: {'; '.join(parts)}.\n" if parts else ""
+
+
+def module_cache_or_alias(
+    module_cache: ModuleCache | None, workspace: ModuleCache | None, owner: str
+) -> ModuleCache | None:
+    """``module_cache``, or what the deprecated keyword ``workspace`` gave (its old name, from
+    before "workspace" meant the programs' file directory), with a DeprecationWarning."""
+    if workspace is None:
+        return module_cache
+    warnings.warn(
+        f"{owner}(workspace=...) is deprecated: pass module_cache=... (the Go module cache)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    if module_cache is not None:
+        raise TypeError(f"{owner}() takes module_cache or its old name workspace, not both")
+    return workspace
+
+
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
     def __init__(
-        self, config: Config, model: str | None = None, *, workspace: Workspace | None = None,
+        self, config: Config, model: str | None = None, *, module_cache: ModuleCache | None = None,
         offer_saved: bool = False, shapes_cache: ListingCache | Literal[False] | None = None, can_ask: bool = True,
+        workspace: ModuleCache | None = None,
     ) -> None:  # fmt: skip
-        """``offer_saved``: the saved programs are Go functions of the server ``saved`` too (a
-        controller answers their calls: a pooled toolbox, or a listing). ``shapes_cache``: where
-        learned result shapes are kept (None: the default place, False: nowhere). ``can_ask``:
-        whether a program held for approval can be approved here (the declarations say so)."""
+        """``module_cache``: where programs are built (None: the default; ``workspace``: its
+        deprecated name). ``offer_saved``: the saved programs are Go functions of the server
+        ``saved`` too (a controller answers their calls: a pooled toolbox, or a listing).
+        ``shapes_cache``: where learned result shapes are kept (None: default, False: nowhere).
+        ``can_ask``: whether a program held for approval can be approved here (the declarations
+        say so)."""
         self.config = config
         self.model = model
         self.settings = config.code_mode_for(model)
-        self._workspace = workspace
+        self._module_cache = module_cache_or_alias(module_cache, workspace, "CodeMode")
         self._view: ToolView | None = None
         self._package: Package | None = None
         self._allowed: frozenset[tuple[str, str]] = frozenset()  # (server, tool) in code mode
@@ -160,10 +211,11 @@ class CodeMode:
         return None
 
     @property
-    def workspace(self) -> Workspace:
-        if self._workspace is None:
-            self._workspace = Workspace()
-        return self._workspace
+    def module_cache(self) -> ModuleCache:
+        """The Go module cache this code mode builds in (the default one unless given)."""
+        if self._module_cache is None:
+            self._module_cache = ModuleCache()
+        return self._module_cache
 
     async def refresh(self) -> None:
         """(Re)discover every server. One that fails is left out and named in :attr:`warnings`
@@ -182,23 +234,15 @@ class CodeMode:
         ``unavailable`` names the servers that are down, with the reason."""
         enabled = code_mode_on(self.settings, servers)
         servers = in_config_order(servers, list(self.config.mcp_servers))  # the order tools take Go names in
-        saved_notes: tuple[str, ...] = ()
-        stored = self.saved_store().all() if enabled and self.settings.saved_programs else []
-        programs = stored if self.offer_saved else []
-        if programs and any(s.server == SAVED_SERVER for s in servers):
-            saved_notes = (f"saved programs are not Go functions here: a server is named {SAVED_SERVER!r}",)
-        elif programs:
-            servers = [*servers, saved_listing(programs)]
-        functions = {p.name: p for p in programs} if not saved_notes else {}
-        if enabled and self.settings.saved_programs and (legacy := legacy_names()):
-            saved_notes += (
-                f"{len(legacy)} saved programs kept before they were per model ({', '.join(legacy[:5])}) are offered "
-                "to no model: `gocode saved --adopt` moves them to one",
-            )
+        saved_on = enabled and self.settings.saved_programs
+        stored = self.saved_store().all() if saved_on else []
+        taken = any(s.server == SAVED_SERVER for s in servers)  # a server of that name keeps it
+        offered, functions, saved_notes = saved_offer(stored if self.offer_saved else [], taken, saved_on)
+        servers = [*servers, *offered]
         view = split_tools(servers, set(self.settings.excluded_tools), enabled)
-        keep = typeable(view)
+        keep = typeable_tools(view.code_tools)
         inferred = {k: v for k, v in self.shapes.inferred().items() if k in keep}
-        view = with_inferred_outputs(view, inferred)
+        view = replace(view, code_tools=with_inferred_outputs(view.code_tools, inferred))
         package = package_for(view.code_tools)  # built once per tool set and gocode, then read back
         infos = {(s.server, t.name): t for s in view.code_tools.servers for t in s.tools}
         # Swapped together, so a call never pairs one tool set's Go with another's servers.
@@ -223,13 +267,8 @@ class CodeMode:
         a result that did not fit): then the tool set is built again (:meth:`use`)."""
         if self._view is None:
             return False
-        keep = self._typed_keys()
+        keep = frozenset(k for k, t in self._infos.items() if t.output_inferred or typeable(t))
         return {k: v for k, v in self.shapes.inferred().items() if k in keep} != self._inferred
-
-    def _typed_keys(self) -> frozenset[tuple[str, str]]:
-        return frozenset(
-            k for k, t in self._infos.items() if t.output_inferred or (t.output_schema is None and not returns_media(t))
-        )
 
     def shape_comments(self) -> dict[tuple[str, str], list[str]]:
         """What the model view says about each tool: that it needs approval, then its results
@@ -258,15 +297,6 @@ class CodeMode:
     def unavailable(self) -> dict[str, str]:
         """The servers that are down, with the reason."""
         return dict(self._unavailable)
-
-    def _problems_line(self) -> str:
-        """One short line for the description when something is missing (else empty)."""
-        parts = []
-        if self._unavailable:
-            parts.append(f"unavailable servers (their calls fail): {', '.join(self._unavailable)}")
-        if self._tool_warnings:
-            parts.append(f"{len(self._tool_warnings)} tools typed loosely or left out")
-        return f"Note: {'; '.join(parts)}.\n" if parts else ""
 
     def _unavailable_note(self) -> str:
         return "".join(f"\nnote: unavailable: {why}" for why in self._unavailable.values())
@@ -308,7 +338,7 @@ class CodeMode:
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
         try:
-            version = self.workspace.go_version  # known before a machine without Go has fetched it
+            version = self.module_cache.go_version  # known before a machine without Go has fetched it
         except GocodeError:
             return "1.25+"
         return ".".join(version.removeprefix("go").split(".")[:2])
@@ -371,7 +401,7 @@ class CodeMode:
         asked from Python (:meth:`~gocode.run.sandbox.Launcher.quick_probe`), and
         :meth:`confirm_sandbox` checks that answer against the launcher's once it exists."""
         if self._sandbox is None:
-            self._sandbox = await probe_state(self.workspace, self.settings.sandbox, quick=True)
+            self._sandbox = await probe_state(self.module_cache, self.settings.sandbox, quick=True)
         return self.sandbox_state()
 
     async def confirm_sandbox(self) -> bool:
@@ -379,7 +409,7 @@ class CodeMode:
         changes the tier :meth:`resolve_sandbox` found (the description must then change)."""
         if self._sandbox is None or self.settings.sandbox == "off":
             return False
-        got = await probe_state(self.workspace, self.settings.sandbox, quick=False)
+        got = await probe_state(self.module_cache, self.settings.sandbox, quick=False)
         changed = got.get("tier") != self._sandbox.get("tier")
         self._sandbox = got
         return changed
@@ -399,7 +429,7 @@ class CodeMode:
         """The ``execute_go_code`` description: the rules, then as much of the model view as the
         budget allows (see docs/model-view.md)."""
         shown = self.disclosure()
-        return _describe(self.rules(), shown.text, shown.tier) + self._problems_line()
+        return _describe(self.rules(), shown.text, shown.tier) + problems_line(self._unavailable, self._tool_warnings)
 
     def tool_definition(self) -> dict[str, Any]:
         """``execute_go_code`` as an MCP Tool (wire JSON)."""
@@ -435,11 +465,11 @@ class CodeMode:
         return {n: server_spec(configured[n], view.protocols[n]) for n in servers}
 
     def warmup(self, progress: Progress | None = None) -> None:
-        self.workspace.ensure(progress)
+        self.module_cache.ensure(progress)
 
     async def prewarm(self, progress: Progress | None = None) -> None:
-        """Prepare the workspace and compile this tool set's bindings, so the first call only links."""
-        await check_and_build(self.workspace, self.package, ModelCode(""), progress)
+        """Prepare the module cache and compile this tool set's bindings, so the first call only links."""
+        await check_and_build(self.module_cache, self.package, ModelCode(""), progress)
 
     def workdir(self, session: str | None = None) -> Path | None:
         """The workspace programs of this model (or session) start in; None when turned off."""
@@ -458,9 +488,9 @@ class CodeMode:
     async def plan(self, code: str, progress: Progress | None = None) -> BuildResult:
         """Which tools ``code`` can call (``BuildResult.plan``), from the type check alone:
         nothing is compiled or run."""
-        if not self.workspace.ready:
-            await asyncio.to_thread(self.workspace.ensure, progress)
-        return await self.workspace.plan(self.package, ModelCode(code))
+        if not self.module_cache.ready:
+            await asyncio.to_thread(self.module_cache.ensure, progress)
+        return await self.module_cache.plan(self.package, ModelCode(code))
 
     def held_for(self, plan: Plan) -> tuple[str, ...]:
         """The tools a program with ``plan`` would be held for before it runs (empty: none), those
@@ -503,7 +533,7 @@ class CodeMode:
             return RunResult(False, "code", stderr=NO_STATEMENTS)
         state = state or self.state
         package = package or state.package
-        build = await check_and_build(self.workspace, package, ModelCode(code), progress)
+        build = await check_and_build(self.module_cache, package, ModelCode(code), progress)
         if not build.ok:
             return compile_failure(build, self._unavailable_note(), start, down=self._missing_servers(build))
         plan = build.plan or plan_from_answer(None, package)
@@ -518,7 +548,7 @@ class CodeMode:
                 duration_ms=(time.monotonic() - start) * 1000, asks=asks,
             )  # fmt: skip
         run = _Run(
-            self.workspace, self.settings, reach or OwnSessions(self.server_specs(state.view)), self.workdir(session),
+            self.module_cache, self.settings, reach or OwnSessions(self.server_specs(state.view)), self.workdir(session),
             self.settings.clamp_timeout(timeout), on_line, program_env, godebug,
         )  # fmt: skip
         return await run.launch(build, plan, start)
@@ -544,7 +574,7 @@ async def _approval(
 class _Run:
     """One built and approved program on its way: prepared, confined, launched and finished."""
 
-    workspace: Workspace
+    module_cache: ModuleCache
     settings: CodeModeConfig
     reach: Reach
     workdir: Path | None
@@ -572,7 +602,7 @@ class _Run:
             # and delete there, never write (the watch below is for the unsandboxed rest).
             full = found is not None and found.room <= 0
             got = await self.reach.confine(
-                self.workspace, settings, build.binary, servers_json, self.timeout, workdir, full
+                self.module_cache, settings, build.binary, servers_json, self.timeout, workdir, full
             )
         except SandboxError as exc:
             return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)

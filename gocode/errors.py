@@ -16,6 +16,7 @@ message, ready for a person or a model)::
     ├── RecordingError          "replay": a recording missing, unreadable, or for other tools
     ├── UnknownToolError        "call": a call named a tool the toolbox does not offer (also LookupError)
     ├── CallError               "call": ``gocode call`` refused a call before making it
+    ├── ExecRequestError        "usage": a ``gocode exec`` request whose options do not go together
     ├── SavedProgramError       a program that cannot be saved, built or found
     └── ModelError              "model": the agent's model endpoint could not be used
 
@@ -141,6 +142,14 @@ class CallError(GocodeError):
     """A call refused before it was made: an unknown tool, or arguments its schema does not allow."""
 
     phase = "call"
+
+
+class ExecRequestError(GocodeError, ValueError):
+    """A request to run code once (:class:`gocode.execution.ExecRequest`) whose options do not
+    go together, or that names no code; nothing was run. The message names the options as
+    ``gocode exec`` spells them."""
+
+    phase = "usage"
 
 
 class SavedProgramError(GocodeError):

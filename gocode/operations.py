@@ -139,7 +139,7 @@ class Operations:
         :mod:`gocode.compile.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""
         self._last_housekeeping = time.monotonic()
         try:
-            ws = self.code_mode.workspace
+            ws = self.code_mode.module_cache
             state = ws.state  # per-run files beside a read-only shared cache
             rel = tools_import_path(self.code_mode.package).removeprefix("gocodews/")
             policy = housekeeping.Policy.from_env()
@@ -164,6 +164,6 @@ class Operations:
 
 def _modcache_ready(code_mode: CodeMode) -> bool:
     try:
-        return code_mode.workspace.ready
+        return code_mode.module_cache.ready
     except GocodeError:  # no Go toolchain: calls will say so
         return False

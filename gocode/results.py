@@ -74,7 +74,7 @@ def error_result(message: str) -> types.CallToolResult:
 def warming_up_result() -> types.CallToolResult:
     """The answer to a call that came while the server was still warming up, past its timeout."""
     return run_to_result(
-        RunResult(False, "warming", stderr="gocode is still warming up (building the Go workspace); retry shortly")
+        RunResult(False, "warming", stderr="gocode is still warming up (building the Go module cache); retry shortly")
     )
 
 

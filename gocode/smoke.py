@@ -337,7 +337,7 @@ async def _run_scripts(
     """Scripts run as execute_go_code runs them: through a controller's pooled sessions to the
     servers that passed (or, with ``direct``, as standalone programs that start them)."""
     if direct:
-        code_mode = CodeMode(config, model, workspace=modcache)
+        code_mode = CodeMode(config, model, module_cache=modcache)
         code_mode.use(listed)
         for path in scripts:
             add(await run_script(code_mode.execute, path, timeout, failed_servers))
@@ -345,7 +345,7 @@ async def _run_scripts(
     ok_servers = {s.server: config.mcp_servers[s.server] for s in listed}
     pooled_config = config.model_copy(update={"mcp_servers": ok_servers})
     try:
-        async with Toolbox(pooled_config, model, workspace=modcache, prewarm=False) as box:
+        async with Toolbox(pooled_config, model, module_cache=modcache, prewarm=False) as box:
             for path in scripts:
                 add(await run_script(box.execute, path, timeout, failed_servers))
     except GocodeError as exc:  # a server that passed its checks failed when reconnecting

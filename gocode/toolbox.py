@@ -40,7 +40,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from gocode import tool_formats
-from gocode.codemode import TOOL_NAME, CodeMode
+from gocode.codemode import TOOL_NAME, CodeMode, module_cache_or_alias
 from gocode.compile.modcache import ModuleCache, Progress
 from gocode.config import Config, load_config
 from gocode.errors import ConfigError, UnknownToolError
@@ -111,7 +111,8 @@ class Toolbox:
         config: Config | str | os.PathLike[str],
         model: str | None = None,
         *,
-        workspace: ModuleCache | None = None,
+        module_cache: ModuleCache | None = None,
+        workspace: ModuleCache | None = None,  # deprecated: module_cache's old name
         prewarm: bool = True,
         pooled: bool = True,
         progress: Progress | None = None,
@@ -131,7 +132,7 @@ class Toolbox:
         # Tool listings a server allows to be kept (ttlMs): None is the default directory.
         listings = ListingCache() if listing_cache is None else listing_cache or None
         self.code_mode = CodeMode(
-            self.config, model, workspace=workspace,
+            self.config, model, module_cache=module_cache_or_alias(module_cache, workspace, "Toolbox"),
             # Saved programs are Go functions too when programs reach this controller (pooled).
             offer_saved=self.settings.saved_programs and pooled,
             # Learned result shapes live beside the listings (none without a listing cache).
@@ -156,7 +157,7 @@ class Toolbox:
         # The machine's one-off set-up (Go module cache, sandbox launcher), shared by the warm-up
         # and every call that comes before it is done; the launcher only for sandboxed runs.
         self._setup = SetUp(
-            lambda: self.code_mode.workspace, launcher=pooled and self.settings.sandbox != "off", progress=progress
+            lambda: self.code_mode.module_cache, launcher=pooled and self.settings.sandbox != "off", progress=progress
         )
         self._sandbox_confirmed = False
         self.limiter = RunLimiter.for_settings(self.settings.max_concurrent_runs, self.settings.max_queued_runs)

@@ -1,5 +1,5 @@
 """Shared fixtures: real servers (the bundled demo server, server-everything, mcp-server-time)
-and one warmed Go workspace for the whole session.
+and one warmed Go module cache for the whole session.
 
 Tests marked ``go`` need the Go toolchain. The sample servers are installed by ``make test``
 (see the Makefile); a missing one fails the test that needs it with the command to run,
@@ -72,7 +72,7 @@ def need(path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def workspace() -> ModuleCache:
+def module_cache() -> ModuleCache:
     ws = ModuleCache()
     # Complete (as `gocode warmup` makes it): direct builds then see the whole standard library.
     ws.warmup(lambda msg: print(msg, file=sys.stderr), full=True)
@@ -125,15 +125,15 @@ def demo_sse_url() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/sse"
 
 
-def code_mode(config: Config, workspace: ModuleCache, model: str | None = None) -> CodeMode:
-    cm = CodeMode(config, model, workspace=workspace)
+def code_mode(config: Config, module_cache: ModuleCache, model: str | None = None) -> CodeMode:
+    cm = CodeMode(config, model, module_cache=module_cache)
     asyncio.run(cm.refresh())
     return cm
 
 
 @pytest.fixture(scope="session")
-def demo_cm(workspace: ModuleCache) -> CodeMode:
-    return code_mode(config_from({"weather": demo_stdio()}), workspace)
+def demo_cm(module_cache: ModuleCache) -> CodeMode:
+    return code_mode(config_from({"weather": demo_stdio()}), module_cache)
 
 
 def run(cm: CodeMode, code: str, timeout: float | None = None):
@@ -164,19 +164,19 @@ def wait_gone(marker: str, timeout: float = 60.0) -> list[str]:
     return left
 
 
-def assert_go_package_clean(workspace: ModuleCache, pkg: Package, scratch: Path) -> None:
+def assert_go_package_clean(module_cache: ModuleCache, pkg: Package, scratch: Path) -> None:
     """A program referencing every generated function builds; the bindings and the runtime
     are gofmt-clean and pass ``go vet``; the declarations the model sees are gofmt-clean Go."""
     code = "".join(f"_ = {f.name}\n" for f in pkg.funcs)
-    build = asyncio.run(workspace.build(pkg, ModelCode(code)))
+    build = asyncio.run(module_cache.build(pkg, ModelCode(code)))
     assert build.ok, build.output
     rel = tools_import_path(pkg).removeprefix("gocodews/")
     fmt = subprocess.run(
-        ["gofmt", "-l", str(workspace.dir / rel), str(workspace.dir / "rt")], capture_output=True, text=True
+        ["gofmt", "-l", str(module_cache.dir / rel), str(module_cache.dir / "rt")], capture_output=True, text=True
     )
     assert fmt.stdout == "" and fmt.returncode == 0, fmt.stdout + fmt.stderr
     vet = subprocess.run(
-        [workspace.toolchain.go, "vet", f"./{rel}", "./rt"], cwd=workspace.dir, env=workspace.go_env(),
+        [module_cache.toolchain.go, "vet", f"./{rel}", "./rt"], cwd=module_cache.dir, env=module_cache.go_env(),
         capture_output=True, text=True,
     )  # fmt: skip
     assert vet.returncode == 0, vet.stderr
@@ -193,7 +193,7 @@ def assert_go_package_clean(workspace: ModuleCache, pkg: Package, scratch: Path)
 # until marked; one marked fast that uses a fixture needing Go or servers is a collection error,
 # and one that starts a process anyway fails at that point, so nothing slow hides in the lane.
 
-SLOW_FIXTURES = {"workspace", "demo_cm", "demo_http_url", "demo_sse_url"}
+SLOW_FIXTURES = {"module_cache", "demo_cm", "demo_http_url", "demo_sse_url"}
 SLOW_MARKERS = {"go", "net"}
 
 

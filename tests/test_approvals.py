@@ -31,7 +31,7 @@ from gocode.run.approvals import (
 )
 from gocode.toolbox import Toolbox
 from gocode.toolset import ToolInfo
-from tests.conftest import ROOT, config_from, workspace  # noqa: F401 (fixture)
+from tests.conftest import ROOT, config_from, module_cache  # noqa: F401 (fixture)
 
 NOTES = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "notes_server.py")]}
 GOCODE = str(Path(sys.executable).parent / "gocode")
@@ -130,9 +130,9 @@ def test_approval_config_is_strict():
 
 
 @pytest.mark.go
-def test_plan_names_the_tools_without_running_anything(workspace):  # noqa: F811
+def test_plan_names_the_tools_without_running_anything(module_cache):  # noqa: F811
     async def go() -> dict[str, Plan | None]:
-        async with Toolbox(config_from({"notes": NOTES}), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(config_from({"notes": NOTES}), module_cache=module_cache, prewarm=False) as box:
             cm = box.code_mode
             codes = {
                 "typed": BOTH,
@@ -161,11 +161,11 @@ def test_plan_names_the_tools_without_running_anything(workspace):  # noqa: F811
 
 
 @pytest.mark.go
-def test_a_destructive_program_is_held_while_a_read_only_one_runs(workspace):  # noqa: F811
+def test_a_destructive_program_is_held_while_a_read_only_one_runs(module_cache):  # noqa: F811
     asked: list = []
 
     async def go():
-        async with Toolbox(config_from({"notes": NOTES}), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(config_from({"notes": NOTES}), module_cache=module_cache, prewarm=False) as box:
             read = await box.execute(READ)  # read-only: nobody is asked
             refused = await box.execute(BOTH)  # no callback: refused, naming the tool
             declined = await box.execute(BOTH, approve=lambda r: asked.append(r) or False)
@@ -220,12 +220,12 @@ fmt.Println(string(out))
 
 
 @pytest.mark.go
-def test_a_call_the_plan_did_not_show_is_refused_by_the_endpoint(workspace):  # noqa: F811
+def test_a_call_the_plan_did_not_show_is_refused_by_the_endpoint(module_cache):  # noqa: F811
     """A program that talks to the endpoint itself cannot reach a tool it was not checked for."""
     config = config_from({"notes": NOTES}, defaults={"codeMode": {"sandbox": "off"}})
 
     async def go():
-        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(config, module_cache=module_cache, prewarm=False) as box:
             raw = await box.execute(RAW_CALL)
             after = await box.execute(READ)
             return raw, after
@@ -382,13 +382,13 @@ def test_a_modern_client_not_yet_asked_gets_an_input_required_result_for_this_pr
 
 
 @pytest.mark.go
-def test_the_declarations_mark_the_tools_that_need_approval(workspace):  # noqa: F811 (fixture)
+def test_the_declarations_mark_the_tools_that_need_approval(module_cache):  # noqa: F811 (fixture)
     """A tool that needs approval says so on its declaration, in the description (every tier
     that shows it) and in search answers; without anyone to ask, that such a program is refused."""
     config = config_from({"notes": NOTES}, defaults={"codeMode": {"sandbox": "off"}})
 
     async def go(approve: object) -> tuple[str, str, str]:
-        async with Toolbox(config, workspace=workspace, prewarm=False, approve=approve) as box:  # type: ignore[arg-type]
+        async with Toolbox(config, module_cache=module_cache, prewarm=False, approve=approve) as box:  # type: ignore[arg-type]
             answer, _ = box.code_mode.search_answer({"names": ["deleteNote", "readNote"]})
             return box.tools()[0].description or "", answer, box.code_mode.declarations()
 

@@ -1,6 +1,6 @@
 """`gocode serve` on a machine where gocode never ran, driven by the MCP Python SDK over stdio.
 
-The one-off set-up (the Go workspace, the sandbox launcher) takes minutes on a busy machine,
+The one-off set-up (the Go module cache, the sandbox launcher) takes minutes on a busy machine,
 longer than MCP clients give `initialize`. These tests hold it: gocode's cache is empty and its
 `go` (``GOCODE_GO``) is the real toolchain behind a script that waits on a file the test
 creates before it downloads modules. The Go caches are linked to the warm ones, so once
@@ -189,13 +189,13 @@ async def _ignore(progress: float, total: float | None, message: str | None) -> 
     pass
 
 
-def test_the_kernel_asked_from_python_answers_as_the_launcher_does(workspace, monkeypatch):
+def test_the_kernel_asked_from_python_answers_as_the_launcher_does(module_cache, monkeypatch):
     """The tier a cold server states before the launcher exists comes from the same questions
     asked of the same kernel: both answers match, a faked old Landlock ABI included."""
     from gocode.run import hostprobe
     from gocode.run.sandbox import FAKE_ABI_ENV, launcher_for
 
-    launcher = launcher_for(workspace)
+    launcher = launcher_for(module_cache)
     for fake in (None, "2"):
         if fake is None:
             monkeypatch.delenv(FAKE_ABI_ENV, raising=False)

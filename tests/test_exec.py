@@ -34,15 +34,15 @@ def test_structured_output_over_stdio(demo_cm):
     assert r.phase == "ok" and r.exit_code == 0
 
 
-def test_streamable_http(workspace, demo_http_url):
-    cm = code_mode(config_from({"weather": {"type": "http", "url": demo_http_url}}), workspace)
+def test_streamable_http(module_cache, demo_http_url):
+    cm = code_mode(config_from({"weather": {"type": "http", "url": demo_http_url}}), module_cache)
     r = run(cm, WEATHER)
     assert r.ok, r.error_text()
     assert r.output == "Paris 65.3 fahrenheit sunny\n"
 
 
-def test_sse(workspace, demo_sse_url):
-    cm = code_mode(config_from({"weather": {"type": "sse", "url": demo_sse_url}}), workspace)
+def test_sse(module_cache, demo_sse_url):
+    cm = code_mode(config_from({"weather": {"type": "sse", "url": demo_sse_url}}), module_cache)
     r = run(cm, WEATHER)
     assert r.ok, r.error_text()
     assert r.output == "Paris 65.3 fahrenheit sunny\n"
@@ -139,12 +139,12 @@ fmt.Println(strings.Repeat("!", 2))
     assert r.output == "Nairobi=24.5 New York=15.0 Oslo=4.0 Oslo=4.0 Paris=18.5 Paris=18.5 Tokyo=22.0 Tokyo=22.0 !!\n"
 
 
-def test_timeout_kills_the_program_and_its_servers(workspace):
+def test_timeout_kills_the_program_and_its_servers(module_cache):
     marker = f"GOCODE_TEST_{uuid.uuid4().hex}"
     server = {**demo_stdio(), "env": {marker: "1"}}
     # 10 s: the program starts the demo server itself (a Python start-up that takes seconds on a
     # loaded 2-core machine) before it prints, and only then sleeps past the limit.
-    cm = code_mode(config_from({"weather": server}, defaults={"codeMode": {"timeout": 10}}), workspace)
+    cm = code_mode(config_from({"weather": server}, defaults={"codeMode": {"timeout": 10}}), module_cache)
     code = "c, err := getCity(ctx)\nif err != nil {\n\treturn err\n}\nfmt.Println(c.City)\ntime.Sleep(time.Hour)\n"
     start = time.monotonic()
     r = run(cm, code)
@@ -155,9 +155,9 @@ def test_timeout_kills_the_program_and_its_servers(workspace):
     assert wait_gone(marker) == []
 
 
-def test_normal_exit_leaves_no_server_behind(workspace):
+def test_normal_exit_leaves_no_server_behind(module_cache):
     marker = f"GOCODE_TEST_{uuid.uuid4().hex}"
-    cm = code_mode(config_from({"weather": {**demo_stdio(), "env": {marker: "1"}}}), workspace)
+    cm = code_mode(config_from({"weather": {**demo_stdio(), "env": {marker: "1"}}}), module_cache)
     r = run(cm, WEATHER)
     assert r.ok, r.error_text()
     assert wait_gone(marker) == []
@@ -174,10 +174,10 @@ def test_two_runs_at_the_same_time(demo_cm: CodeMode):
     assert (one.output, two.output) == ("one Paris\n", "two 4\n"), (one.error_text(), two.error_text())
 
 
-def test_output_is_capped(workspace):
+def test_output_is_capped(module_cache):
     # Without a workspace to keep it in, output past the cap is cut (tests/test_workspace.py: kept).
     settings = {"maxOutputBytes": 1000, "workspace": {"enabled": False}}
-    cm = code_mode(config_from({"weather": demo_stdio()}, defaults={"codeMode": settings}), workspace)
+    cm = code_mode(config_from({"weather": demo_stdio()}, defaults={"codeMode": settings}), module_cache)
     r = run(cm, 'fmt.Print(strings.Repeat("x", 5000))\n')
     assert r.ok and r.truncated
     assert r.output.startswith("x" * 1000 + "\n[output truncated: 4000 more bytes beyond the 1000-byte limit]")
@@ -204,17 +204,17 @@ def test_whole_program_with_main(demo_cm):
         'var b bytes.Buffer\nb.WriteString("ok")\nreturn errors.New(b.String())\n',
     ],
 )
-def test_direct_and_go_build_give_the_same_answers(workspace, demo_cm, code):
+def test_direct_and_go_build_give_the_same_answers(module_cache, demo_cm, code):
     """The direct compile-and-link path and `go build` agree on output and on every message."""
     from gocode.compile.modcache import ModuleCache
     from gocode.program.code import ModelCode
 
-    direct = ModuleCache(workspace.toolchain, workspace.cache, direct=True)
-    gobuild = ModuleCache(workspace.toolchain, workspace.cache, direct=False)
+    direct = ModuleCache(module_cache.toolchain, module_cache.cache, direct=True)
+    gobuild = ModuleCache(module_cache.toolchain, module_cache.cache, direct=False)
     tag = f"// {uuid.uuid4().hex}\n"  # a fresh binary each time, never the cached one
     results = []
     for ws in (direct, gobuild):
-        cm = CodeMode(demo_cm.config, workspace=ws)
+        cm = CodeMode(demo_cm.config, module_cache=ws)
         cm.use(demo_cm.discovery.servers)
         results.append(run(cm, tag + code))
         tag = f"// {uuid.uuid4().hex}\n"
@@ -232,8 +232,8 @@ def people_stdio() -> dict:
 
 
 @pytest.fixture(scope="module")
-def people_cm(workspace) -> CodeMode:
-    return code_mode(config_from({"people": people_stdio()}), workspace)
+def people_cm(module_cache) -> CodeMode:
+    return code_mode(config_from({"people": people_stdio()}), module_cache)
 
 
 @pytest.mark.parametrize(

@@ -276,12 +276,12 @@ def test_noise_on_stdout_is_skipped_by_the_go_program(tmp_path):
 
 
 @pytest.mark.go
-def test_a_dead_and_a_hanging_server_leave_the_others_working(workspace):
+def test_a_dead_and_a_hanging_server_leave_the_others_working(module_cache):
     cfg = config_from({"weather": demo_stdio(), "mixed": wild("mixed"), "dead": DEAD, "hangs": HANGS})
 
     async def go() -> None:
         start = time.monotonic()
-        async with Toolbox(cfg, workspace=workspace, prewarm=False, retry=(60, 60)) as box:
+        async with Toolbox(cfg, module_cache=module_cache, prewarm=False, retry=(60, 60)) as box:
             assert time.monotonic() - start < 60  # not the hanging server's 120 s
             down = box.code_mode.unavailable
             assert sorted(down) == ["dead", "hangs"]
@@ -336,11 +336,11 @@ def test_a_server_still_connecting_does_not_hold_up_the_start(tmp_path):
 
 
 @pytest.mark.go
-def test_all_servers_dead_still_starts_with_zero_tools(workspace):
+def test_all_servers_dead_still_starts_with_zero_tools(module_cache):
     cfg = config_from({"dead": DEAD})
 
     async def go() -> None:
-        async with Toolbox(cfg, workspace=workspace, prewarm=False, retry=(60, 60)) as box:
+        async with Toolbox(cfg, module_cache=module_cache, prewarm=False, retry=(60, 60)) as box:
             assert [t.name for t in box.tools()] == [TOOL_NAME]
             assert box.warnings == [box.code_mode.unavailable["dead"]]
             r = await box.execute('fmt.Println("still here")')
@@ -369,13 +369,13 @@ def test_exec_and_generate_with_a_dead_server(tmp_path):
 
 
 @pytest.mark.go
-def test_a_server_killed_mid_session_fails_at_once_and_comes_back(workspace, tmp_path):
+def test_a_server_killed_mid_session_fails_at_once_and_comes_back(module_cache, tmp_path):
     flag = tmp_path / "may-start"
     flag.touch()
     cfg = config_from({"weather": demo_stdio(), "victim": wild("plain", "--fail-unless", str(flag))})
 
     async def go() -> None:
-        async with Toolbox(cfg, workspace=workspace, prewarm=False, retry=(0.2, 0.5)) as box:
+        async with Toolbox(cfg, module_cache=module_cache, prewarm=False, retry=(0.2, 0.5)) as box:
             r = await box.execute(PING)
             assert r.ok and r.output == "ping {}\n", r.error_text()
             flag.unlink()  # restarts now fail (exit 4)
@@ -519,17 +519,17 @@ def test_a_restarted_serve_takes_tool_lists_from_the_cache_as_long_as_ttl_allows
 
 
 @pytest.mark.go
-def test_a_server_dead_at_start_keeps_its_cached_functions_and_fails_at_once(workspace, tmp_path):
+def test_a_server_dead_at_start_keeps_its_cached_functions_and_fails_at_once(module_cache, tmp_path):
     flag = tmp_path / "may-start"
     flag.touch()
     cfg = config_from({"weather": demo_stdio(), "cached": wild("plain", "--ttl", "600000", "--fail-unless", str(flag))})
     cache = ListingCache(tmp_path / "cache")
 
     async def go() -> None:
-        async with Toolbox(cfg, workspace=workspace, prewarm=False, listing_cache=cache) as box:
+        async with Toolbox(cfg, module_cache=module_cache, prewarm=False, listing_cache=cache) as box:
             assert box.code_mode.unavailable == {}
         flag.unlink()
-        async with Toolbox(cfg, workspace=workspace, prewarm=False, listing_cache=cache, retry=(60, 60)) as box:
+        async with Toolbox(cfg, module_cache=module_cache, prewarm=False, listing_cache=cache, retry=(60, 60)) as box:
             assert list(box.code_mode.unavailable) == ["cached"]
             r = await box.execute(PING)
             assert not r.ok and r.phase == "runtime", r.error_text()
@@ -584,13 +584,13 @@ def test_the_listing_cache_honours_ttl_and_the_whole_server_config(tmp_path):
 
 
 @pytest.mark.go
-def test_every_corpus_tool_compiles_in_one_program_beside_a_dead_server(workspace):
+def test_every_corpus_tool_compiles_in_one_program_beside_a_dead_server(module_cache):
     """The captured tool lists of the corpus's real servers, each replayed by its own server
     process, plus a dead command: every tool gets a function, all in one program."""
     files = sorted((ROOT / "tests" / "corpus" / "real").glob("*.json"))
     servers = {f"r{i:02d}": wild("plain", "--tools-file", str(p)) for i, p in enumerate(files)}
     expected = sum(len(json.loads(p.read_text())["tools"]) for p in files)
-    cm = CodeMode(config_from({**servers, "dead": DEAD}), workspace=workspace)
+    cm = CodeMode(config_from({**servers, "dead": DEAD}), module_cache=module_cache)
     asyncio.run(cm.refresh())
     assert sorted(cm.unavailable) == ["dead"]
     assert sum(len(s.tools) for s in cm.view.code_tools.servers) == expected > 1000
@@ -600,7 +600,7 @@ def test_every_corpus_tool_compiles_in_one_program_beside_a_dead_server(workspac
 
 
 @pytest.mark.go
-def test_what_the_model_reads_of_a_failed_server_never_carries_its_command_line(workspace, monkeypatch):
+def test_what_the_model_reads_of_a_failed_server_never_carries_its_command_line(module_cache, monkeypatch):
     """A server's args often carry a secret through ${VAR} (a token, a connection string): the
     model reads the server's name and what went wrong, the operator's log the command line."""
     secret = "s3cr3t-" + os.urandom(6).hex()
@@ -609,7 +609,7 @@ def test_what_the_model_reads_of_a_failed_server_never_carries_its_command_line(
     cfg = config_from({"weather": demo_stdio(), "dead": dead})
 
     async def go() -> None:
-        async with Toolbox(cfg, workspace=workspace, prewarm=False, retry=(60, 60)) as box:
+        async with Toolbox(cfg, module_cache=module_cache, prewarm=False, retry=(60, 60)) as box:
             assert box.code_mode.unavailable["dead"] == "MCP server 'dead' failed: the server exited with status 7"
             seen = [json.dumps([t.model_dump() for t in box.tools()]), *box.warnings]
             r = await box.execute(PING)
@@ -621,7 +621,7 @@ def test_what_the_model_reads_of_a_failed_server_never_carries_its_command_line(
 
 
 @pytest.mark.go
-def test_a_result_without_the_structured_content_its_schema_promises_still_reaches_the_program(workspace):
+def test_a_result_without_the_structured_content_its_schema_promises_still_reaches_the_program(module_cache):
     """Many servers declare an output schema and answer in text. The result is the program's to
     decode: callTool gets the text, the typed function says what did not fit, and the session
     stays up for the next call."""
@@ -634,7 +634,7 @@ def test_a_result_without_the_structured_content_its_schema_promises_still_reach
     )
 
     async def go() -> None:
-        async with Toolbox(cfg, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(cfg, module_cache=module_cache, prewarm=False) as box:
             r = await box.execute(code)
             assert r.ok, r.error_text()
             first, second = r.output.splitlines()

@@ -16,7 +16,7 @@ import pytest
 
 from gocode.compile import modcache, stdbuild
 from gocode.compile.modcache import STD_MARK, ModuleCache
-from tests.conftest import demo_stdio, workspace  # noqa: F401 (fixture)
+from tests.conftest import demo_stdio, module_cache  # noqa: F401 (fixture)
 from tests.test_cli import gocode
 
 
@@ -28,11 +28,11 @@ def stale(ws: ModuleCache, *packages: str) -> dict[str, bool]:
 
 
 @pytest.mark.go
-def test_the_first_call_from_an_empty_build_cache_compiles_only_what_it_needs(tmp_path, workspace):  # noqa: F811
+def test_the_first_call_from_an_empty_build_cache_compiles_only_what_it_needs(tmp_path, module_cache):  # noqa: F811
     cache = tmp_path / "cache"
     # The modules as `go mod download` leaves them (so the test needs no network); the build
     # cache is empty: everything the call needs is compiled here.
-    shutil.copytree(workspace.cache / "gomod", cache / "gomod", symlinks=True)
+    shutil.copytree(module_cache.cache / "gomod", cache / "gomod", symlinks=True)
     env = {"GOCODE_CACHE_DIR": str(cache), "GOCODE_STD_BACKGROUND": "0"}
     first = gocode("demo", "--json", "--sandbox", "off", env=env)
     assert first.returncode == 0, first.stderr
@@ -40,7 +40,7 @@ def test_the_first_call_from_an_empty_build_cache_compiles_only_what_it_needs(tm
     assert doc["ok"] and doc["output"].startswith("City: "), doc
     assert doc["build_mode"] == "direct", doc
 
-    ws = ModuleCache(workspace.toolchain, cache)
+    ws = ModuleCache(module_cache.toolchain, cache)
     assert ws.ready and not ws.std_ready
     # What the demo needed is compiled; a standard package no program has imported is not.
     assert stale(ws, "fmt", "net/http", "image/png", "net/smtp") == {
@@ -62,14 +62,14 @@ def test_the_first_call_from_an_empty_build_cache_compiles_only_what_it_needs(tm
 
 
 @pytest.mark.go
-def test_the_background_build_compiles_the_standard_library_and_marks_it(tmp_path, workspace):  # noqa: F811
+def test_the_background_build_compiles_the_standard_library_and_marks_it(tmp_path, module_cache):  # noqa: F811
     mark = tmp_path / STD_MARK
-    # As the workspace starts it: isolated from gocode's own modules, with the workspace's environment.
-    argv = [sys.executable, "-I", stdbuild.__file__, workspace.toolchain.go, str(workspace.dir), str(mark)]
-    done = subprocess.run(argv, env=workspace.go_env(), capture_output=True, text=True, timeout=600)
+    # As the module cache starts it: isolated from gocode's own modules, with the module cache's environment.
+    argv = [sys.executable, "-I", stdbuild.__file__, module_cache.toolchain.go, str(module_cache.dir), str(mark)]
+    done = subprocess.run(argv, env=module_cache.go_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert mark.is_file()
-    assert stale(workspace, "image/png", "net/smtp") == {"image/png": False, "net/smtp": False}
+    assert stale(module_cache, "image/png", "net/smtp") == {"image/png": False, "net/smtp": False}
 
 
 def test_a_long_silent_go_step_says_it_is_still_going(tmp_path, monkeypatch):

@@ -2,7 +2,7 @@
 
 The packages are copied into a module made from the templates every gocode build uses
 (``go.mod.tmpl``, ``go.sum.tmpl``), so the tests compile against the pinned SDK, offline, from
-the warmed module cache (``GOFLAGS=-mod=mod`` as in the workspace; ``GOPROXY`` is off unless
+the warmed module cache (``GOFLAGS=-mod=mod`` as in the module cache; ``GOPROXY`` is off unless
 the environment sets it), and checked with gofmt and go vet. ``make test-go`` runs only this file.
 """
 
@@ -33,21 +33,21 @@ def _module(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def module(workspace: ModuleCache, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    env = workspace.go_env(offline="GOPROXY" not in os.environ)
+def module(module_cache: ModuleCache, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    env = module_cache.go_env(offline="GOPROXY" not in os.environ)
     env["GOFLAGS"] = "-mod=mod -modcacherw"
     # The helper's tests list the standard library's export data with this same go command.
-    env["PATH"] = os.pathsep.join([str(Path(workspace.toolchain.go).parent), env.get("PATH", "")])
+    env["PATH"] = os.pathsep.join([str(Path(module_cache.toolchain.go).parent), env.get("PATH", "")])
     return _module(tmp_path_factory.mktemp("gotest")), env
 
 
 @pytest.mark.go
 @pytest.mark.parametrize("package", PACKAGES)
-def test_go_package(module: tuple[Path, dict[str, str]], workspace: ModuleCache, package: str) -> None:
+def test_go_package(module: tuple[Path, dict[str, str]], module_cache: ModuleCache, package: str) -> None:
     root, env = module
     assert list((root / package).glob("*_test.go")), f"go_templates/{package} has no Go tests"
     proc = subprocess.run(
-        [workspace.toolchain.go, "test", "-count=1", f"-timeout={GO_TEST_TIMEOUT}s", f"./{package}"],
+        [module_cache.toolchain.go, "test", "-count=1", f"-timeout={GO_TEST_TIMEOUT}s", f"./{package}"],
         cwd=root,
         env=env,
         capture_output=True,
@@ -59,13 +59,13 @@ def test_go_package(module: tuple[Path, dict[str, str]], workspace: ModuleCache,
 
 
 @pytest.mark.go
-def test_go_sources_are_formatted_and_vetted(module: tuple[Path, dict[str, str]], workspace: ModuleCache) -> None:
+def test_go_sources_are_formatted_and_vetted(module: tuple[Path, dict[str, str]], module_cache: ModuleCache) -> None:
     root, env = module
-    gofmt = Path(workspace.toolchain.go).with_name("gofmt")
+    gofmt = Path(module_cache.toolchain.go).with_name("gofmt")
     listed = subprocess.run([str(gofmt), "-l", *PACKAGES], cwd=root, capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0 and listed.stdout == "", f"not gofmt-clean:\n{listed.stdout}{listed.stderr}"
     vet = subprocess.run(
-        [workspace.toolchain.go, "vet", *(f"./{p}" for p in PACKAGES)],
+        [module_cache.toolchain.go, "vet", *(f"./{p}" for p in PACKAGES)],
         cwd=root,
         env=env,
         capture_output=True,
@@ -77,9 +77,9 @@ def test_go_sources_are_formatted_and_vetted(module: tuple[Path, dict[str, str]]
 
 @pytest.mark.fast
 def test_built_sources_leave_the_tests_out() -> None:
-    """What gocode writes into its workspace to build (the runtime, the helper, the launcher)
+    """What gocode writes into its module cache to build (the runtime, the helper, the launcher)
     never carries a package's _test.go files: they import testing and httptest, and an edit to
-    a test must not change the workspace's key or the helper's and launcher's digests."""
+    a test must not change the module cache's key or the helper's and launcher's digests."""
     for package in PACKAGES:
         assert list((templates_dir() / package).glob("*_test.go")), package
         files = package_sources(package)

@@ -1,6 +1,6 @@
 """Cache housekeeping on a private cache directory laid out as gocode lays it out: least recently
 used out beyond the size, old entries out beyond the age, never one in use (recently touched,
-locked, or the current workspace); and `gocode cache info|prune` on it."""
+locked, or the current module cache); and `gocode cache info|prune` on it."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def cache(tmp_path: Path) -> Path:
     ):
         age_dir(cur / d, idle)
     hk.mark_used(cur, [cur / "tools" / "t-live"])  # a live controller's tool set
-    put(c / "ws-other" / "bin" / "x", 2 * MiB, 20 * DAY)  # another gocode version's workspace
+    put(c / "ws-other" / "bin" / "x", 2 * MiB, 20 * DAY)  # another gocode version's module cache
     age_dir(c / "ws-other", 20 * DAY)
     (c / "ws-other.lock").touch()
     put(c / "ws-warming" / "go.mod", 100, 20 * DAY)  # old, but its lock is held: warm-up under way
@@ -91,7 +91,7 @@ def names(summary: dict) -> set[str]:
     [
         # Oldest binaries first until under the size; leftover run dirs go in any case.
         (10, {"oldest", "older"}),
-        # Binaries alone cannot get there (one is in use): then the least recently used workspace.
+        # Binaries alone cannot get there (one is in use): then the least recently used module cache.
         (5, {"oldest", "older", "recent", "ws-other"}),
     ],
 )
@@ -112,8 +112,8 @@ def test_size_bound_removes_least_recently_used_first_never_in_use(cache, tmp, m
 
 def test_age_bound_and_the_grace_period(cache, tmp):
     summary = hk.prune(cache, cache / "ws-current", hk.Policy(max_bytes=None, max_age_s=4 * DAY), now=NOW, tmp=tmp)
-    # Unused for 4 days or more: the oldest binary, the other workspace, the stale bindings, the
-    # unlocked warming workspace, the stale search vectors and optimised graph; not the bindings
+    # Unused for 4 days or more: the oldest binary, the other module cache, the stale bindings, the
+    # unlocked warming module cache, the stale search vectors and optimised graph; not the bindings
     # a live controller marked used, not the vectors or graph just loaded, never the search model.
     assert names(summary) == {
         "oldest", "ws-other", "t-stale", "ws-warming", "r-left", "gocode-run-dead", "model-stale.npy", "cache-entry",
@@ -155,7 +155,7 @@ def test_cache_cli(cache, tmp):
     info = subprocess.run([*gocode, "cache", "info", "--json"], env=env, capture_output=True, text=True, timeout=60)
     assert info.returncode == 0, info.stderr
     doc = json.loads(info.stdout)
-    # This gocode's own workspace is not in the fixture: every ws-* there is another one's.
+    # This gocode's own module cache is not in the fixture: every ws-* there is another one's.
     assert doc["cache"] == str(cache) and doc["removable"]["module-cache"]["count"] == 3
     assert doc["goBuildCacheBytes"] >= MiB
 
@@ -180,7 +180,7 @@ def test_cache_cli(cache, tmp):
 
 def test_the_go_build_cache_is_bounded_but_keeps_what_importcfgs_link(tmp_path):
     """Go trims its build cache only by age: gocode bounds its size too, least recently used
-    first, and never removes export data a workspace's importcfg names (direct builds link it)."""
+    first, and never removes export data a module cache's importcfg names (direct builds link it)."""
     c = tmp_path / "cache"
     gb = c / "go-build"
     linked = put(gb / "aa" / "aa01-d", 2 * MiB, 40 * DAY)  # the standard library's: old but linked

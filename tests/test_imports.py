@@ -8,11 +8,11 @@ The stages, lowest first (a module may import its own stage or an earlier one):
 3. ``view``: what the model reads
 4. ``search``: finding tools (the analyser, BM25, embeddings, the learned ranking, the search tool)
 5. ``program``: the model's code, diagnostics, rendering
-6. ``compile``: the workspace, compiling and linking, the cache's housekeeping
+6. ``compile``: the module cache, compiling and linking, the cache's housekeeping
 7. ``run``: the runner and the sandbox
 8. ``tools``: tools that are not MCP servers
 9. the facade: ``codemode``, ``toolbox`` (``results``, ``blocking``), the route table (``routes``), ``operations``,
-   ``tool_formats``, ``calling`` and the package's public names
+   ``tool_formats``, ``calling``, ``execution`` and the package's public names
 10. what is built on the facade: ``serve``, ``agent``, ``integrations``, ``smoke``/``junit``, ``demo``
 11. ``cli``
 
@@ -57,6 +57,7 @@ STAGES: dict[str, int] = {
     "gocode.calling": 9,
     "gocode.routes": 9,
     "gocode.operations": 9,
+    "gocode.execution": 9,
     "gocode.serve": 10,
     "gocode.agent": 10,
     "gocode.integrations": 10,

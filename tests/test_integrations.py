@@ -131,7 +131,7 @@ def agents_model() -> Any:
 
 
 @pytest.mark.go
-def test_openai_agents_runner_drives_execute_go_code(workspace):
+def test_openai_agents_runner_drives_execute_go_code(module_cache):
     from agents import Agent, Runner, set_tracing_disabled
 
     from gocode.integrations.openai_agents import function_tools
@@ -142,7 +142,7 @@ def test_openai_agents_runner_drives_execute_go_code(workspace):
     described: dict[str, str | None] = {}
 
     async def go() -> str:
-        async with Toolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
+        async with Toolbox(config(), module_cache=module_cache, tools=[what_to_wear]) as toolbox:
             described.update({t.name: t.description for t in toolbox.tools()})
             tools = function_tools(toolbox)
             assert [t.name for t in tools] == [TOOL_NAME, SEARCH_TOOL_NAME, "get_city"]
@@ -159,14 +159,14 @@ def test_openai_agents_runner_drives_execute_go_code(workspace):
 
 
 @pytest.mark.go
-def test_openai_agents_run_sync_over_a_sync_toolbox(workspace):
+def test_openai_agents_run_sync_over_a_sync_toolbox(module_cache):
     from agents import Agent, Runner, set_tracing_disabled
 
     from gocode.integrations.openai_agents import function_tools
 
     set_tracing_disabled(True)
     model = agents_model()
-    with SyncToolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
+    with SyncToolbox(config(), module_cache=module_cache, tools=[what_to_wear]) as toolbox:
         # run_sync starts its own event loop: a SyncToolbox answers from its own thread.
         agent = Agent(name="weather", model=model, tools=function_tools(toolbox))
         answer = Runner.run_sync(agent, "How is the weather in Oslo?").final_output
@@ -207,7 +207,7 @@ def langchain_model() -> Any:
 
 
 @pytest.mark.go
-def test_langgraph_react_agent_drives_execute_go_code(workspace):
+def test_langgraph_react_agent_drives_execute_go_code(module_cache):
     from langchain_core.messages import ToolMessage
     from langgraph.prebuilt import create_react_agent
 
@@ -216,7 +216,7 @@ def test_langgraph_react_agent_drives_execute_go_code(workspace):
     model = langchain_model()
 
     async def go() -> dict[str, Any]:
-        async with Toolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
+        async with Toolbox(config(), module_cache=module_cache, tools=[what_to_wear]) as toolbox:
             tools = GocodeToolkit(toolbox=toolbox).get_tools()
             assert [t.name for t in tools] == [TOOL_NAME, SEARCH_TOOL_NAME, "get_city"]
             agent = create_react_agent(model, tools)
@@ -235,10 +235,10 @@ def test_langgraph_react_agent_drives_execute_go_code(workspace):
 
 
 @pytest.mark.go
-def test_langchain_tools_over_a_sync_toolbox_invoke_synchronously(workspace):
+def test_langchain_tools_over_a_sync_toolbox_invoke_synchronously(module_cache):
     from gocode.integrations.langchain import langchain_tools
 
-    with SyncToolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
+    with SyncToolbox(config(), module_cache=module_cache, tools=[what_to_wear]) as toolbox:
         tools = {t.name: t for t in langchain_tools(toolbox)}
         message = tools[TOOL_NAME].invoke({"type": "tool_call", "name": TOOL_NAME, "args": {"code": CODE}, "id": "c1"})
         assert message.content == RAN and message.status == "success"
@@ -247,11 +247,11 @@ def test_langchain_tools_over_a_sync_toolbox_invoke_synchronously(workspace):
 
 
 @pytest.mark.go
-def test_langchain_tools_over_an_async_toolbox_refuse_a_synchronous_call(workspace):
+def test_langchain_tools_over_an_async_toolbox_refuse_a_synchronous_call(module_cache):
     from gocode.integrations.langchain import langchain_tools
 
     async def go() -> None:
-        async with Toolbox(config(), workspace=workspace, tools=[what_to_wear], prewarm=False) as toolbox:
+        async with Toolbox(config(), module_cache=module_cache, tools=[what_to_wear], prewarm=False) as toolbox:
             tool = langchain_tools(toolbox)[0]
             with pytest.raises(TypeError, match="runs in an event loop: call the tool asynchronously"):
                 tool.invoke({"code": CODE})
@@ -263,7 +263,7 @@ def test_langchain_tools_over_an_async_toolbox_refuse_a_synchronous_call(workspa
 
 
 @pytest.mark.go
-def test_pydantic_ai_function_model_drives_execute_go_code(workspace):
+def test_pydantic_ai_function_model_drives_execute_go_code(module_cache):
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -283,7 +283,7 @@ def test_pydantic_ai_function_model_drives_execute_go_code(workspace):
         return ModelResponse(parts=[ToolCallPart(tool_name=n, args=a) for n, a in step])
 
     async def go() -> str:
-        async with Toolbox(config(), workspace=workspace, tools=[what_to_wear]) as toolbox:
+        async with Toolbox(config(), module_cache=module_cache, tools=[what_to_wear]) as toolbox:
             agent = Agent(FunctionModel(script), toolsets=[GocodeToolset(toolbox)])
             return (await agent.run("How is the weather in Oslo?")).output
 
@@ -295,13 +295,13 @@ def test_pydantic_ai_function_model_drives_execute_go_code(workspace):
 
 
 @pytest.mark.go
-def test_pydantic_ai_test_model_run_sync_over_a_sync_toolbox(workspace):
+def test_pydantic_ai_test_model_run_sync_over_a_sync_toolbox(module_cache):
     from pydantic_ai import Agent
     from pydantic_ai.models.test import TestModel
 
     from gocode.integrations.pydantic_ai import GocodeToolset
 
-    with SyncToolbox(config(), workspace=workspace, tools=[what_to_wear], prewarm=False) as toolbox:
+    with SyncToolbox(config(), module_cache=module_cache, tools=[what_to_wear], prewarm=False) as toolbox:
         # run_sync starts its own event loop: a SyncToolbox answers from its own thread.
         agent = Agent(TestModel(call_tools=["get_city"]), toolsets=[GocodeToolset(toolbox)])
         output = agent.run_sync("Where am I?").output
@@ -349,7 +349,7 @@ def test_an_excluded_tool_s_image_reaches_each_framework_as_an_image():
 
 @pytest.mark.go
 @pytest.mark.parametrize("name", ["openai_agents_example", "langgraph_example", "pydantic_ai_example"])
-def test_framework_example_runs_against_its_test_model(name, workspace, capsys):
+def test_framework_example_runs_against_its_test_model(name, module_cache, capsys):
     example = load_script(f"examples/{name}.py", f"example_{name}")
     example.main([])
     out = capsys.readouterr().out

@@ -70,14 +70,14 @@ def slow(seconds: float, label: str) -> str:
 
 
 @pytest.mark.go
-def test_busy_beyond_the_queue_with_real_programs(workspace):
+def test_busy_beyond_the_queue_with_real_programs(module_cache):
     """One runs, one waits, the rest are told at once to retry; the waiting one then runs."""
     cfg = config_from(
         {"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "off", "maxConcurrentRuns": 1, "maxQueuedRuns": 1}}
     )
 
     async def go() -> list[tuple[str, float, object]]:
-        async with Toolbox(cfg, workspace=workspace) as tools:
+        async with Toolbox(cfg, module_cache=module_cache) as tools:
             await tools.wait_warm()
             await tools.execute(slow(0, "warm"))  # the first build, out of the way
             finished: list[tuple[str, float, object]] = []
@@ -110,11 +110,11 @@ def test_busy_beyond_the_queue_with_real_programs(workspace):
 
 
 @pytest.mark.go
-def test_queued_time_counts_against_the_timeout(workspace):
+def test_queued_time_counts_against_the_timeout(module_cache):
     cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "off", "maxConcurrentRuns": 1}})
 
     async def go() -> tuple[object, object]:
-        async with Toolbox(cfg, workspace=workspace) as tools:
+        async with Toolbox(cfg, module_cache=module_cache) as tools:
             await tools.wait_warm()
             first, second = slow(2.5, "first"), slow(5, "second")
             for code in (first, second):  # built now (cut short), so the race below is only about running

@@ -22,8 +22,8 @@ PROGRAMS = programs()
 
 
 @pytest.fixture(scope="module")
-def box(workspace):
-    with SyncToolbox(demo_config(), workspace=workspace) as tb:
+def box(module_cache):
+    with SyncToolbox(demo_config(), module_cache=module_cache) as tb:
         yield tb
 
 

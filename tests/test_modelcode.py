@@ -1,4 +1,4 @@
-"""The model's code parsed by Go's grammar (the workspace's Go helper): hoisting, imports by
+"""The model's code parsed by Go's grammar (the module cache's Go helper): hoisting, imports by
 symbol, whole programs, and syntax errors at the model's positions."""
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ func() { fmt.Println("iife") }()
 """
 
 
-def prepare(workspace, code: str) -> Prepared:
-    return asyncio.run(workspace.prepare(EMPTY, ModelCode(code)))
+def prepare(module_cache, code: str) -> Prepared:
+    return asyncio.run(module_cache.prepare(EMPTY, ModelCode(code)))
 
 
-def test_hoists_types_methods_generics_and_keeps_statements(workspace):
-    p = prepare(workspace, CODE)
+def test_hoists_types_methods_generics_and_keeps_statements(module_cache):
+    p = prepare(module_cache, CODE)
     assert not p.errors, p.errors
     assert [(i.name, i.path, i.line) for i in p.imports] == [
         ("str", "strings", 3),
@@ -66,9 +66,9 @@ def test_hoists_types_methods_generics_and_keeps_statements(workspace):
     assert any('"os" is imported but not used' in n for n in p.notes)
 
 
-def test_const_and_type_hoisted_together_and_vars_helpers_need(workspace):
+def test_const_and_type_hoisted_together_and_vars_helpers_need(module_cache):
     code = "const size = 3\ntype Grid [size]int\nvar calls int\nfunc bump() { calls++ }\nvar local = 1\nx := 2\nvar y = x\n"
-    p = prepare(workspace, code)
+    p = prepare(module_cache, code)
     assert [h.text for h in p.hoisted] == [
         "const size = 3",
         "type Grid [size]int",
@@ -96,28 +96,28 @@ def test_const_and_type_hoisted_together_and_vars_helpers_need(workspace):
         ("var g errgroup.Group\n_ = &g", "golang.org/x/sync/errgroup"),
     ],
 )
-def test_imports_by_symbol(workspace, code, path):
-    p = prepare(workspace, code)
+def test_imports_by_symbol(module_cache, code, path):
+    p = prepare(module_cache, code)
     assert [i.path for i in p.imports] == [path], p
 
 
-def test_local_names_and_selectors_do_not_import(workspace):
+def test_local_names_and_selectors_do_not_import(module_cache):
     p = prepare(
-        workspace,
+        module_cache,
         'type sort struct{ X int }\nx := sort{}\n_ = x.X\njson := struct{ A int }{}\n_ = json.A\n// time.Now in a comment\n_ = "os.Args"\n',
     )
     assert p.imports == () and not p.errors
 
 
-def test_whole_program_with_main(workspace):
-    p = prepare(workspace, 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hi")\n}\n')
+def test_whole_program_with_main(module_cache):
+    p = prepare(module_cache, 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hi")\n}\n')
     assert p.entry == "main" and p.body == "gocodeModelMain()"
     assert p.hoisted[0].text.startswith("func gocodeModelMain() {")
     assert "package clause" in p.notes[0]
 
 
-def test_run_func(workspace):
-    p = prepare(workspace, "func Run(ctx context.Context) error {\n\treturn nil\n}\n")
+def test_run_func(module_cache):
+    p = prepare(module_cache, "func Run(ctx context.Context) error {\n\treturn nil\n}\n")
     assert p.entry == "run" and p.body == "return gocodeModelRun(ctx)"
 
 
@@ -137,28 +137,28 @@ def test_run_func(workspace):
         ('import "github.com/pkg/errors"\n', (1, 8), "only the standard library and golang.org/x/sync/errgroup"),
     ],
 )
-def test_errors_at_the_models_position(workspace, code, where, fragment):
-    p = prepare(workspace, code)
+def test_errors_at_the_models_position(module_cache, code, where, fragment):
+    p = prepare(module_cache, code)
     assert p.errors, p
     e = p.errors[0]
     assert (e.file, e.line, e.column) == ("model.go", *where), e
     assert fragment in e.message
 
 
-def test_a_second_event_loop_and_threads_share_the_helper(workspace):
+def test_a_second_event_loop_and_threads_share_the_helper(module_cache):
     async def many() -> list[Prepared]:
-        return await asyncio.gather(*(workspace.prepare(EMPTY, ModelCode(f"_ = {i}")) for i in range(8)))
+        return await asyncio.gather(*(module_cache.prepare(EMPTY, ModelCode(f"_ = {i}")) for i in range(8)))
 
     assert all(not p.errors for p in asyncio.run(many()))
     assert all(not p.errors for p in asyncio.run(many()))  # a new loop: nothing bound to the first
 
 
-def test_a_helper_that_does_not_answer_in_time_is_replaced(workspace, monkeypatch):
+def test_a_helper_that_does_not_answer_in_time_is_replaced(module_cache, monkeypatch):
     from gocode.program import typecheck
 
     monkeypatch.setattr(typecheck, "CALL_TIMEOUT", 0.0)
     slow = "x := 1\n" + "_ = x\n" * 200_000  # milliseconds of parsing: never answered at once
-    build = asyncio.run(workspace.build(EMPTY, ModelCode(slow)))
+    build = asyncio.run(module_cache.build(EMPTY, ModelCode(slow)))
     assert not build.ok and "took longer than" in build.output
     monkeypatch.undo()
-    assert not prepare(workspace, "x := 1\n_ = x\n").errors  # a fresh helper answers
+    assert not prepare(module_cache, "x := 1\n_ = x\n").errors  # a fresh helper answers

@@ -41,8 +41,8 @@ def program_from_view(view: str) -> str:
     return "\n".join(lines) + '\nfmt.Println("ok")\n'
 
 
-def test_a_program_written_from_the_view_compiles(workspace):
-    cm = CodeMode(Config.model_validate({"mcpServers": {}}), workspace=workspace)
+def test_a_program_written_from_the_view_compiles(module_cache):
+    cm = CodeMode(Config.model_validate({"mcpServers": {}}), module_cache=module_cache)
     cm.use(list(load_all().servers))
     code = program_from_view(render_full(cm.package))
     assert code.count("var _ func(") == len(cm.package.funcs)
@@ -52,8 +52,8 @@ def test_a_program_written_from_the_view_compiles(workspace):
     assert result.output == "ok\n"
 
 
-def test_a_tool_own_type_name_still_compiles_after_dedup(workspace):
-    cm = CodeMode(Config.model_validate({"mcpServers": {}}), workspace=workspace)
+def test_a_tool_own_type_name_still_compiles_after_dedup(module_cache):
+    cm = CodeMode(Config.model_validate({"mcpServers": {}}), module_cache=module_cache)
     cm.use(list(load(CORPUS / "real" / "filesystem.json").servers))
     view = cm.declarations()
     assert "GetFileInfoInput" not in view and "func getFileInfo(context.Context, CreateDirectoryInput)" in view

@@ -54,13 +54,13 @@ def env_lines(text: str) -> dict[str, str]:
 
 
 @pytest.mark.go
-def test_unsandboxed_pooled_program_does_not_see_the_controllers_secrets(workspace, monkeypatch):
+def test_unsandboxed_pooled_program_does_not_see_the_controllers_secrets(module_cache, monkeypatch):
     monkeypatch.setenv("GOCODE_TOKEN", "controller-token-xyz")
     monkeypatch.setenv("SECRET_API_KEY", SECRET)
     cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "off"}})
 
     async def go():
-        async with Toolbox(cfg, workspace=workspace) as tools:
+        async with Toolbox(cfg, module_cache=module_cache) as tools:
             return await tools.call(TOOL_NAME, {"code": PRINT_ENV})
 
     r = anyio.run(go)
@@ -72,10 +72,10 @@ def test_unsandboxed_pooled_program_does_not_see_the_controllers_secrets(workspa
 
 
 @pytest.mark.go
-def test_direct_mode_sees_its_servers_env_and_says_it_is_unsandboxed(workspace, monkeypatch):
+def test_direct_mode_sees_its_servers_env_and_says_it_is_unsandboxed(module_cache, monkeypatch):
     monkeypatch.setenv("SECRET_API_KEY", SECRET)
     server = {**demo_stdio(), "env": {"WEATHER_REGION": "eu-west"}}
-    cm = CodeMode(config_from({"weather": server}), workspace=workspace)  # sandbox: auto, the default
+    cm = CodeMode(config_from({"weather": server}), module_cache=module_cache)  # sandbox: auto, the default
     asyncio.run(cm.refresh())
     result = asyncio.run(cm.execute(PRINT_ENV))
     assert result.ok, result.error_text()
@@ -90,13 +90,13 @@ def test_direct_mode_sees_its_servers_env_and_says_it_is_unsandboxed(workspace, 
 
 
 @pytest.mark.go
-def test_auto_picks_this_hosts_strongest_tier_and_says_so(workspace, monkeypatch):
+def test_auto_picks_this_hosts_strongest_tier_and_says_so(module_cache, monkeypatch):
     monkeypatch.setenv("SECRET_API_KEY", SECRET)
-    strongest = decide("best-effort", asyncio.run(launcher_for(workspace).probe())).tier
+    strongest = decide("best-effort", asyncio.run(launcher_for(module_cache).probe())).tier
     assert strongest is not None, "this test host is expected to support a sandbox tier"
 
     async def go():
-        async with Toolbox(config_from({"weather": demo_stdio()}), workspace=workspace) as tools:
+        async with Toolbox(config_from({"weather": demo_stdio()}), module_cache=module_cache) as tools:
             description = tools.tools()[0].description or ""
             return description, await tools.call(TOOL_NAME, {"code": PRINT_ENV})
 

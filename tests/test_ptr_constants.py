@@ -28,14 +28,14 @@ FORECAST = {
 }
 
 
-def _code_mode(workspace) -> CodeMode:
-    cm = CodeMode(Config.model_validate({"mcpServers": {}}), workspace=workspace)
+def _code_mode(module_cache) -> CodeMode:
+    cm = CodeMode(Config.model_validate({"mcpServers": {}}), module_cache=module_cache)
     cm.use([ServerTools("weather", (ToolInfo("weather", "forecast", "Forecast.", FORECAST),))])
     return cm
 
 
-def test_the_fields_are_pointers_to_every_numeric_kind(workspace):
-    view = _code_mode(workspace).declarations()
+def test_the_fields_are_pointers_to_every_numeric_kind(module_cache):
+    view = _code_mode(module_cache).declarations()
     assert "Days  *int" in view and "Scale *float64" in view and "Lat   *float64" in view, view
 
 
@@ -58,17 +58,17 @@ def test_the_fields_are_pointers_to_every_numeric_kind(workspace):
     ],
     ids=["struct-literal", "assignments", "var-arg-return"],
 )
-def test_ptr_of_an_untyped_constant_takes_the_type_it_goes_to(workspace, code, output):
-    cm = _code_mode(workspace)
+def test_ptr_of_an_untyped_constant_takes_the_type_it_goes_to(module_cache, code, output):
+    cm = _code_mode(module_cache)
     program = code + "\nfmt.Println(*in.Days, *in.Scale, *in.Lat)\n"
     result = asyncio.run(cm.execute(program, reach=OwnSessions({})))  # no tool is called
     assert result.ok, result.error_text()
     assert result.output == output + "\n"
 
 
-def test_what_a_constant_cannot_be_is_still_the_compilers_error(workspace):
+def test_what_a_constant_cannot_be_is_still_the_compilers_error(module_cache):
     """ptr(2.5) for an *int is no int: the error stays the model's, at its own line."""
-    cm = _code_mode(workspace)
+    cm = _code_mode(module_cache)
     result = asyncio.run(cm.execute('in := ForecastInput{City: "x", Days: ptr(2.5)}\n_ = in\n', reach=OwnSessions({})))
     assert not result.ok
     assert "model.go:1:" in result.error_text() and "ptr(2.5)" in result.error_text(), result.error_text()

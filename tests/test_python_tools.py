@@ -197,16 +197,16 @@ fmt.Println("by name:", any, err)
 """
 
 
-def toolbox(workspace: Any, **kwargs: Any) -> Toolbox:
+def toolbox(module_cache: Any, **kwargs: Any) -> Toolbox:
     # Unsandboxed: the tests run wherever the sandbox cannot (it is not what they test).
     config = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "off", "timeout": 8}})
-    return Toolbox(config, workspace=workspace, tools=TOOLS, **kwargs)
+    return Toolbox(config, module_cache=module_cache, tools=TOOLS, **kwargs)
 
 
 @pytest_go
-def test_a_program_calls_python_functions_and_an_mcp_tool(workspace):
+def test_a_program_calls_python_functions_and_an_mcp_tool(module_cache):
     async def go() -> None:
-        async with toolbox(workspace) as box:
+        async with toolbox(module_cache) as box:
             r = await box.execute(PROGRAM)
             assert r.ok, r.error_text()
             assert r.output.splitlines() == [
@@ -243,9 +243,9 @@ def test_a_program_calls_python_functions_and_an_mcp_tool(workspace):
 
 @pytest_go
 @pytest.mark.parametrize("fn", ["hangAsync", "hangSync"])
-def test_a_hanging_function_ends_with_the_run_and_the_controller_carries_on(workspace, fn):
+def test_a_hanging_function_ends_with_the_run_and_the_controller_carries_on(module_cache, fn):
     async def go() -> None:
-        async with toolbox(workspace) as box:
+        async with toolbox(module_cache) as box:
             start = time.monotonic()
             r = await box.execute(f"s, err := {fn}(ctx)\nfmt.Println(s, err)", timeout=3)
             assert r.phase == "timeout" and time.monotonic() - start < 60, r.error_text()  # not the 120 s hang
@@ -263,12 +263,12 @@ def test_a_hanging_function_ends_with_the_run_and_the_controller_carries_on(work
 
 
 @pytest_go
-def test_an_excluded_python_tool_is_a_regular_tool(workspace):
+def test_an_excluded_python_tool_is_a_regular_tool(module_cache):
     async def go() -> None:
         config = config_from(
             {"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "off", "excludedTools": ["python.shout"]}}
         )
-        async with Toolbox(config, workspace=workspace, tools=[shout, exchange_rate], prewarm=False) as box:
+        async with Toolbox(config, module_cache=module_cache, tools=[shout, exchange_rate], prewarm=False) as box:
             assert [t.name for t in box.tools()] == [TOOL_NAME, "shout"]
             r = await box.call("shout", {"text": "direct", "times": 2})
             assert not r.is_error and r.text == "DIRECT DIRECT"
@@ -327,7 +327,7 @@ anyio.run(main, sys.argv[1])
                   "it returned; the call is abandoned"),
     ],
 )  # fmt: skip
-def test_a_sync_tool_that_never_returns_does_not_keep_the_process_alive(workspace, tmp_path, how, answer):
+def test_a_sync_tool_that_never_returns_does_not_keep_the_process_alive(module_cache, tmp_path, how, answer):
     script = tmp_path / "hung.py"
     script.write_text(HUNG_PROCESS)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

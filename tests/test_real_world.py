@@ -53,10 +53,10 @@ def servers(tmp: Path) -> dict[str, dict]:
     }
 
 
-def test_every_tool_of_six_real_servers_compiles_and_is_callable(workspace, tmp_path):
+def test_every_tool_of_six_real_servers_compiles_and_is_callable(module_cache, tmp_path):
     # Every tool is called, the destructive ones too: approvals (tests/test_approvals.py) are off here.
     no_approvals = {"defaults": {"codeMode": {"approval": {"enabled": False}}}}
-    cm = code_mode(config_from(servers(tmp_path), **no_approvals), workspace)
+    cm = code_mode(config_from(servers(tmp_path), **no_approvals), module_cache)
     funcs = cm.package.funcs
     by_server = {
         s: [f for f in funcs if f.server == s] for s in ("everything", "time", "memory", "files", "thinking", "git")
@@ -87,8 +87,8 @@ def test_every_tool_of_six_real_servers_compiles_and_is_callable(workspace, tmp_
     assert reached >= len(funcs) // 2, outcomes
 
 
-def test_real_servers_with_valid_input(workspace, tmp_path):
-    cm = code_mode(config_from(servers(tmp_path)), workspace)
+def test_real_servers_with_valid_input(module_cache, tmp_path):
+    cm = code_mode(config_from(servers(tmp_path)), module_cache)
     code = """\
 if _, err := createEntities(ctx, CreateEntitiesInput{Entities: []CreateEntitiesInputEntitiesItem{{Name: "go", EntityType: "language", Observations: []string{"compiled"}}}}); err != nil {
 	return err

@@ -70,7 +70,7 @@ def test_recordings_are_private_and_capped_in_bytes_together(tmp_path, monkeypat
 
 
 @pytest.mark.go
-def test_a_recording_is_capped_in_bytes_arguments_included(workspace, tmp_path, monkeypatch):
+def test_a_recording_is_capped_in_bytes_arguments_included(module_cache, tmp_path, monkeypatch):
     monkeypatch.setenv("GOCODE_RECORDING_MAX_MB", "1")
     code = (
         'big := strings.Repeat("x", 300_000)\nfor i := 0; i < 12; i++ {\n'
@@ -78,7 +78,7 @@ def test_a_recording_is_capped_in_bytes_arguments_included(workspace, tmp_path, 
     )
 
     async def go() -> Any:
-        async with Toolbox(notes_config(tmp_path), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(notes_config(tmp_path), module_cache=module_cache, prewarm=False) as box:
             result = await box.execute(code)
             again = await box.replay(result.run_id)
             monkeypatch.setenv("GOCODE_RECORDING_MAX_MB", "0.001")  # 1 kB: not even every call's hash fits
@@ -114,9 +114,9 @@ def write_config(path: Path, config: Any) -> Path:
 
 
 @pytest.mark.go
-def test_runs_are_recorded_and_replayed_without_servers(workspace, tmp_path):
+def test_runs_are_recorded_and_replayed_without_servers(module_cache, tmp_path):
     async def record() -> Any:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             result = await box.execute(CODE)
             # The Python API replays against the live tool set, still without calling the server.
             again = await box.replay(result.run_id)
@@ -172,15 +172,15 @@ def test_runs_are_recorded_and_replayed_without_servers(workspace, tmp_path):
 
 
 @pytest.mark.go
-def test_replay_against_a_changed_tool_set_names_what_differs(workspace, tmp_path):
+def test_replay_against_a_changed_tool_set_names_what_differs(module_cache, tmp_path):
     async def go() -> None:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             result = await box.execute(CODE)
         changed = counter_config(tmp_path)
         changed.mcp_servers["counter"] = changed.mcp_servers["counter"].model_copy(
             update={**demo_stdio(), "args": tuple(demo_stdio()["args"])}
         )
-        async with Toolbox(changed, workspace=workspace) as box:
+        async with Toolbox(changed, module_cache=module_cache) as box:
             with pytest.raises(recordstore.RecordingError) as err:
                 await box.replay(result.run_id)
         assert str(err.value).startswith(f"run {result.run_id} was recorded against other tools: ")
@@ -190,7 +190,7 @@ def test_replay_against_a_changed_tool_set_names_what_differs(workspace, tmp_pat
 
 
 @pytest.mark.go
-def test_dry_run_calls_no_server_and_answers_with_schema_shaped_stubs(workspace, tmp_path):
+def test_dry_run_calls_no_server_and_answers_with_schema_shaped_stubs(module_cache, tmp_path):
     cfg = write_config(tmp_path / "cfg.json", counter_config(tmp_path))
     code = tmp_path / "prog.go"
     code.write_text(CODE)
@@ -208,14 +208,14 @@ def double(n: int) -> int:
 
 
 @pytest.mark.go
-def test_python_tools_are_answered_from_the_recording_too(workspace, tmp_path):
+def test_python_tools_are_answered_from_the_recording_too(module_cache, tmp_path):
     code = (
         "c, err := increment(ctx, IncrementInput{By: 3})\nif err != nil {\n\treturn err\n}\n"
         "d, err := double(ctx, DoubleInput{N: c.Count})\nif err != nil {\n\treturn err\n}\nfmt.Println(d)"
     )
 
     async def record() -> Any:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace, tools=[double]) as box:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache, tools=[double]) as box:
             return await box.execute(code)
 
     result = anyio.run(record)

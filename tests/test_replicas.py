@@ -1,7 +1,7 @@
 """Three ``gocode serve --transport http`` replicas behind a real HAProxy (deploy/cluster.py runs
 the shipped deploy/haproxy/haproxy.cfg), sharing one Go cache mounted read-only for them.
 
-Needs Go, the warmed workspace and ``haproxy`` on PATH (``make setup`` installs it).
+Needs Go, the warmed module cache and ``haproxy`` on PATH (``make setup`` installs it).
 """
 
 from __future__ import annotations

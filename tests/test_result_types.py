@@ -22,9 +22,10 @@ from gocode.mcp.shapes import MIN_TYPED_SAMPLES, ShapeRecorder, ToolShape, schem
 from gocode.program.render import render_bindings
 from gocode.run import recordstore
 from gocode.schema.builder import build_package
+from gocode.schema.inferred import with_inferred_outputs
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 from gocode.view.modelview import render_full, render_index
-from gocode.view.selection import ToolView, with_inferred_outputs
+from gocode.view.selection import ToolView
 from gocode.view.tokens import count
 from tests.conftest import ROOT, assert_go_package_clean, config_from
 
@@ -179,7 +180,7 @@ def test_a_declared_output_schema_wins_and_the_go_says_the_type_was_inferred():
         ToolInfo("s", "get_tiny_image", "Returns an image."),  # answers images: stays Content
     )
     inferred = {("s", "stats"): learned, ("s", "counted"): learned, ("s", "get_tiny_image"): learned}
-    typed = {t.name: t for t in with_inferred_outputs(view, inferred).code_tools.tools()}
+    typed = {t.name: t for t in with_inferred_outputs(view.code_tools, inferred).tools()}
     assert typed["stats"].output_schema == learned and typed["stats"].output_inferred
     assert typed["counted"].output_schema == declared and not typed["counted"].output_inferred
     assert typed["get_tiny_image"].output_schema is None
@@ -211,7 +212,7 @@ TYPED = 'r := must(repoStats_typed(ctx, RepoStatsInput{Path: "demo"}))\n'
 
 
 @pytest.mark.go
-def test_a_tool_answering_undeclared_json_gets_a_typed_result(workspace, tmp_path, monkeypatch):
+def test_a_tool_answering_undeclared_json_gets_a_typed_result(module_cache, tmp_path, monkeypatch):
     monkeypatch.setenv("GOCODE_SHAPES_DIR", str(tmp_path / "shapes"))
     shape_file = tmp_path / "shape.txt"
     server = {
@@ -223,7 +224,9 @@ def test_a_tool_answering_undeclared_json_gets_a_typed_result(workspace, tmp_pat
     announced, typed = [], []
 
     async def go() -> None:
-        async with Toolbox(config, workspace=workspace, prewarm=False, listing_cache=ListingCache(tmp_path)) as box:
+        async with Toolbox(
+            config, module_cache=module_cache, prewarm=False, listing_cache=ListingCache(tmp_path)
+        ) as box:
 
             async def changed() -> None:
                 announced.append(box.code_mode.declarations())
@@ -292,7 +295,7 @@ def test_a_tool_answering_undeclared_json_gets_a_typed_result(workspace, tmp_pat
             assert r.text == "true\n", r.text
 
     anyio.run(go)
-    assert_go_package_clean(workspace, typed[0], tmp_path)  # the typed bindings: gofmt-clean, vetted
+    assert_go_package_clean(module_cache, typed[0], tmp_path)  # the typed bindings: gofmt-clean, vetted
 
 
 @pytest.mark.go
@@ -339,7 +342,7 @@ def test_gocode_serve_announces_the_inferred_type_once(tmp_path):
 
 
 @pytest.mark.go
-def test_keys_a_server_chose_still_make_go_that_compiles(workspace, tmp_path):
+def test_keys_a_server_chose_still_make_go_that_compiles(module_cache, tmp_path):
     """Result keys are untrusted: whatever they are, the inferred type's Go compiles, vets and is gofmt-clean."""
     nasty = {
         "a b": 1, "A-B": 2, "a_b": 3, "aB": 4, "type": "t", "func": True, "😀": 1.5, 'x"y`z': "q",
@@ -356,4 +359,4 @@ def test_keys_a_server_chose_still_make_go_that_compiles(workspace, tmp_path):
     info = ToolInfo("weird server", "get-it!", "Gets it.", output_schema=schema, output_inferred=True)
     other = ToolInfo("weird server", "get_it", "Same Go name.", output_schema=schema, output_inferred=True)
     package = build_package(ToolSet((ServerTools("weird server", (info, other)),)))
-    assert_go_package_clean(workspace, package, tmp_path)
+    assert_go_package_clean(module_cache, package, tmp_path)

@@ -89,7 +89,7 @@ result(map[string]any{"city": "Paris", "fahrenheit": f, "conditions": w.Conditio
 
 
 @pytest_go
-def test_result_through_the_toolbox_and_as_a_stream(workspace):
+def test_result_through_the_toolbox_and_as_a_stream(module_cache):
     first_line = anyio.Event()
 
     async def after_the_first_line() -> str:
@@ -98,7 +98,7 @@ def test_result_through_the_toolbox_and_as_a_stream(workspace):
         return "go on"
 
     async def go() -> None:
-        async with Toolbox(config(), workspace=workspace, tools=[convert, after_the_first_line]) as box:
+        async with Toolbox(config(), module_cache=module_cache, tools=[convert, after_the_first_line]) as box:
             r = await box.execute(RESULT_CODE)
             assert r.ok, r.error_text()
             assert r.output == "converted\n"
@@ -129,7 +129,7 @@ def test_result_through_the_toolbox_and_as_a_stream(workspace):
 
 
 @pytest_go
-def test_call_tool_stream_receives_the_servers_progress(workspace):
+def test_call_tool_stream_receives_the_servers_progress(module_cache):
     code = """
 var seen []string
 v, err := callToolStream(ctx, "everything.trigger-long-running-operation", map[string]any{"duration": 1, "steps": 4},
@@ -144,7 +144,7 @@ fmt.Println(err)
 """
 
     async def go() -> None:
-        async with Toolbox(config(everything={"command": need(EVERYTHING)}), workspace=workspace) as box:
+        async with Toolbox(config(everything={"command": need(EVERYTHING)}), module_cache=module_cache) as box:
             r = await box.execute(code)
             assert r.ok, r.error_text()
             lines = r.output.splitlines()
@@ -156,7 +156,7 @@ fmt.Println(err)
 
 
 @pytest_go
-def test_serve_from_python_with_python_tools_result_and_progress(workspace):
+def test_serve_from_python_with_python_tools_result_and_progress(module_cache):
     """ToolServer started from Python over streamable HTTP, a real MCP client asking for progress."""
     token = "t-" + "x" * 30
     code = 'for i := 1; i <= 3; i++ {\n\tfmt.Println("line", i)\n\ttime.Sleep(200 * time.Millisecond)\n}\n' + (
@@ -164,7 +164,10 @@ def test_serve_from_python_with_python_tools_result_and_progress(workspace):
     )
 
     async def go() -> None:
-        async with Toolbox(config(), workspace=workspace, tools=[convert]) as box, anyio.create_task_group() as tg:
+        async with (
+            Toolbox(config(), module_cache=module_cache, tools=[convert]) as box,
+            anyio.create_task_group() as tg,
+        ):
             sock = server_mod.bind("127.0.0.1", 0)
             port = sock.getsockname()[1]
             tg.start_soon(server_mod.serve_http, server_mod.ToolServer(box), sock, "127.0.0.1", token)

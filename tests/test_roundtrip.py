@@ -164,7 +164,7 @@ return sc.Err()
 """
 
 
-def test_instances_round_trip(workspace):
+def test_instances_round_trip(module_cache):
     from hypothesis_jsonschema import from_schema
 
     pkg, targets = _targets()
@@ -200,7 +200,7 @@ def test_instances_round_trip(workspace):
     for ident, go_type, value in RECURSIVE:
         cases.append((ident, go_type, value))
     switch = "\n".join(f'\tcase "{t}":\n\t\treturn roundTrip[{t}]' for t in sorted({g for _, g, _ in cases}))
-    build = asyncio.run(workspace.build(pkg, ModelCode(HARNESS % switch)))
+    build = asyncio.run(module_cache.build(pkg, ModelCode(HARNESS % switch)))
     assert build.ok, build.output
     stdin = "".join(json.dumps({"t": go_type, "v": value}) + "\n" for _, go_type, value in cases)
     proc = subprocess.run([str(build.binary)], input=stdin, capture_output=True, text=True, timeout=120)

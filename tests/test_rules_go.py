@@ -26,11 +26,11 @@ SOME_TOOL = {
 }
 
 
-def _code_mode(workspace, disclosure: str = "full") -> CodeMode:
+def _code_mode(module_cache, disclosure: str = "full") -> CodeMode:
     config = Config.model_validate(
         {"mcpServers": {}, "defaults": {"codeMode": {"sandbox": "off", "disclosure": disclosure}}}
     )
-    cm = CodeMode(config, workspace=workspace)
+    cm = CodeMode(config, module_cache=module_cache)
     cm.use(
         [
             ServerTools(
@@ -42,8 +42,8 @@ def _code_mode(workspace, disclosure: str = "full") -> CodeMode:
     return cm
 
 
-def _checks(workspace, cm: CodeMode, code: str) -> bool:
-    result = asyncio.run(workspace.plan(cm.package, ModelCode(code)))
+def _checks(module_cache, cm: CodeMode, code: str) -> bool:
+    result = asyncio.run(module_cache.plan(cm.package, ModelCode(code)))
     return result.ok
 
 
@@ -87,8 +87,8 @@ def _programs(text: str) -> dict[str, tuple[str, bool]]:
     return out
 
 
-def test_every_example_and_signature_the_description_gives_compiles(workspace):
-    cm = _code_mode(workspace)
+def test_every_example_and_signature_the_description_gives_compiles(module_cache):
+    cm = _code_mode(module_cache)
     text = cm.description() + search_hint("index")  # the run-time helpers are named when not all is shown
     programs = _programs(text)
     assert {"the example", "must returns v", "result(v) returns nothing"} <= set(programs), sorted(programs)
@@ -97,21 +97,21 @@ def test_every_example_and_signature_the_description_gives_compiles(workspace):
     ), sorted(programs)
     assert "ToolMatch has Name, Server, Function, Description, Signature" in programs
     for claim, (code, compiles) in programs.items():
-        assert _checks(workspace, cm, code) is compiles, f"the description says {claim}, but:\n{code}"
+        assert _checks(module_cache, cm, code) is compiles, f"the description says {claim}, but:\n{code}"
     # ptr, as the full view declares it (the description shows it where a field is a pointer).
     m = re.search(r"^// ptr\(v\) returns &v[^\n]*\nfunc (ptr\[T any\]\(v T\) \*T)$", text, re.M)
     assert m, text
     assert _checks(
-        workspace, cm, 'var p *float64 = ptr(2.5)\nin := SomeToolInput{Name: "x", Scale: ptr(2)}\n_, _ = p, in\n'
+        module_cache, cm, 'var p *float64 = ptr(2.5)\nin := SomeToolInput{Name: "x", Scale: ptr(2)}\n_, _ = p, in\n'
     )
-    assert _checks(workspace, cm, "var p *int = ptr(2)\n_ = p\n")
+    assert _checks(module_cache, cm, "var p *int = ptr(2)\n_ = p\n")
 
 
-def test_the_description_is_the_same_from_call_to_call(workspace):
-    cm = _code_mode(workspace)
+def test_the_description_is_the_same_from_call_to_call(module_cache):
+    cm = _code_mode(module_cache)
     first = cm.tool_definition()
     result = asyncio.run(cm.execute('fmt.Println("hi")\nresult(1)\n', reach=OwnSessions({})))
     assert result.ok, result.error_text()
     assert cm.tool_definition() == first
-    index = _code_mode(workspace, "index")
+    index = _code_mode(module_cache, "index")
     assert index.description() == index.description()

@@ -90,13 +90,13 @@ def run_cgroups_below(base: Path, pid: int) -> list[Path]:
 
 
 @pytest.mark.parametrize("ending", ["returns", "times out"])
-def test_a_process_that_left_the_process_group_does_not_outlive_an_unsandboxed_run(workspace, base, marker, ending):
+def test_a_process_that_left_the_process_group_does_not_outlive_an_unsandboxed_run(module_cache, base, marker, ending):
     config = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"enabled": True, "sandbox": "off"}})
     rest = "time.Sleep(10 * time.Minute)" if ending == "times out" else ""
     code = DETACHED.format(marker=marker, rest=rest)
 
     async def go() -> None:
-        async with Toolbox(config, workspace=workspace) as box:
+        async with Toolbox(config, module_cache=module_cache) as box:
             got = await box.execute(code, timeout=5 if rest else 60)
             assert got.phase == ("timeout" if rest else "ok"), got.error_text()
             pid = int(got.output.split()[0])

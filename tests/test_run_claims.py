@@ -130,12 +130,12 @@ def sandboxed(extra: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 @pytest.fixture
-def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workspace) -> Iterator[tuple[Path, Path]]:
+def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module_cache) -> Iterator[tuple[Path, Path]]:
     """A claim directory and a temporary directory of this test's own (counted, not shared)."""
     if os.geteuid() != 0:
         pytest.skip("run users are handed out only by a root controller")
     monkeypatch.delenv(FAKE_NO_USERNS_ENV, raising=False)
-    if problem := decide("on", anyio.run(launcher_for(workspace).probe)).error:
+    if problem := decide("on", anyio.run(launcher_for(module_cache).probe)).error:
         pytest.fail(f"this host cannot run the sandbox ({problem})")
     lock_dir = tmp_path / "uids"
     # Run users must reach their run directory: not below pytest's own (0700) directory.
@@ -156,12 +156,12 @@ def in_process(box: Toolbox, lock_dir: Path, tmp: Path) -> Callable[[], Claims]:
 NOTHING = Claims(0, 0, 0, 0, 0)
 
 
-def check_every_exit(workspace, places, ends: Callable[[Toolbox], Any]) -> None:
+def check_every_exit(module_cache, places, ends: Callable[[Toolbox], Any]) -> None:
     lock_dir, tmp = places
     config = config_from({"weather": demo_stdio()}, defaults=sandboxed())
 
     async def go() -> None:
-        async with Toolbox(config, workspace=workspace) as box:
+        async with Toolbox(config, module_cache=module_cache) as box:
             now = in_process(box, lock_dir, tmp)
             warm = await box.execute('fmt.Println("warm")')  # builds the launcher, starts the server
             assert warm.ok and warm.sandbox is not None and warm.sandbox["tier"], warm.error_text()
@@ -175,39 +175,39 @@ def check_every_exit(workspace, places, ends: Callable[[Toolbox], Any]) -> None:
 # --- in process: every way a run ends ----------------------------------------------------------
 
 
-def test_a_finished_run_gives_everything_back(workspace, places):
+def test_a_finished_run_gives_everything_back(module_cache, places):
     async def ends(box: Toolbox) -> None:
         got = await box.execute('fmt.Println("hello")')
         assert got.ok and got.output == "hello\n", got.error_text()
 
-    check_every_exit(workspace, places, ends)
+    check_every_exit(module_cache, places, ends)
 
 
-def test_a_compile_failure_gives_everything_back(workspace, places):
+def test_a_compile_failure_gives_everything_back(module_cache, places):
     async def ends(box: Toolbox) -> None:
         got = await box.execute("undefinedName()")
         assert got.phase == "compile", got.error_text()
 
-    check_every_exit(workspace, places, ends)
+    check_every_exit(module_cache, places, ends)
 
 
-def test_a_runtime_failure_gives_everything_back(workspace, places):
+def test_a_runtime_failure_gives_everything_back(module_cache, places):
     async def ends(box: Toolbox) -> None:
         got = await box.execute('fmt.Println("partial")\nreturn errors.New("boom")')
         assert got.phase == "runtime" and "boom" in got.stderr, got.error_text()
 
-    check_every_exit(workspace, places, ends)
+    check_every_exit(module_cache, places, ends)
 
 
-def test_a_timed_out_run_gives_everything_back(workspace, places):
+def test_a_timed_out_run_gives_everything_back(module_cache, places):
     async def ends(box: Toolbox) -> None:
         got = await box.execute(SLEEPER, timeout=2)
         assert got.phase == "timeout", got.error_text()
 
-    check_every_exit(workspace, places, ends)
+    check_every_exit(module_cache, places, ends)
 
 
-def test_a_step_pass_ending_pending_gives_everything_back(workspace, places):
+def test_a_step_pass_ending_pending_gives_everything_back(module_cache, places):
     async def ends(box: Toolbox) -> None:
         first = await box.step(ASKS_CLIENT, [SEARCH])
         assert first.status == "pending" and first.run is None, first.as_json()
@@ -216,10 +216,10 @@ def test_a_step_pass_ending_pending_gives_everything_back(workspace, places):
         )
         assert done.status == "done" and done.run is not None and done.run.output == "[a]\n", done.as_json()
 
-    check_every_exit(workspace, places, ends)
+    check_every_exit(module_cache, places, ends)
 
 
-def test_a_cancelled_run_gives_everything_back(workspace, places):
+def test_a_cancelled_run_gives_everything_back(module_cache, places):
     lock_dir, tmp = places
 
     async def ends(box: Toolbox) -> None:
@@ -230,10 +230,10 @@ def test_a_cancelled_run_gives_everything_back(workspace, places):
             assert during.uids == 1 and during.run_dirs == 1 and during.tokens == 1, during
             tg.cancel_scope.cancel()
 
-    check_every_exit(workspace, places, ends)
+    check_every_exit(module_cache, places, ends)
 
 
-def test_an_error_after_the_program_ended_gives_everything_back(workspace, places, monkeypatch):
+def test_an_error_after_the_program_ended_gives_everything_back(module_cache, places, monkeypatch):
     def broken(stderr: str) -> str:
         raise RuntimeError("post-processing failed")
 
@@ -243,13 +243,13 @@ def test_an_error_after_the_program_ended_gives_everything_back(workspace, place
             await box.execute('fmt.Println("hello")')
         monkeypatch.undo()
 
-    check_every_exit(workspace, places, ends)
+    check_every_exit(module_cache, places, ends)
 
 
 # --- gocode serve over HTTP: a client that hangs up mid-call ----------------------------------
 
 
-def test_a_client_hanging_up_on_serve_over_http_gives_everything_back(workspace, places, tmp_path):
+def test_a_client_hanging_up_on_serve_over_http_gives_everything_back(module_cache, places, tmp_path):
     lock_dir, tmp = places
     config = tmp_path / "gocode.yaml"
     config.write_text(yaml.safe_dump({"mcpServers": {"weather": demo_stdio()}, "defaults": sandboxed()}))

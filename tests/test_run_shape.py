@@ -21,7 +21,7 @@ MAX_FUNCTION_LINES = 80
 # handlers and the controller's runs, the supervision and operations beside it, down to the runner.
 RUN_PATH = ("gocode/toolbox.py", "gocode/operations.py", "gocode/mcp/supervisor.py", "gocode/serve/elicitation.py",
             "gocode/codemode.py", "gocode/run/runner.py", "gocode/run/sandbox.py", "gocode/run/result.py",
-            "gocode/run/reach.py")  # fmt: skip
+            "gocode/run/reach.py", "gocode/execution.py")  # fmt: skip
 # Every module of the route table (gocode/routes/), whole.
 ROUTES = "gocode/routes"
 

@@ -34,12 +34,12 @@ SECRET = "gocode-secret-" + uuid.uuid4().hex
 SHM_KEY = 0x5EC0 + os.getpid() % 1000
 
 
-def host_supports_sandbox(workspace) -> str:
+def host_supports_sandbox(module_cache) -> str:
     import anyio
 
     from gocode.run.sandbox import decide, launcher_for
 
-    host = anyio.run(launcher_for(workspace).probe)
+    host = anyio.run(launcher_for(module_cache).probe)
     return decide("on", host).error
 
 
@@ -48,7 +48,7 @@ def host_supports_sandbox(workspace) -> str:
     params=[("netns", "nobody"), ("netns", "self"), ("landlock", "nobody"), ("landlock", "self")],
     ids=lambda p: f"{p[0]}-{p[1]}",
 )
-def world(request, tmp_path_factory, workspace) -> Iterator[dict]:
+def world(request, tmp_path_factory, module_cache) -> Iterator[dict]:
     """Things outside the sandbox that must stay untouched, and a toolbox with the sandbox on.
 
     For each tier (netns; landlock, by making the probe report no user namespaces) and each
@@ -62,7 +62,7 @@ def world(request, tmp_path_factory, workspace) -> Iterator[dict]:
         os.environ[FAKE_NO_USERNS_ENV] = "1"
     else:
         os.environ.pop(FAKE_NO_USERNS_ENV, None)
-    problem = host_supports_sandbox(workspace)
+    problem = host_supports_sandbox(module_cache)
     if problem:
         if os.environ.get("GOCODE_SANDBOX_TESTS") == "skip":
             pytest.skip(f"sandbox unsupported here, skipping as asked: {problem}")
@@ -132,7 +132,7 @@ def world(request, tmp_path_factory, workspace) -> Iterator[dict]:
             }
         },
     )
-    box = SyncToolbox(config, workspace=workspace)
+    box = SyncToolbox(config, module_cache=module_cache)
     try:
         port = box.toolbox._loopback.port
         other_addr = socket.socket()
@@ -476,7 +476,7 @@ def test_policy_in_every_result_and_the_model_is_told(world):
     )
 
 
-def test_unsupported_host_refuses_and_best_effort_says_so(workspace, tmp_path, monkeypatch):
+def test_unsupported_host_refuses_and_best_effort_says_so(module_cache, tmp_path, monkeypatch):
     marker = tmp_path / "ran"
     code = f'os.WriteFile({json.dumps(str(marker))}, []byte("x"), 0o644)\nfmt.Println("ran")'
     monkeypatch.setenv(FAKE_ABI_ENV, "2")
@@ -488,7 +488,7 @@ def test_unsupported_host_refuses_and_best_effort_says_so(workspace, tmp_path, m
     ]
     for setting, tier, message in expectations:
         cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": setting}})
-        with SyncToolbox(cfg, workspace=workspace) as box:
+        with SyncToolbox(cfg, module_cache=module_cache) as box:
             r = box.execute(code)
         if tier is None:
             assert r.phase == "sandbox" and not marker.exists(), r.error_text()
@@ -499,7 +499,7 @@ def test_unsupported_host_refuses_and_best_effort_says_so(workspace, tmp_path, m
     # No Landlock at all: best-effort runs a benign program under seccomp and the limits only.
     monkeypatch.setenv(FAKE_ABI_ENV, "0")
     cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "best-effort"}})
-    with SyncToolbox(cfg, workspace=workspace) as box:
+    with SyncToolbox(cfg, module_cache=module_cache) as box:
         r = box.execute('os.WriteFile("f", []byte("x"), 0o600)\nc, err := getCity(ctx)\nfmt.Println(c.City, err)')
         said = box.call("execute_go_code", {"code": "x := 1\n_ = x"}).text
     assert r.ok and r.output.startswith("Paris <nil>") and r.sandbox["tier"] == "seccomp-only", r.error_text()
@@ -509,24 +509,24 @@ def test_unsupported_host_refuses_and_best_effort_says_so(workspace, tmp_path, m
     monkeypatch.setenv(FAKE_ABI_ENV, "2")
     monkeypatch.delenv(FAKE_NO_USERNS_ENV)
     cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "strict"}})
-    with SyncToolbox(cfg, workspace=workspace) as box:
+    with SyncToolbox(cfg, module_cache=module_cache) as box:
         r = box.execute('w, err := getWeather(ctx, GetWeatherInput{City: "Oslo"})\nfmt.Println(w.Temperature, err)')
     assert r.ok and r.output == "4 <nil>\n" and r.sandbox["tier"] == "netns" and r.sandbox["landlockAbi"] == 2
 
 
-def test_direct_mode_cannot_be_sandboxed(workspace):
+def test_direct_mode_cannot_be_sandboxed(module_cache):
     import anyio
 
     from gocode.codemode import CodeMode
 
     cfg = config_from({"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "on"}})
-    cm = CodeMode(cfg, workspace=workspace)
+    cm = CodeMode(cfg, module_cache=module_cache)
     anyio.run(cm.refresh)
     r = anyio.run(cm.execute, 'fmt.Println("x")')
     assert r.phase == "sandbox" and "pooled sessions" in r.stderr
 
 
-def test_doctor(workspace):
+def test_doctor(module_cache):
     import sys
 
     gocode = str(Path(sys.executable).parent / "gocode")
@@ -571,7 +571,7 @@ def test_demo_and_the_project_smoke_scripts_pass_sandboxed(tmp_path):
     assert json.loads(r.stdout)["passed"] == 15
 
 
-def test_the_endpoint_serves_only_code_mode_tools(workspace):
+def test_the_endpoint_serves_only_code_mode_tools(module_cache):
     """A program that uses its own token directly still reaches only the tools in code mode."""
     cfg = config_from(
         {"weather": demo_stdio()}, defaults={"codeMode": {"sandbox": "on", "excludedTools": ["get_city"]}}
@@ -602,7 +602,7 @@ for _, body := range []string{
 	fmt.Println(string(b))
 }
 """
-    with SyncToolbox(cfg, workspace=workspace) as box:
+    with SyncToolbox(cfg, module_cache=module_cache) as box:
         r = box.execute(code)
     assert r.ok, r.error_text()
     refused, listed = r.output.splitlines()[:2]
@@ -610,7 +610,7 @@ for _, body := range []string{
     assert r.tool_calls == []
 
 
-def test_an_unprivileged_controller_gets_the_netns_tier(workspace):
+def test_an_unprivileged_controller_gets_the_netns_tier(module_cache):
     """gocode run by an ordinary user (no capabilities, no setuid helper) still gets the
     strongest tier: the launcher makes its user and network namespaces unprivileged. Run by
     root, this runs gocode as nobody (setpriv), with a cache of its own holding the launcher
@@ -634,13 +634,13 @@ def test_an_unprivileged_controller_gets_the_netns_tier(workspace):
         assert doc["host"]["uid"] == os.geteuid()
         assert doc["settings"]["on"]["tier"] == doc["settings"]["strict"]["tier"] == "netns", doc
         return
-    launcher = anyio.run(launcher_for(workspace).path)
+    launcher = anyio.run(launcher_for(module_cache).path)
     home = Path(tempfile.mkdtemp(prefix="gocode-unprivileged-", dir="/tmp"))
     try:
-        own = home / workspace.dir.name / "launcher"
+        own = home / module_cache.dir.name / "launcher"
         own.mkdir(parents=True)
         shutil.copy2(launcher, own / launcher.name)
-        shutil.copy2(workspace.dir / ".ready", own.parent / ".ready")  # the doctor needs no Go SDK
+        shutil.copy2(module_cache.dir / ".ready", own.parent / ".ready")  # the doctor needs no Go SDK
         for p in [home, *home.rglob("*")]:
             os.chown(p, 65534, 65534)
         env = {
@@ -665,7 +665,7 @@ def test_an_unprivileged_controller_gets_the_netns_tier(workspace):
         doc = json.loads(r.stdout)
         assert doc["host"]["uid"] == 65534 and doc["host"]["userNamespaces"], doc
         assert doc["settings"]["on"]["tier"] == doc["settings"]["strict"]["tier"] == "netns", doc
-        assert "workspace ready" not in r.stderr  # it used the launcher given, built nothing
+        assert "module cache ready" not in r.stderr  # it used the launcher given, built nothing
     finally:
         shutil.rmtree(home, ignore_errors=True)
 

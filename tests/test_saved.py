@@ -66,10 +66,10 @@ def state(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.mark.go
-def test_saved_program_is_offered_on_the_next_list_and_runs(workspace, state):
+def test_saved_program_is_offered_on_the_next_list_and_runs(module_cache, state):
     async def go() -> None:
         changed = []
-        async with Toolbox(git_config(), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(git_config(), module_cache=module_cache, prewarm=False) as box:
 
             async def listener() -> None:
                 changed.append(True)
@@ -110,7 +110,7 @@ def test_saved_program_is_offered_on_the_next_list_and_runs(workspace, state):
         assert SavedStore.for_model(git_config(), None).names() == ["last_commits"]
 
         # The next session (a later turn, a restarted server) offers it from the start.
-        async with Toolbox(git_config(), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(git_config(), module_cache=module_cache, prewarm=False) as box:
             assert "last_commits" in [t.name for t in box.tools()]
             r = await box.call(SAVE_TOOL_NAME, {"name": "last_commits", "code": LAST_COMMITS, "replace": True})
             assert not r.is_error, r.text
@@ -136,12 +136,12 @@ fmt.Println(in.Path, read())
 
 
 @pytest.mark.go
-def test_saving_runs_none_of_the_program(workspace, state, tmp_path):
+def test_saving_runs_none_of_the_program(module_cache, state, tmp_path):
     marker = tmp_path / "ran"
     code = INITIALISERS.replace("MARKER", json.dumps(str(marker)))
 
     async def go() -> None:
-        async with Toolbox(git_config(), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(git_config(), module_cache=module_cache, prewarm=False) as box:
             r = await box.call(SAVE_TOOL_NAME, {"name": "initialisers", "code": code})
             assert not r.is_error, r.text
             tool = next(t for t in box.tools() if t.name == "initialisers")
@@ -161,7 +161,7 @@ def test_saving_runs_none_of_the_program(workspace, state, tmp_path):
 
 
 @pytest.mark.go
-def test_schemas_follow_encoding_json_from_the_declarations(workspace):
+def test_schemas_follow_encoding_json_from_the_declarations(module_cache):
     """What the reflection gave, and where it was wrong (an embedded struct, time.Time) what
     encoding/json decodes; enums from the constants declared beside a type."""
     unit = {"type": "string", "enum": ["celsius", "fahrenheit"]}
@@ -195,7 +195,7 @@ type Input struct {
 }
 fmt.Println(in)
 """
-    got = anyio.run(workspace.schemas, pkg, ModelCode(with_input(code, "{}")), ("Input", "Missing"))
+    got = anyio.run(module_cache.schemas, pkg, ModelCode(with_input(code, "{}")), ("Input", "Missing"))
     item = {
         "type": "object",
         "properties": {
@@ -227,7 +227,7 @@ fmt.Println(in)
 
 
 @pytest.mark.go
-def test_built_binary_runs_standalone(workspace, state, tmp_path):
+def test_built_binary_runs_standalone(module_cache, state, tmp_path):
     cfg = tmp_path / "gocode.json"
     # A secret the config takes from the environment must not be written into the binary.
     secret = f"s3cret-{os.getpid()}-{tmp_path.name}"
@@ -315,19 +315,19 @@ def _config_file(path: Path, share: str | None = None) -> Path:
 
 
 @pytest.mark.go
-def test_each_config_and_model_has_its_own_saved_programs(workspace, state, tmp_path):
+def test_each_config_and_model_has_its_own_saved_programs(module_cache, state, tmp_path):
     first = _config_file(tmp_path / "first.json")
     other = _config_file(tmp_path / "other.json")  # another project's config, the same model names
     shared = [_config_file(tmp_path / f"shared{i}.json", share="team") for i in (1, 2)]
 
     async def sees(path: Path, model: str, code: str = "fmt.Print(must(onlyMine(ctx)))") -> tuple[bool, bool, str]:
-        async with Toolbox(load_config(path), model, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(load_config(path), model, module_cache=module_cache, prewarm=False) as box:
             listed = "only_mine" in [t.name for t in box.tools()]
             run = await box.execute(code)
             return listed, "onlyMine" in box.code_mode.description(), run.output if run.ok else run.stderr
 
     async def save(path: Path, model: str, code: str, replace: bool = False) -> str:
-        async with Toolbox(load_config(path), model, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(load_config(path), model, module_cache=module_cache, prewarm=False) as box:
             r = await box.call(SAVE_TOOL_NAME, {"name": "only_mine", "code": code, "replace": replace})
             return r.text
 
@@ -349,14 +349,14 @@ def test_each_config_and_model_has_its_own_saved_programs(workspace, state, tmp_
 
 
 @pytest.mark.go
-def test_programs_saved_before_per_model_stores_are_offered_to_no_one_until_adopted(workspace, state, tmp_path):
+def test_programs_saved_before_per_model_stores_are_offered_to_no_one_until_adopted(module_cache, state, tmp_path):
     config = _config_file(tmp_path / "gocode.json")
     SavedStore(state / "saved").store(SavedProgram("only_mine", "old", {"type": "object"}, MINE))  # the old layout
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     gocode = [sys.executable, "-m", "gocode.cli"]
 
     async def listed(model: str) -> bool:
-        async with Toolbox(load_config(config), model, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(load_config(config), model, module_cache=module_cache, prewarm=False) as box:
             return "only_mine" in [t.name for t in box.tools()]
 
     assert not anyio.run(listed, "m1") and not anyio.run(listed, "m2")

@@ -98,9 +98,9 @@ def demo_config():
 
 
 @pytest.mark.go
-def test_a_later_program_calls_a_saved_program_and_gets_its_typed_result(workspace, state):
+def test_a_later_program_calls_a_saved_program_and_gets_its_typed_result(module_cache, state):
     async def go() -> None:
-        async with Toolbox(demo_config(), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(demo_config(), module_cache=module_cache, prewarm=False) as box:
             # Nothing saved: nothing beyond the save tool, and no `saved` server in the view.
             assert [t.name for t in box.tools()] == ["execute_go_code", "save_go_program"]
             assert "server saved" not in box.code_mode.description()
@@ -160,7 +160,7 @@ def test_a_later_program_calls_a_saved_program_and_gets_its_typed_result(workspa
 
 
 @pytest.mark.go
-def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state, tmp_path):
+def test_approval_counts_the_tools_a_saved_program_reaches(module_cache, state, tmp_path):
     asked: list = []
 
     # One config file for the Toolbox and `gocode exec` below: the saved programs are its model's.
@@ -168,7 +168,7 @@ def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state, tmp
     config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": SETTINGS}))
 
     async def go():
-        async with Toolbox(load_config(config), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(load_config(config), module_cache=module_cache, prewarm=False) as box:
             for name, code in (("wipe", WIPE), ("tidy", TIDY)):
                 r = await box.call("save_go_program", {"name": name, "code": code})  # saving runs nothing
                 assert not r.is_error, r.text
@@ -205,11 +205,11 @@ def test_approval_counts_the_tools_a_saved_program_reaches(workspace, state, tmp
 
 
 class HeldBuilds:
-    """The real workspace, with the build of a program containing ``hold`` kept from returning
+    """The real module cache, with the build of a program containing ``hold`` kept from returning
     until the test releases it (the Go build itself is done): a moment a test can act in."""
 
-    def __init__(self, workspace, hold: str) -> None:
-        self._ws, self.hold = workspace, hold
+    def __init__(self, module_cache, hold: str) -> None:
+        self._ws, self.hold = module_cache, hold
         self.building, self.release = anyio.Event(), anyio.Event()
 
     def __getattr__(self, name):
@@ -229,15 +229,15 @@ CALLS_HELPER = "fmt.Print(must(helper(ctx)))\n"
 
 
 @pytest.mark.go
-def test_a_saved_program_replaced_during_a_build_changes_nothing_in_that_call(workspace, state):
+def test_a_saved_program_replaced_during_a_build_changes_nothing_in_that_call(module_cache, state):
     """The approval is decided on the saved programs the call took before its build and the run
     is given exactly those: replacing one meanwhile neither lets a destructive one through
     unapproved nor swaps the code that runs."""
-    held = HeldBuilds(workspace, CALLS_HELPER)
+    held = HeldBuilds(module_cache, CALLS_HELPER)
 
     async def race(first: str, then: str):
         config = config_from({"notes": NOTES}, defaults=SETTINGS)
-        async with Toolbox(config, workspace=held, prewarm=False) as box:
+        async with Toolbox(config, module_cache=held, prewarm=False) as box:
             r = await box.call("save_go_program", {"name": "helper", "code": first, "replace": True})
             assert not r.is_error, r.text
             held.building, held.release = anyio.Event(), anyio.Event()
@@ -267,7 +267,7 @@ def test_a_saved_program_replaced_during_a_build_changes_nothing_in_that_call(wo
 
 
 @pytest.mark.go
-def test_an_approval_is_for_the_saved_programs_code_it_was_asked_for(workspace, state):
+def test_an_approval_is_for_the_saved_programs_code_it_was_asked_for(module_cache, state):
     """A client approves a program hash and retries (the 2026-07-28 flow): a saved program the
     program reaches, replaced in between by one of the same name, description and input, is
     another program; the approval given for the first does not run the second."""
@@ -275,7 +275,7 @@ def test_an_approval_is_for_the_saved_programs_code_it_was_asked_for(workspace, 
 
     async def go():
         config = config_from({"notes": NOTES}, defaults=SETTINGS)
-        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(config, module_cache=module_cache, prewarm=False) as box:
             r = await box.call("save_go_program", {"name": "helper", "code": WIPE})
             assert not r.is_error, r.text
             asked: list = []
@@ -296,14 +296,14 @@ def test_an_approval_is_for_the_saved_programs_code_it_was_asked_for(workspace, 
 
 
 @pytest.mark.go
-def test_a_saved_program_whose_tools_changed_is_refused_naming_what_differs(workspace, state):
+def test_a_saved_program_whose_tools_changed_is_refused_naming_what_differs(module_cache, state):
     async def go():
-        async with Toolbox(demo_config(), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(demo_config(), module_cache=module_cache, prewarm=False) as box:
             r = await box.call("save_go_program", {"name": "city_temperature", "code": CITY_TEMPERATURE})
             assert not r.is_error, r.text
         # The server called "demo" is another one now: getWeather is gone.
         other = config_from({"demo": NOTES}, defaults=SETTINGS)
-        async with Toolbox(other, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(other, module_cache=module_cache, prewarm=False) as box:
             assert "city_temperature" in [t.name for t in box.tools()]
             direct = await box.call("city_temperature", {"city": "Paris"})
             run = await box.execute(CALLS_IT)
@@ -317,7 +317,7 @@ def test_a_saved_program_whose_tools_changed_is_refused_naming_what_differs(work
 
 
 @pytest.mark.go
-def test_serve_lists_it_and_gocode_search_describe_and_build_know_it(workspace, state, tmp_path):
+def test_serve_lists_it_and_gocode_search_describe_and_build_know_it(module_cache, state, tmp_path):
     config = tmp_path / "gocode.yaml"
     config.write_text(yaml.safe_dump({"mcpServers": {"demo": demo_stdio()}, "defaults": SETTINGS}))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GOCODE_STATE_DIR": str(state)}
@@ -391,7 +391,7 @@ def _shell_with_gocode(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.go
-def test_the_docs_standalone_binary_example_runs_as_written(workspace, state, tmp_path):
+def test_the_docs_standalone_binary_example_runs_as_written(module_cache, state, tmp_path):
     """docs/saved-programs.md: save, build, and the binary's result, --help and bad input."""
     doc = (ROOT / "docs" / "saved-programs.md").read_text()
     (tmp_path / "city.go").write_text(_doc_block(doc, "## A typed result", "go"))
@@ -418,7 +418,7 @@ fmt.Println(in.City, t.Temperature > 20)
 
 
 @pytest.mark.go
-def test_gocode_save_offers_the_saved_programs_as_functions(workspace, state, tmp_path):
+def test_gocode_save_offers_the_saved_programs_as_functions(module_cache, state, tmp_path):
     """`gocode save` checks a program as save_go_program does: it may call the saved programs."""
     config = tmp_path / "gocode.yaml"
     config.write_text(yaml.safe_dump({"mcpServers": {"demo": demo_stdio()}, "defaults": SETTINGS}))

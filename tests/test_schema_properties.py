@@ -107,7 +107,7 @@ def test_random_schemas_render_deterministically(batch: list[ToolInfo]):
 
 
 @pytest.mark.go
-def test_random_schemas_compile(workspace, tmp_path):
+def test_random_schemas_compile(module_cache, tmp_path):
     collected: list[ToolInfo] = []
 
     @settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
@@ -123,5 +123,5 @@ def test_random_schemas_compile(workspace, tmp_path):
         seen.add((t.server, t.name))
     assert len(collected) >= 250
     pkg = build_package(toolset(collected))
-    assert_go_package_clean(workspace, pkg, tmp_path)
+    assert_go_package_clean(module_cache, pkg, tmp_path)
     print(f"random schemas compiled: {len(collected)} tools, {len(pkg.decls)} declarations")

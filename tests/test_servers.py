@@ -13,13 +13,13 @@ pytestmark = [pytest.mark.go, pytest.mark.net]
 
 
 @pytest.fixture(scope="module")
-def everything(workspace):
-    return code_mode(config_from({"everything": {"command": need(EVERYTHING)}}), workspace)
+def everything(module_cache):
+    return code_mode(config_from({"everything": {"command": need(EVERYTHING)}}), module_cache)
 
 
 @pytest.fixture(scope="module")
-def time_cm(workspace):
-    return code_mode(config_from({"time": {"command": need(TIME_SERVER)}}), workspace)
+def time_cm(module_cache):
+    return code_mode(config_from({"time": {"command": need(TIME_SERVER)}}), module_cache)
 
 
 def test_everything_lists_all_tools_and_every_function_compiles(everything):
@@ -89,14 +89,14 @@ def test_time_server_tool_error(time_cm):
 
 
 @pytest.mark.parametrize(("mode", "expected"), [("modern-only", "2026-07-28"), ("exit-on-discover", "2025-11-25")])
-def test_protocol_eras_work_in_discovery_and_in_go(workspace, mode, expected):
+def test_protocol_eras_work_in_discovery_and_in_go(module_cache, mode, expected):
     # Wrap the real mcp-server-time so it refuses initialize (modern-only) or dies on the
     # server/discover probe (rmcp-like): both must work on the Python side and in Go.
     proxy = {
         "command": sys.executable,
         "args": [str(Path(__file__).parent / "era_proxy.py"), mode, "--", need(TIME_SERVER)],
     }
-    cm = code_mode(config_from({"time": proxy}), workspace)
+    cm = code_mode(config_from({"time": proxy}), module_cache)
     assert cm.view.protocols["time"] == expected
     r = run(
         cm,

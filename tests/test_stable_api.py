@@ -68,28 +68,28 @@ def get_weather(city: str) -> str:
     return city
 
 
-async def _corpus_checks(workspace: ModuleCache, box: Toolbox, when: str) -> None:
+async def _corpus_checks(module_cache: ModuleCache, box: Toolbox, when: str) -> None:
     package = box.code_mode.package
     for what, code in CORPUS.items():
-        checked = await workspace.plan(package, ModelCode(code))
+        checked = await module_cache.plan(package, ModelCode(code))
         assert checked.ok, f"{when}: the program using {what} no longer compiles:\n{checked.output}"
 
 
 @pytest.mark.go
-def test_earlier_programs_compile_through_every_change_to_the_tool_set(workspace, tmp_path, monkeypatch):
+def test_earlier_programs_compile_through_every_change_to_the_tool_set(module_cache, tmp_path, monkeypatch):
     monkeypatch.setenv("GOCODE_SHAPES_DIR", str(tmp_path / "shapes"))
     monkeypatch.setenv("GOCODE_STATE_DIR", str(tmp_path / "state"))
     servers: dict[str, object] = {"report": _report(), "demo": demo_stdio()}
 
     def toolbox(**extra: object) -> Toolbox:
         config = config_from(dict(servers), defaults=SETTINGS)
-        return Toolbox(config, workspace=workspace, prewarm=False, listing_cache=ListingCache(tmp_path), **extra)  # type: ignore[arg-type]
+        return Toolbox(config, module_cache=module_cache, prewarm=False, listing_cache=ListingCache(tmp_path), **extra)  # type: ignore[arg-type]
 
     async def go() -> None:
         async with toolbox() as box:
             r = await box.call("save_go_program", {"name": "repo_open", "code": REPO_OPEN})
             assert not r.is_error, r.text
-            await _corpus_checks(workspace, box, "at first")
+            await _corpus_checks(module_cache, box, "at first")
             # A result shape learned: many calls answering JSON of one structure.
             for _ in range(10):
                 r = await box.call(
@@ -97,7 +97,7 @@ def test_earlier_programs_compile_through_every_change_to_the_tool_set(workspace
                 )
                 assert r.text == "3\n", r.text
             assert "repoStats_typed" in box.code_mode.declarations()  # learned: offered beside it
-            await _corpus_checks(workspace, box, "after a learned shape")
+            await _corpus_checks(module_cache, box, "after a learned shape")
             r = await box.call("repo_open", {"path": "demo"})
             assert not r.is_error and r.text == "3\n", r.text  # never "saved against other tools"
             typed = 'r := must(repoStats_typed(ctx, RepoStatsInput{Path: "demo"}))\nfmt.Println(r.Open)\n'
@@ -116,18 +116,18 @@ def test_earlier_programs_compile_through_every_change_to_the_tool_set(workspace
         servers["another_report"] = _report()
         async with toolbox() as box:
             assert "func anotherReportRepoStats(" in box.code_mode.declarations()
-            await _corpus_checks(workspace, box, "after a server was added")
+            await _corpus_checks(module_cache, box, "after a server was added")
 
         # A Python tool named like a server's tool.
         async with toolbox(tools=[get_weather]) as box:
             assert "func pythonGetWeather(" in box.code_mode.declarations()
-            await _corpus_checks(workspace, box, "after a Python tool was added")
+            await _corpus_checks(module_cache, box, "after a Python tool was added")
 
             # Another saved program.
             paris = "// The weather in Paris.\ntype Input struct{}\n" + CORPUS["struct fields of a declared output"]
             r = await box.call("save_go_program", {"name": "paris", "code": paris})
             assert not r.is_error, r.text
-            await _corpus_checks(workspace, box, "after a saved program was added")
+            await _corpus_checks(module_cache, box, "after a saved program was added")
             r = await box.call("repo_open", {"path": "demo"})
             assert not r.is_error and r.text == "3\n", r.text
 

@@ -272,9 +272,9 @@ def run_client_tool(call: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.go
-def test_client_tools_in_a_parallel_batch_and_mcp_side_effects_made_once(workspace, tmp_path):
+def test_client_tools_in_a_parallel_batch_and_mcp_side_effects_made_once(module_cache, tmp_path):
     async def go() -> None:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             tools = [SEARCH, SUMMARIZE]
             first = await box.step(PROGRAM_CODE, tools)
             assert first.status == "pending", first.as_json()
@@ -313,7 +313,7 @@ def test_client_tools_in_a_parallel_batch_and_mcp_side_effects_made_once(workspa
 
 
 @pytest.mark.go
-def test_a_continuation_never_shows_a_server_result_the_program_did_not_print(workspace, tmp_path):
+def test_a_continuation_never_shows_a_server_result_the_program_did_not_print(module_cache, tmp_path):
     """A server tool's result travels in the continuation, sealed: the caller reads only what
     the program prints."""
     (tmp_path / "counter.txt").write_text("7301946285")
@@ -330,7 +330,7 @@ fmt.Println(len(r.Hits), c.Count > 0)
 """
 
     async def go() -> None:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             first = await box.step(code, [SEARCH])
             assert first.status == "pending", first.as_json()
             assert not readable(first.continuation, "7301946285")
@@ -347,7 +347,7 @@ fmt.Println(len(r.Hits), c.Count > 0)
 
 
 @pytest.mark.go
-def test_a_pass_over_the_continuation_bound_stops_before_its_next_side_effect(workspace, tmp_path, monkeypatch):
+def test_a_pass_over_the_continuation_bound_stops_before_its_next_side_effect(module_cache, tmp_path, monkeypatch):
     """The bound is known to be crossed after the call whose result crossed it: no call after
     that one reaches its server (the pass used to make every call, then refuse its continuation)."""
     monkeypatch.setenv("GOCODE_STEP_MAX_CONTINUATION", "700")
@@ -365,7 +365,7 @@ fmt.Println(r.Hits)
 """
 
     async def go() -> None:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             got = await box.step(code, [SEARCH])
             assert got.status == "error", got.as_json()
             assert "past the bound of 700 (GOCODE_STEP_MAX_CONTINUATION)" in got.error, got.error
@@ -377,7 +377,7 @@ fmt.Println(r.Hits)
 
 
 @pytest.mark.go
-def test_a_pass_that_diverges_stops_before_a_new_call_reaches_a_server(workspace, tmp_path):
+def test_a_pass_that_diverges_stops_before_a_new_call_reaches_a_server(module_cache, tmp_path):
     code = """
 stamp := time.Now().Format(time.RFC3339Nano)
 r, err := webSearch(ctx, WebSearchInput{Query: stamp})
@@ -391,7 +391,7 @@ fmt.Println(r.Hits)
 """
 
     async def go() -> None:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             first = await box.step(code, [SEARCH])
             assert first.status == "pending"
             got = await box.step(code, [SEARCH], first.continuation, [run_client_tool(c) for c in first.calls])
@@ -404,7 +404,7 @@ fmt.Println(r.Hits)
 
 
 @pytest.mark.go
-def test_ten_sequential_client_calls_passes_and_continuation_size(workspace, tmp_path):
+def test_ten_sequential_client_calls_passes_and_continuation_size(module_cache, tmp_path):
     code = """
 total := ""
 for i := 0; i < 10; i++ {
@@ -418,7 +418,7 @@ fmt.Println(total)
 """
 
     async def go() -> None:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             cont, results, sizes, times = None, None, [], []
             while True:
                 start = time.monotonic()
@@ -440,7 +440,7 @@ fmt.Println(total)
 
 
 @pytest.mark.go
-def test_step_go_code_over_mcp_follows_the_code_result_protocol(workspace, tmp_path):
+def test_step_go_code_over_mcp_follows_the_code_result_protocol(module_cache, tmp_path):
     """The tool-level protocol as a real MCP client sees it from ``gocode serve --stateless-step``
     (the transcript in docs/stateless.md)."""
     cfg = tmp_path / "gocode.json"
@@ -490,7 +490,7 @@ def test_every_setting_is_documented():
 
 
 @pytest.mark.go
-def test_math_rand_repeats_itself_across_passes(workspace, tmp_path):
+def test_math_rand_repeats_itself_across_passes(module_cache, tmp_path):
     code = """
 r, err := webSearch(ctx, WebSearchInput{Query: fmt.Sprint(rand.Intn(1_000_000_000))})
 if err != nil {
@@ -500,7 +500,7 @@ fmt.Println(len(r.Hits))
 """
 
     async def go() -> None:
-        async with Toolbox(counter_config(tmp_path), workspace=workspace) as box:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             first = await box.step(code, [SEARCH])
             assert first.status == "pending"
             done = await box.step(code, [SEARCH], first.continuation, [run_client_tool(c) for c in first.calls])
@@ -510,9 +510,9 @@ fmt.Println(len(r.Hits))
 
 
 @pytest.mark.go
-def test_sync_toolbox_steps_too(workspace, tmp_path):
+def test_sync_toolbox_steps_too(module_cache, tmp_path):
     code = "n, err := increment(ctx, IncrementInput{By: 2})\nif err != nil {\n\treturn err\n}\ns, err := summarize(ctx, SummarizeInput{Text: fmt.Sprint(n.Count)})\nif err != nil {\n\treturn err\n}\nfmt.Println(s)"
-    with SyncToolbox(counter_config(tmp_path), workspace=workspace) as box:
+    with SyncToolbox(counter_config(tmp_path), module_cache=module_cache) as box:
         got = box.step(code, [SUMMARIZE])
         while got.status == "pending":
             got = box.step(code, [SUMMARIZE], got.continuation, [run_client_tool(c) for c in got.calls])

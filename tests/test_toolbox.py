@@ -155,9 +155,9 @@ def config() -> Any:
 
 
 @pytest_go
-def test_toolbox_dispatches_by_name(workspace):
+def test_toolbox_dispatches_by_name(module_cache):
     async def go() -> None:
-        async with Toolbox(config(), "vision", workspace=workspace) as tools:
+        async with Toolbox(config(), "vision", module_cache=module_cache) as tools:
             assert [t.name for t in tools.tools()] == [TOOL_NAME, "get-tiny-image"]
             assert [d["name"] for d in tools.definitions("anthropic")] == [TOOL_NAME, "get-tiny-image"]
             await tools.wait_warm()
@@ -220,14 +220,14 @@ def test_only_the_names_offered_are_routed():
 
 
 @pytest_go
-def test_toolbox_concurrent_calls_and_cancellation(workspace, tmp_path):
+def test_toolbox_concurrent_calls_and_cancellation(module_cache, tmp_path):
     pidfile = tmp_path / "pid"
     sleeper = (
         f"os.WriteFile({json.dumps(str(pidfile))}, []byte(strconv.Itoa(os.Getpid())), 0o644)\ntime.Sleep(time.Minute)"
     )
 
     async def go() -> int:
-        async with Toolbox(config(), "vision", workspace=workspace) as tools:
+        async with Toolbox(config(), "vision", module_cache=module_cache) as tools:
             outputs: dict[int, str] = {}
 
             async def one(i: int) -> None:
@@ -253,8 +253,8 @@ def test_toolbox_concurrent_calls_and_cancellation(workspace, tmp_path):
 
 
 @pytest_go
-def test_sync_toolbox(workspace):
-    with SyncToolbox(config(), "vision", workspace=workspace) as tools:
+def test_sync_toolbox(module_cache):
+    with SyncToolbox(config(), "vision", module_cache=module_cache) as tools:
         assert [t["function"]["name"] for t in tools.definitions("openai")] == [TOOL_NAME, "get-tiny-image"]
         r = tools.call(TOOL_NAME, {"code": WEATHER})
         assert r.text == WEATHER_OUT
@@ -262,7 +262,7 @@ def test_sync_toolbox(workspace):
 
 
 @pytest_go
-def test_example_agent_loop_with_a_scripted_model(workspace):
+def test_example_agent_loop_with_a_scripted_model(module_cache):
     """examples/agent_loop.py's loop, with a model that plays back a script and checks what it is sent."""
     agent = load_example("agent_loop")
     seen: list[list[dict[str, Any]]] = []
@@ -299,7 +299,7 @@ def test_example_agent_loop_with_a_scripted_model(workspace):
         return script[len(seen) - 1]
 
     async def go() -> str:
-        async with Toolbox(config(), "vision", workspace=workspace) as tools:
+        async with Toolbox(config(), "vision", module_cache=module_cache) as tools:
             return await agent.run_agent(tools, model, "What's the weather where I am?")
 
     answer = anyio.run(go)
@@ -346,7 +346,7 @@ def test_examples_parse_and_name_real_api():
 
 
 @pytest_go
-def test_pooled_programs_use_the_toolbox_sessions(workspace):
+def test_pooled_programs_use_the_toolbox_sessions(module_cache):
     """Programs reach the servers through the loopback endpoint: no server is started per run,
     calls are recorded per run, and the endpoint refuses anyone without a live run token."""
     import httpx2
@@ -374,7 +374,7 @@ fmt.Println(total)
 """
 
     async def go() -> None:
-        async with Toolbox(config(), "vision", workspace=workspace) as tools:
+        async with Toolbox(config(), "vision", module_cache=module_cache) as tools:
             r = await tools.execute(fanout)
             assert r.ok and r.output == "80\n", r.error_text()
             assert r.pooled and len(r.tool_calls) == 20
@@ -413,7 +413,7 @@ def test_unmatched_exclusions_are_warnings_with_suggestions():
 
 
 @pytest_go
-def test_a_server_that_dies_is_reconnected(workspace):
+def test_a_server_that_dies_is_reconnected(module_cache):
     """Kill the upstream server under a running toolbox: the next calls start a new session."""
     import os
     import signal
@@ -426,7 +426,7 @@ def test_a_server_that_dies_is_reconnected(workspace):
     cfg = config_from({"weather": server}, defaults={"codeMode": {"excludedTools": ["get_city"]}})
 
     async def go() -> None:
-        async with Toolbox(cfg, workspace=workspace) as tools:
+        async with Toolbox(cfg, module_cache=module_cache) as tools:
             assert (await tools.call("get_city")).result.structured_content == {"city": "Paris"}
             (victim,) = processes_with_env(marker)
             old = victim.split(":")[0]

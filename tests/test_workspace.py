@@ -24,7 +24,7 @@ from gocode.run import kept, workdir
 from gocode.run.kept import OUTPUT_DIR
 from gocode.run.runner import RunResult
 from gocode.toolbox import Toolbox
-from tests.conftest import ROOT, background, config_from, demo_stdio, free_port, workspace  # noqa: F401 (fixture)
+from tests.conftest import ROOT, background, config_from, demo_stdio, free_port, module_cache  # noqa: F401 (fixture)
 
 NOTES = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "notes_server.py")]}
 GOCODE = str(Path(sys.executable).parent / "gocode")
@@ -38,9 +38,9 @@ def notes_config(root: Path, **workspace_settings: object):
     return config_from({"notes": NOTES}, defaults={"codeMode": {"workspace": settings}})
 
 
-def run_all(config, workspace, *codes: str):  # noqa: F811
+def run_all(config, module_cache, *codes: str):  # noqa: F811
     async def go():
-        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(config, module_cache=module_cache, prewarm=False) as box:
             return [await box.execute(code) for code in codes]
 
     return asyncio.run(go())
@@ -127,10 +127,10 @@ def test_a_shared_workspace_is_its_models_group_and_nothing_outside_is_touched(t
 
 
 @pytest.mark.go
-def test_files_persist_between_calls(tmp_path, workspace):  # noqa: F811
+def test_files_persist_between_calls(tmp_path, module_cache):  # noqa: F811
     write = 'must(0, os.WriteFile("state.txt", []byte("kept"), 0o644))\nwd, _ := os.Getwd()\nfmt.Println(wd == os.Getenv("GOCODE_WORKSPACE"))\n'
     read = 'fmt.Println(string(must(os.ReadFile("state.txt"))))\n'
-    first, second = run_all(notes_config(tmp_path), workspace, write, read)
+    first, second = run_all(notes_config(tmp_path), module_cache, write, read)
     assert (first.output, second.output) == ("true\n", "kept\n"), (first.error_text(), second.error_text())
     assert (tmp_path / f"default--{KEY}" / "state.txt").read_text() == "kept"
 
@@ -148,7 +148,7 @@ fmt.Println("write via link:", os.WriteFile("link/new.txt", []byte("x"), 0o644) 
 
 
 @pytest.mark.go
-def test_the_sandbox_keeps_a_program_inside_its_workspace(workspace):  # noqa: F811
+def test_the_sandbox_keeps_a_program_inside_its_workspace(module_cache):  # noqa: F811
     # Open to everyone, so only the sandbox can refuse (not file permissions, when the program
     # runs as a user of its own).
     tmp_path = Path(tempfile.mkdtemp(prefix="gocode-escape-", dir="/tmp"))
@@ -158,7 +158,7 @@ def test_the_sandbox_keeps_a_program_inside_its_workspace(workspace):  # noqa: F
     other.chmod(0o777)
     (other / "secret.txt").write_text("secret")
     (other / "secret.txt").chmod(0o666)
-    (result,) = run_all(notes_config(tmp_path), workspace, ESCAPES % json.dumps(str(other)))
+    (result,) = run_all(notes_config(tmp_path), module_cache, ESCAPES % json.dumps(str(other)))
     tier = (result.sandbox or {}).get("tier")
     if tier is None:
         pytest.skip(f"this host runs programs unconfined: {result.sandbox}")
@@ -169,7 +169,7 @@ def test_the_sandbox_keeps_a_program_inside_its_workspace(workspace):  # noqa: F
     assert sorted(p.name for p in other.iterdir()) == ["secret.txt"]
     # A program that fails on such a path is told what it may reach.
     (failed,) = run_all(
-        notes_config(tmp_path), workspace, 'fmt.Print(string(must(os.ReadFile("../other/secret.txt"))))'
+        notes_config(tmp_path), module_cache, 'fmt.Print(string(must(os.ReadFile("../other/secret.txt"))))'
     )
     assert failed.phase == "runtime" and "open ../other/secret.txt: permission denied" in failed.stderr
     assert (
@@ -180,12 +180,12 @@ def test_the_sandbox_keeps_a_program_inside_its_workspace(workspace):  # noqa: F
 
 
 @pytest.mark.go
-def test_a_workspace_over_its_cap_is_a_clear_error(tmp_path, workspace):  # noqa: F811
+def test_a_workspace_over_its_cap_is_a_clear_error(tmp_path, module_cache):  # noqa: F811
     grow = 'must(0, os.WriteFile("big.bin", make([]byte, 2<<20), 0o644))\nfmt.Println("wrote")\n'
     more = 'must(0, os.WriteFile("more.bin", make([]byte, 256<<10), 0o644))\nfmt.Println("wrote")\n'
     hello = 'fmt.Println("hello")\n'
     config = notes_config(tmp_path, maxMB=1)
-    over, still, grown = run_all(config, workspace, grow, hello, more)
+    over, still, grown = run_all(config, module_cache, grow, hello, more)
     # Found over the cap after the run, or killed by the watch on it during the run.
     assert over.phase == "limit" and "gocode workspace clean" in over.stderr, over.error_text()
     assert "over its cap of 1 MB" in over.stderr or "all its caps allow (codeMode.workspace.maxMB" in over.stderr
@@ -201,12 +201,12 @@ def test_a_workspace_over_its_cap_is_a_clear_error(tmp_path, workspace):  # noqa
     cfg.write_text(json.dumps({"defaults": {"codeMode": {"workspace": {"dir": str(tmp_path), "id": KEY}}}}))
     cleaned = subprocess.run([GOCODE, "workspace", "clean", "-c", str(cfg)], capture_output=True, text=True)
     assert cleaned.returncode == 0 and "removed" in cleaned.stderr
-    (again,) = run_all(config, workspace, hello)
+    (again,) = run_all(config, module_cache, hello)
     assert again.output == "hello\n" and not again.warnings, again.error_text()
 
 
 @pytest.mark.go
-def test_a_workspace_over_its_cap_runs_the_program_that_deletes_files(tmp_path, workspace):  # noqa: F811
+def test_a_workspace_over_its_cap_runs_the_program_that_deletes_files(tmp_path, module_cache):  # noqa: F811
     ws = tmp_path / f"default--{KEY}"
     ws.mkdir()
     (ws / "big.bin").write_bytes(b"x" * (3 << 20))  # over the 1 MB cap before any run
@@ -216,7 +216,7 @@ def test_a_workspace_over_its_cap_runs_the_program_that_deletes_files(tmp_path, 
         'err := os.WriteFile("more.bin", make([]byte, 1<<20), 0o644)\nfmt.Println(errors.Is(err, os.ErrPermission))\n'
     )
     delete = 'must(0, os.Remove("big.bin"))\nfmt.Println("deleted")\n'
-    refused, deleted, wrote = run_all(notes_config(tmp_path, maxMB=1), workspace, write, delete, write)
+    refused, deleted, wrote = run_all(notes_config(tmp_path, maxMB=1), module_cache, write, delete, write)
     assert refused.ok and refused.output == "true\n", (refused.output, refused.error_text())
     assert deleted.ok and deleted.output == "deleted\n", deleted.error_text()
     assert not deleted.warnings and not (ws / "big.bin").exists()
@@ -224,9 +224,9 @@ def test_a_workspace_over_its_cap_runs_the_program_that_deletes_files(tmp_path, 
 
 
 @pytest.mark.go
-def test_a_5mb_result_comes_back_as_head_tail_and_path(tmp_path, workspace):  # noqa: F811
+def test_a_5mb_result_comes_back_as_head_tail_and_path(tmp_path, module_cache):  # noqa: F811
     big = "r := must(bigText(ctx, BigTextInput{Size: 5_000_000}))\nfmt.Print(r.Result)\n"
-    (result,) = run_all(notes_config(tmp_path), workspace, big)
+    (result,) = run_all(notes_config(tmp_path), module_cache, big)
     assert result.ok, result.error_text()
     assert result.output_bytes == 5_000_000 and not result.truncated
     kept = Path(result.output_file or "")
@@ -239,19 +239,19 @@ def test_a_5mb_result_comes_back_as_head_tail_and_path(tmp_path, workspace):  # 
     assert len(result.output) < 65536 + 400
     # The next program reads the rest from the file named in the answer.
     read = f'b := must(os.ReadFile({json.dumps(str(rel))}))\nlines := strings.Split(string(b), "\\n")\nfmt.Println(len(b), len(lines), lines[len(lines)-3])\n'
-    (after,) = run_all(notes_config(tmp_path), workspace, read)
+    (after,) = run_all(notes_config(tmp_path), module_cache, read)
     assert after.ok, after.error_text()
     assert after.output == "5000000 357145 line 00357141\n"
     assert os.path.getsize(kept) == 5_000_000
 
 
 @pytest.mark.go
-def test_a_result_longer_than_the_cap_comes_back_as_head_tail_and_path(tmp_path, workspace):  # noqa: F811
+def test_a_result_longer_than_the_cap_comes_back_as_head_tail_and_path(tmp_path, module_cache):  # noqa: F811
     # One tool result too large to print, handed back whole with result(): 800 kB of JSON.
     code = 'r := must(bigText(ctx, BigTextInput{Size: 800_000}))\nresult(map[string]any{"text": r.Result})\n'
 
     async def go():
-        async with Toolbox(notes_config(tmp_path), workspace=workspace, prewarm=False) as box:
+        async with Toolbox(notes_config(tmp_path), module_cache=module_cache, prewarm=False) as box:
             return await box.call("execute_go_code", {"code": code})
 
     answer = asyncio.run(go())
@@ -273,7 +273,7 @@ def test_a_result_longer_than_the_cap_comes_back_as_head_tail_and_path(tmp_path,
         f"var v struct{{ Text string }}\nmust(0, json.Unmarshal(must(os.ReadFile({json.dumps(str(rel))})), &v))\n"
         "fmt.Println(len(v.Text))\n"
     )
-    (after,) = run_all(notes_config(tmp_path), workspace, read)
+    (after,) = run_all(notes_config(tmp_path), module_cache, read)
     assert after.output == "800000\n", after.error_text()
 
 
@@ -411,7 +411,7 @@ def kept_here(result: RunResult, ws: Path) -> Path:
 
 
 @pytest.mark.go
-def test_a_planted_gocode_output_link_never_leads_the_controller_outside(workspace):  # noqa: F811
+def test_a_planted_gocode_output_link_never_leads_the_controller_outside(module_cache):  # noqa: F811
     tmp = Path(tempfile.mkdtemp(prefix="gocode-plant-", dir="/tmp"))
     tmp.chmod(0o755)
     outside = tmp / "outside"  # any directory on the host
@@ -427,10 +427,10 @@ def test_a_planted_gocode_output_link_never_leads_the_controller_outside(workspa
     a_ws, b_ws = root / f"a--{KEY}", root / f"b--{KEY}"
 
     async def go():
-        async with Toolbox(config, "b", workspace=workspace, prewarm=False) as b:
+        async with Toolbox(config, "b", module_cache=module_cache, prewarm=False) as b:
             own = await b.execute(LONG)
         b_kept = tree(b_ws / OUTPUT_DIR)
-        async with Toolbox(config, "a", workspace=workspace, prewarm=False) as a:
+        async with Toolbox(config, "a", module_cache=module_cache, prewarm=False) as a:
             plant = await a.execute(PLANT_LINK % json.dumps(str(outside)))
             assert own.ok and plant.output == "planted\n", (own.error_text(), plant.error_text())
             out = await a.execute(LONG)
@@ -453,7 +453,7 @@ def test_a_planted_gocode_output_link_never_leads_the_controller_outside(workspa
 
 
 @pytest.mark.go
-def test_bad_files_in_place_of_gocode_output_fail_only_the_kept_copy(tmp_path, workspace):  # noqa: F811
+def test_bad_files_in_place_of_gocode_output_fail_only_the_kept_copy(tmp_path, module_cache):  # noqa: F811
     config = notes_config(tmp_path)
     ws = tmp_path / f"default--{KEY}"
     dangling = PLANT_LINK % '"/nonexistent/gocode-output"'
@@ -464,7 +464,7 @@ def test_bad_files_in_place_of_gocode_output_fail_only_the_kept_copy(tmp_path, w
     )
 
     async def go():
-        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(config, module_cache=module_cache, prewarm=False) as box:
             planted = await box.execute(dangling)
             assert planted.ok, planted.error_text()
             out = await box.execute(LONG)
@@ -509,11 +509,11 @@ def test_open_kept_refuses_a_fifo_and_replaces_a_linked_path_to_the_workspace(tm
 
 
 @pytest.mark.go
-def test_kept_outputs_are_pruned_by_size_within_the_cap(tmp_path, workspace):  # noqa: F811
+def test_kept_outputs_are_pruned_by_size_within_the_cap(tmp_path, module_cache):  # noqa: F811
     # Four outputs of 1.5 MB each in a 4 MB workspace: each kept whole, the oldest making room.
     code = 'fmt.Print(strings.Repeat("x", 1_500_000))\n'
     config = notes_config(tmp_path, maxMB=4)
-    results = run_all(config, workspace, code, code, code, code)
+    results = run_all(config, module_cache, code, code, code, code)
     for r in results:
         assert r.ok and r.output_file is not None, r.error_text()
         assert r.output_bytes == 1_500_000 and "1500000 bytes in all, kept whole in the file" in r.output
@@ -524,12 +524,12 @@ def test_kept_outputs_are_pruned_by_size_within_the_cap(tmp_path, workspace):  #
 
 
 @pytest.mark.go
-def test_the_sessions_of_a_model_share_a_total_cap(tmp_path, workspace):  # noqa: F811
+def test_the_sessions_of_a_model_share_a_total_cap(tmp_path, module_cache):  # noqa: F811
     grow = 'must(0, os.WriteFile("f.bin", make([]byte, 700<<10), 0o644))\nfmt.Println("wrote")\n'
     config = notes_config(tmp_path, scope="session", maxMB=1, totalMB=2)
 
     async def go():
-        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(config, module_cache=module_cache, prewarm=False) as box:
             return [await box.execute(grow, session=s) for s in ("s1", "s2", "s3")]
 
     one, two, three = asyncio.run(go())
@@ -539,7 +539,7 @@ def test_the_sessions_of_a_model_share_a_total_cap(tmp_path, workspace):  # noqa
 
 
 @pytest.mark.go
-def test_an_empty_session_of_a_model_over_its_total_cap_may_not_grow(tmp_path, workspace):  # noqa: F811
+def test_an_empty_session_of_a_model_over_its_total_cap_may_not_grow(tmp_path, module_cache):  # noqa: F811
     # s1 leaves the model over totalMB (its files stay: nothing is deleted silently). s2's empty
     # workspace then has no room at all, which is still a cap: the program may not write there
     # (it once wrote gigabytes and was told so afterwards).
@@ -551,7 +551,7 @@ def test_an_empty_session_of_a_model_over_its_total_cap_may_not_grow(tmp_path, w
     config = notes_config(tmp_path, scope="session", maxMB=1, totalMB=2)
 
     async def go():
-        async with Toolbox(config, workspace=workspace, prewarm=False) as box:
+        async with Toolbox(config, module_cache=module_cache, prewarm=False) as box:
             return await box.execute(fill, session="s1"), await box.execute(grow, session="s2")
 
     filled, grew = asyncio.run(go())
@@ -563,7 +563,7 @@ def test_an_empty_session_of_a_model_over_its_total_cap_may_not_grow(tmp_path, w
 
 
 @pytest.mark.go
-def test_a_tree_too_deep_to_walk_fails_only_its_models_runs_and_can_be_deleted(tmp_path, workspace):  # noqa: F811
+def test_a_tree_too_deep_to_walk_fails_only_its_models_runs_and_can_be_deleted(tmp_path, module_cache):  # noqa: F811
     # 1,100 levels: deeper than Python recurses; the controller's walks are loops holding at most
     # files.MAX_DEPTH descriptors, and a tree deeper than that counts as over any cap.
     deep = 'must(0, os.MkdirAll(strings.Repeat("d/", 1100), 0o755))\nfmt.Println("made")\n'
@@ -574,7 +574,7 @@ def test_a_tree_too_deep_to_walk_fails_only_its_models_runs_and_can_be_deleted(t
         'for i := 1100; i > 0; i-- {\n\tif err := os.Remove(strings.Repeat("d/", i)); err != nil && !os.IsNotExist(err) {\n'
         '\t\treturn err\n\t}\n}\nfmt.Println("deleted")\n'
     )
-    made, still, deleted, after = run_all(notes_config(tmp_path), workspace, deep, hello, delete, hello)
+    made, still, deleted, after = run_all(notes_config(tmp_path), module_cache, deep, hello, delete, hello)
     assert made.phase == "limit" and "gocode workspace clean" in made.stderr, made.error_text()
     assert still.ok and any("too deep to measure" in w for w in still.warnings), (still.error_text(), still.warnings)
     assert deleted.ok and deleted.output == "deleted\n", deleted.error_text()

@@ -1,17 +1,18 @@
-"""``gocode exec``: run Go code once, as ``execute_go_code`` would."""
+"""``gocode exec``: run Go code once, as ``execute_go_code`` would (:func:`gocode.execution.exec_code`)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from gocode.cli.common import SECONDS, config_option, handle_errors, model_option, read_code, say_error, say_progress
 
 if TYPE_CHECKING:
-    from gocode.config import Config
+    from gocode.execution import Mode
+    from gocode.run.result import RunResult
 
 
 # The shell has no one to ask (no elicitation, no callback): say how to let the program run.
@@ -64,97 +65,40 @@ def exec_cmd(
     """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
     import asyncio
 
-    if source is None and replay_id is None:
-        raise click.UsageError("missing FILE|- (the Go code to run)")
-    if direct and (replay_id or dry_run):
-        raise click.UsageError("--direct cannot be combined with --replay or --dry-run (they need gocode's sessions)")
-    if plan_only and (replay_id or dry_run or direct):
-        raise click.UsageError("--plan runs nothing: it cannot be combined with --replay, --dry-run or --direct")
+    from gocode.errors import ExecRequestError
+    from gocode.execution import ExecRequest, check_request, exec_code
+
+    mode: Mode = "direct" if direct else "pooled"
+    try:  # before the code is read: a refused request never waits on stdin
+        check_request(has_code=source is not None, mode=mode, replay_id=replay_id, dry_run=dry_run, plan_only=plan_only)
+    except ExecRequestError as exc:
+        raise click.UsageError(str(exc)) from None
     code = read_code(source) if source is not None else None
-    if not (plan_only or direct or replay_id is not None):
-        assert code is not None
-        _report(asyncio.run(_exec_pooled(config_path, model, code, timeout, dry_run)), as_json)
-    from gocode.config import load_config
-
-    config = load_config(config_path)
-    if plan_only:
-        assert code is not None
-        ok, text = asyncio.run(plan_text(config, model, code, as_json))
-        click.echo(text) if ok else say_error(text)
-        sys.exit(0 if ok else 1)
-    if replay_id is not None:
-        from gocode.toolbox import replay_offline
-
-        result = asyncio.run(replay_offline(config, model, replay_id, timeout, code))
-    else:
-        assert code is not None
-        result = asyncio.run(_exec_direct(config, model, code, timeout))
-    _report(result, as_json)
+    request = ExecRequest(code, model, mode, replay_id, dry_run, plan_only, timeout)
+    outcome = asyncio.run(exec_code(config_path, request, progress=say_progress, warn=say_warning))
+    if outcome.plan is not None:
+        text = json.dumps(outcome.plan.as_json()) if as_json else outcome.plan.text()
+        click.echo(text) if outcome.plan.ok else say_error(text)
+        sys.exit(0 if outcome.plan.ok else 1)
+    assert outcome.run is not None
+    _report(outcome.run, as_json)
 
 
-def _report(result: Any, as_json: bool) -> NoReturn:
+def say_warning(msg: str) -> None:
+    say_error(f"gocode: warning: {msg}")
+
+
+def _report(result: RunResult, as_json: bool) -> NoReturn:
     """Print a run's output and error as the command promises, and exit with its status."""
     if as_json:
         click.echo(json.dumps(result.as_json()))
     else:
         click.echo(result.output, nl=False)
         if not result.ok:
-            say_error(result.error_text() if not result.output else result.error_text().split("\n\nstdout before")[0])
+            say_error(result.error_message())  # its output is printed above
             if result.phase == "approval":
                 say_error(APPROVAL_HINT)
         elif result.stderr.strip():
             say_error(result.stderr.rstrip())
     # A machine gocode could not set up (no Go, no module proxy) is gocode not running, not the code failing.
     sys.exit(0 if result.ok else 2 if result.phase == "setup" else 1)
-
-
-async def _exec_direct(config: Config, model: str | None, code: str, timeout: float | None) -> Any:
-    from gocode.codemode import CodeMode
-
-    cm = CodeMode(config, model)
-    await cm.refresh()
-    for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
-        say_error(f"gocode: warning: {exc}")
-    return await cm.execute(code, timeout, progress=say_progress)
-
-
-async def _exec_pooled(
-    config_path: str | None, model: str | None, code: str, timeout: float | None, dry_run: bool
-) -> Any:
-    from gocode.mcp.prestart import commands_in_file, prestarted
-
-    # gocode exec is the controller for its one run: its sessions serve the program. Its stdio
-    # servers start first, as the config file names them, so that their start and gocode's own
-    # (reading the config, importing the MCP SDK and the rest) happen at once.
-    async with prestarted(commands_in_file(config_path)):
-        from gocode.config import load_config
-
-        config = load_config(config_path)
-        config.code_mode_for(model)  # an unknown model ref: said before the SDK is loaded
-        from gocode.toolbox import Toolbox
-
-        async with Toolbox(config, model, prewarm=False, progress=say_progress) as box:
-            return await box.execute(code, timeout, dry_run=dry_run)
-
-
-async def plan_text(config: Config, model: str | None, code: str, as_json: bool) -> tuple[bool, str]:
-    """(ok, what to print) for ``gocode exec --plan``: the tools, or why the code does not check."""
-    from gocode.codemode import CodeMode
-    from gocode.tools.saved import expand_plan
-
-    cm = CodeMode(config, model, offer_saved=True)  # as `gocode exec` offers them (with codeMode.savedPrograms on)
-    await cm.refresh()
-    got = await cm.plan(code, progress=say_progress)
-    if got.plan is None:
-        return False, json.dumps({"ok": False, "errors": got.output}) if as_json else got.output.rstrip()
-    # What approving it means: the tools the saved programs it calls can reach.
-    reach = expand_plan(got.plan, cm.saved_programs)
-    held = cm.held_for(got.plan)  # what a run would be held for (docs/approvals.md)
-    if as_json:
-        return True, json.dumps(
-            {"ok": True, "plan": got.plan.as_json()}
-            | {"reach": reach.as_json(), "held": bool(held), "needsApproval": list(held)}
-        )
-    return True, got.plan.text() + (
-        f"\nwith the saved programs it calls: {reach.text()}" if reach != got.plan else ""
-    ) + (f"\nheld for approval: {', '.join(held)}" if held else "")

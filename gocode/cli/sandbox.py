@@ -38,7 +38,7 @@ def sandbox_doctor(config_path: str | None, model: str | None, as_json: bool) ->
         limits = load_config(config_path).code_mode_for(model).limits
 
     ws = ModuleCache()
-    if not ws.ready:  # the launcher is built in the module workspace; the Go parser helper is not needed
+    if not ws.ready:  # the launcher is built in the module cache; the Go parser helper is not needed
         ws.warmup(say_progress)
     host = asyncio.run(sandbox_mod.launcher_for(ws).probe())
     rows = sandbox_mod.describe(host)

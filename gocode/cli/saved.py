@@ -116,7 +116,7 @@ def build_cmd(config_path: str | None, model: str | None, out: str, name: str) -
         # The binary carries the config's servers with their ${VAR}s unexpanded: it reads them
         # from its own environment when it starts, so no secret of this machine is built in.
         specs = cm.server_specs(configured=load_config(config_path, KEEP_REFERENCES).mcp_servers)
-        return await build_binary(cm.workspace, cm.package, program, specs, Path(out))
+        return await build_binary(cm.module_cache, cm.package, program, specs, Path(out))
 
     try:
         click.echo(str(asyncio.run(build())))

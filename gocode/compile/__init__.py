@@ -1,1 +1,1 @@
-"""Building programs: the cached module workspace, direct compile and link, and the cache's housekeeping."""
+"""Building programs: the Go module cache, direct compile and link, and the cache's housekeeping."""

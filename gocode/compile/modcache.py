@@ -779,13 +779,13 @@ class ModuleCache:
 
 
 async def check_and_build(
-    workspace: ModuleCache, pkg: Package, code: ModelCode, progress: Progress | None = None
+    module_cache: ModuleCache, pkg: Package, code: ModelCode, progress: Progress | None = None
 ) -> BuildResult:
     """The build step of a run: the module cache set up (the first time, ``progress`` told), then
     ``code`` checked against ``pkg`` and built."""
-    if not workspace.ready:
-        await asyncio.to_thread(workspace.ensure, progress)
-    return await workspace.build(pkg, code)
+    if not module_cache.ready:
+        await asyncio.to_thread(module_cache.ensure, progress)
+    return await module_cache.build(pkg, code)
 
 
 def _clean_build_output(text: str, run_id: str) -> str:

@@ -35,7 +35,7 @@ async def run_demo(
     sandbox: str = "auto", progress: Callable[[str], None] | None = None
 ) -> tuple[RunResult, str, dict[str, float]]:
     """Run the example; returns its result, the declarations the model saw, and the times of
-    discovery, the set-up (the Go workspace and the sandbox launcher, once per machine) and the call."""
+    discovery, the set-up (the Go module cache and the sandbox launcher, once per machine) and the call."""
     config = demo_config()
     if sandbox != config.defaults.code_mode.sandbox:
         code_mode = config.defaults.code_mode.model_copy(update={"sandbox": sandbox})
@@ -43,14 +43,14 @@ async def run_demo(
     start = time.monotonic()
     async with Toolbox(config, prewarm=False, progress=progress) as box:
         discovered = time.monotonic()
-        # The workspace and the sandbox launcher are set up once per machine: timed apart from
+        # The module cache and the sandbox launcher are set up once per machine: timed apart from
         # the call they would delay.
         await box.set_up()
         ready = time.monotonic()
         result = await box.execute(DEMO_CODE)
         times = {
             "discoveryMs": round(1000 * (discovered - start), 1),
-            "workspaceSetupMs": round(1000 * (ready - discovered), 1),
+            "setupMs": round(1000 * (ready - discovered), 1),
             "callMs": round(1000 * (time.monotonic() - ready), 1),
         }
         return result, box.code_mode.declarations(), times

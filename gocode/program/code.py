@@ -16,7 +16,7 @@ from gocode.program.diagnostics import Diagnostic
 
 @dataclass(frozen=True)
 class ModelCode:
-    """The code as the model wrote it (parsed later, by the workspace's Go helper)."""
+    """The code as the model wrote it (parsed later, by the module cache's Go helper)."""
 
     source: str
 

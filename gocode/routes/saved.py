@@ -68,7 +68,7 @@ async def save_program(code_mode: CodeMode, request: SaveRequest, taken: set[str
             f"a saved program named {request.name!r} exists; pass replace (--force) to overwrite it"
         )
     program = await saved.derive(
-        code_mode.workspace,
+        code_mode.module_cache,
         code_mode.package,
         request.name,
         request.code,

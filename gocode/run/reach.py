@@ -39,7 +39,7 @@ class Reach(Protocol):
         ...
 
     async def confine(
-        self, workspace: ModuleCache, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
+        self, module_cache: ModuleCache, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
         workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         """The run's confinement, or why it runs without one; raises ``SandboxError`` when refused.
@@ -87,7 +87,7 @@ class OwnSessions:
         return [spec.get("env") or {} for spec in self.specs.values()]
 
     async def confine(
-        self, workspace: ModuleCache, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
+        self, module_cache: ModuleCache, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
         workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         return confine_direct(settings.sandbox)
@@ -115,11 +115,11 @@ class ControllerLoopback:
         return []  # the program starts no server
 
     async def confine(
-        self, workspace: ModuleCache, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
+        self, module_cache: ModuleCache, settings: CodeModeConfig, binary: Path, servers_json: str, timeout: float,
         workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         return await confine_pooled(
-            workspace, settings, binary, self.port, servers_json, timeout, workdir, shrink_only=shrink_only
+            module_cache, settings, binary, self.port, servers_json, timeout, workdir, shrink_only=shrink_only
         )
 
     def result_file(self, claims: contextlib.AsyncExitStack) -> Path | None:

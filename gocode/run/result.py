@@ -86,6 +86,13 @@ class RunResult:
 
     def error_text(self) -> str:
         """What a model reads when the call failed: the phase, the messages, the output so far."""
+        if not self.output or self.ok:
+            return self.error_message()
+        return f"{self.error_message()}\n\nstdout before the failure:\n{self.output.rstrip()}"
+
+    def error_message(self) -> str:
+        """The phase and the messages of a failed call, without the output it printed (which
+        :meth:`error_text` adds): for a reader who has seen that output already."""
         if self.ok:
             return ""
         heads = {
@@ -101,10 +108,7 @@ class RunResult:
             "setup": "not run",
             "resources": "the host ran out of a resource (retry later)",
         }
-        parts = [f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]]
-        if self.output:
-            parts.append(f"stdout before the failure:\n{self.output.rstrip()}")
-        return "\n\n".join(parts)
+        return f"{heads[self.phase]}:\n{self.stderr.strip()}" if self.stderr.strip() else heads[self.phase]
 
     def as_json(self) -> dict[str, Any]:
         doc = asdict(self)

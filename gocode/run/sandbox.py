@@ -461,16 +461,16 @@ async def confine(
         return confinement
 
 
-async def probe_state(workspace: ModuleCache, setting: str, *, quick: bool) -> dict[str, Any]:
+async def probe_state(module_cache: ModuleCache, setting: str, *, quick: bool) -> dict[str, Any]:
     """The tier ``setting`` gets on this host, with a ``note`` on why (never raises: a host that
     cannot tell gets none). ``quick``: ask the kernel from Python, building nothing; else the
-    launcher itself (built, with the workspace, if need be)."""
+    launcher itself (built, with the module cache, if need be)."""
     state: dict[str, Any] = {"setting": setting, "tier": None}
     if setting != "off":
         try:
-            launcher = launcher_for(workspace)
-            if not quick and not launcher.built and not workspace.ready:
-                await asyncio.to_thread(workspace.ensure)
+            launcher = launcher_for(module_cache)
+            if not quick and not launcher.built and not module_cache.ready:
+                await asyncio.to_thread(module_cache.ensure)
             decision = decide(setting, await (launcher.quick_probe() if quick else launcher.probe()))
             state.update(tier=decision.tier)
             if decision.note or decision.error or decision.warning:
@@ -499,7 +499,7 @@ def unconfined(decision: Decision) -> Unconfined:
 
 
 async def confine_pooled(
-    workspace: ModuleCache,
+    module_cache: ModuleCache,
     settings: CodeModeConfig,
     binary: Path,
     port: int,
@@ -513,7 +513,7 @@ async def confine_pooled(
     ``port``: its confinement, or why it runs without one; raises :class:`SandboxError` when refused."""
     if settings.sandbox == "off":
         return {"setting": "off", "tier": None}
-    got = await confine(workspace, settings, binary, port, servers_json, timeout, workdir, shrink_only=shrink_only)
+    got = await confine(module_cache, settings, binary, port, servers_json, timeout, workdir, shrink_only=shrink_only)
     return got if isinstance(got, Confinement) else unconfined(got)
 
 

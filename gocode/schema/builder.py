@@ -565,7 +565,9 @@ def build_package(toolset: ToolSet) -> Package:
     b = _Builder()
     funcs_reg = Registry(set(GO_KEYWORDS) | set(GO_PREDECLARED) | set(RESERVED_FUNC_NAMES))
     funcs: list[ToolFunc] = []
-    for t in toolset.by_seniority():
+    # The order names are taken in, and the order the tools are shown in.
+    seniority, shown = toolset.by_seniority(), toolset.tools()
+    for t in seniority:
         plain = _unreserved(camel(t.name))
         if not funcs_reg.taken(plain) and not b.types.taken(export(plain)):
             name = _claim_func(funcs_reg, b.types, plain)
@@ -579,9 +581,9 @@ def build_package(toolset: ToolSet) -> Package:
     shared = dedupe_types(funcs)
     kept = guessed_field_types(keep_tool_type_names(funcs, shared), b.types)
     # Shown in the tool set's display order, each typed companion right after its tool.
-    position = {(t.server, t.name): i for i, t in enumerate(toolset.tools())}
+    position = {(t.server, t.name): i for i, t in enumerate(shown)}
     ordered: list[ToolFunc] = []
-    infos = {(t.server, t.name): t for t in toolset.tools()}
+    infos = {(t.server, t.name): t for t in shown}
     for f in sorted(kept, key=lambda f: position[(f.server, f.tool)]):
         ordered.append(f)
         info = infos[(f.server, f.tool)]

@@ -1,7 +1,7 @@
 """The operator's endpoints of ``gocode serve --transport http``: health, readiness, metrics.
 
 - ``GET /healthz``: 200 while the process answers (liveness). No token, no details.
-- ``GET /readyz``: 200 once the servers were discovered, the Go workspace is warm and the tool
+- ``GET /readyz``: 200 once the servers were discovered, the Go module cache is warm and the tool
   definitions are settled, else 503 with a JSON status (``starting`` until then, ``not ready``
   when warming up failed) and reason (readiness: a load balancer sends traffic only to ready replicas).
   No token; the reason names a state, never a server, path or setting.

@@ -1,17 +1,16 @@
 """Which tools a model gets in Go and which as regular tools: ``codeMode.enabled`` (``auto``
-decided by what the tools' classic definitions cost), ``excludedTools``, and result types
-inferred from what tools answered. Pure: no servers, no Go; ``gocode list`` reads it without
-loading the rest of code mode."""
+decided by what the tools' classic definitions cost) and ``excludedTools``. (The result types
+inferred from what tools answered are given by :mod:`gocode.schema.inferred`, a stage below.)
+Pure: no servers, no Go; ``gocode list`` reads it without loading the rest of code mode."""
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gocode.config import CodeModeConfig
 from gocode.mcp.listing import DiscoveryResult
-from gocode.schema.media import returns_media
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 
 
@@ -60,35 +59,6 @@ def in_config_order(servers: list[ServerTools], configured: list[str]) -> list[S
     added later, never takes a name an existing tool has."""
     rank = {name: i for i, name in enumerate(configured)}
     return sorted(servers, key=lambda s: (rank.get(s.server, len(rank)), s.server if s.server not in rank else ""))
-
-
-def typeable(view: ToolView) -> frozenset[tuple[str, str]]:
-    """The code-mode tools whose result could be typed by what it looked like: those that
-    declare no output schema and are not expected to answer with images or audio."""
-    return frozenset(
-        (t.server, t.name) for t in view.code_tools.tools() if t.output_schema is None and not returns_media(t)
-    )
-
-
-def with_inferred_outputs(view: ToolView, inferred: dict[tuple[str, str], dict[str, Any]]) -> ToolView:
-    """``view`` with each typeable tool in ``inferred`` given that output schema, marked as
-    inferred (pure; a declared output schema always wins)."""
-    use = {k: v for k, v in inferred.items() if k in typeable(view)}
-    if not use:
-        return view
-    servers = tuple(
-        replace(
-            s,
-            tools=tuple(
-                replace(t, output_schema=use[(t.server, t.name)], output_inferred=True)
-                if (t.server, t.name) in use
-                else t
-                for t in s.tools
-            ),
-        )
-        for s in view.code_tools.servers
-    )
-    return replace(view, code_tools=ToolSet(servers))
 
 
 # enabled: auto turns code mode on when the tools' classic definitions cost more than this
