@@ -44,6 +44,8 @@ type ServerSpec struct {
 	// StreamURL: where calls that want progress go, when it is not URL (the controller's
 	// endpoint answers URL with plain JSON, which has no room for notifications).
 	StreamURL string `json:"streamUrl,omitempty"`
+	// ClientVersion: gocode's version, which the program introduces itself with (clientInfo).
+	ClientVersion string `json:"clientVersion,omitempty"`
 }
 
 // A ToolError is a tool call that the server answered with isError: the tool's own message.
@@ -150,7 +152,7 @@ func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.Cli
 	switch spec.Transport {
 	case "stdio", "":
 		cmd := exec.Command(spec.Command, spec.Args...)
-		cmd.Env = serverEnv(spec.Env)
+		cmd.Env = serverEnv(processEnv(), spec.Env)
 		cmd.Dir = spec.Dir
 		c.stderr = &tail{max: 8192}
 		cmd.Stderr = c.stderr
@@ -167,7 +169,11 @@ func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.Cli
 	}
 	// Empty capabilities: advertising roots changes some servers' tool lists and keeps
 	// server-everything alive after stdin closes.
-	client := mcp.NewClient(&mcp.Implementation{Name: "gocode", Version: "0.1.0"}, &mcp.ClientOptions{
+	version := spec.ClientVersion
+	if version == "" {
+		version = "0"
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "gocode", Version: version}, &mcp.ClientOptions{
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: onProgress,
 	})
@@ -212,19 +218,6 @@ func specNames() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func serverEnv(extra map[string]string) []string {
-	env := make([]string, 0, len(os.Environ())+len(extra))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, EnvServers+"=") {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range extra {
-		env = append(env, k+"="+v)
-	}
-	return env
 }
 
 // headerClient sends the configured headers (e.g. Authorization) with every request.

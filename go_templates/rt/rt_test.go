@@ -410,16 +410,22 @@ func TestCallToolStreamReportsProgress(t *testing.T) {
 	}
 }
 
-func TestServerEnvHidesServerSpecs(t *testing.T) {
-	t.Setenv(EnvServers, `{"secret":{}}`)
-	env := serverEnv(map[string]string{"EXTRA": "1"})
-	for _, kv := range env {
-		if strings.HasPrefix(kv, EnvServers+"=") {
-			t.Fatalf("a server's environment carries %s", EnvServers)
-		}
+func TestServerEnvPassesOnlyTheBaseAndTheConfig(t *testing.T) {
+	environ := []string{
+		EnvServers + `={"secret":{}}`, "PATH=/bin", "HOME=/home/u", "LC_ALL=C.UTF-8",
+		"AWS_SECRET_ACCESS_KEY=s3cr3t", "GOCODE_TOKEN=t", "TERM=() { :; }", "USER=u",
 	}
-	if env[len(env)-1] != "EXTRA=1" {
-		t.Fatalf("the configured variable is missing: %v", env[len(env)-1])
+	got := map[string]string{}
+	for _, kv := range serverEnv(environ, map[string]string{"EXTRA": "1", "USER": "svc"}) {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := got[k]; dup {
+			t.Fatalf("%s is set twice", k)
+		}
+		got[k] = v
+	}
+	want := map[string]string{"PATH": "/bin", "HOME": "/home/u", "LC_ALL": "C.UTF-8", "EXTRA": "1", "USER": "svc"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("serverEnv = %v, want %v", got, want)
 	}
 }
 

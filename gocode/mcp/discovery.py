@@ -37,6 +37,7 @@ from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError, ServerExited
 from gocode.mcp import sdk_private
 from gocode.mcp.cache import RecentListings
+from gocode.mcp.clientinfo import client_info
 from gocode.mcp.listing import DiscoveryResult, Listing, list_tools, server_tools
 from gocode.mcp.prestart import server_env
 from gocode.mcp.stdio import exit_status, tolerant_stdio_client
@@ -77,7 +78,12 @@ async def open_client(
     a stdio server's output ends (it exited).
     """
     transport: Any
-    opts: dict[str, Any] = {"mode": mode, "read_timeout_seconds": read_timeout, "message_handler": message_handler}
+    opts: dict[str, Any] = {
+        "mode": mode,
+        "read_timeout_seconds": read_timeout,
+        "message_handler": message_handler,
+        "client_info": client_info(),
+    }
     if server.type == "stdio":
         params = StdioServerParameters(
             command=server.command or "", args=list(server.args), env=server_env(server), cwd=server.cwd
