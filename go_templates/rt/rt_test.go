@@ -76,6 +76,13 @@ func newLoopback(t *testing.T) *loopback {
 		}
 		return &mcp.CallToolResult{Content: text("done")}
 	})
+	add("progress_now", func(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+		token := req.Params.GetProgressToken()
+		for i := 1; i <= 3; i++ {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 3})
+		}
+		return &mcp.CallToolResult{Content: text("done")}
+	})
 	add("search_tools", func(_ context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 		var args struct{ Query string }
 		_ = json.Unmarshal(req.Params.Arguments, &args)
@@ -404,9 +411,57 @@ func TestCallToolStreamReportsProgress(t *testing.T) {
 		t.Fatalf("progress seen = %+v, want %+v", seen, want)
 	}
 	n := 0
-	progressFns.Range(func(any, any) bool { n++; return true })
+	progressWatches.Range(func(any, any) bool { n++; return true })
 	if n != 0 {
 		t.Fatalf("%d progress watchers left after the call", n)
+	}
+}
+
+func TestCallToolStreamHandsOverEveryNotificationBeforeReturning(t *testing.T) {
+	lb := newLoopback(t)
+	useServers(t, map[string]ServerSpec{"svc": {Transport: "http", URL: lb.URL}})
+	for range 3 {
+		var seen []float64
+		_, err := CallToolStream(testContext(t), "svc.progress_now", nil, func(p Progress) {
+			time.Sleep(20 * time.Millisecond) // a slow callback: the answer arrives before it is done
+			seen = append(seen, p.Progress)
+		})
+		if err != nil || !reflect.DeepEqual(seen, []float64{1, 2, 3}) {
+			t.Fatalf("CallToolStream: progress seen %v, error %v; want 1 2 3", seen, err)
+		}
+	}
+}
+
+func TestHTTPErrorsSayTheStatusAndWhatToCheck(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		want   string
+	}{
+		{401, "HTTP 401 Unauthorized: check the server's headers (its token) in the config"},
+		{403, "HTTP 403 Forbidden: check the server's headers (its token) in the config"},
+		{404, "HTTP 404 Not Found: check the server's url in the config"},
+		{500, "HTTP 500 Internal Server Error"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "no", tt.status)
+		}))
+		useServers(t, map[string]ServerSpec{"svc": {Transport: "http", URL: srv.URL, ConnectTimeout: 10}})
+		_, err := CallText(testContext(t), "svc", "echo", nil)
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("status %d: error = %v, want it to say %q", tt.status, err, tt.want)
+		}
+	}
+}
+
+func TestCallWithoutArgumentsSendsAnObject(t *testing.T) {
+	lb := newLoopback(t)
+	useServers(t, map[string]ServerSpec{"svc": {Transport: "http", URL: lb.URL}})
+	for _, args := range []any{nil, map[string]any(nil)} {
+		got, err := CallText(testContext(t), "svc", "echo", args)
+		if err != nil || got != "{}" {
+			t.Fatalf("CallText(echo, %#v) = %q, %v; want {}", args, got, err)
+		}
 	}
 }
 

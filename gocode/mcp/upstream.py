@@ -264,7 +264,10 @@ class Upstream:
         assert client is not None
         try:
             with anyio.fail_after(timeout):
-                return await client.call_tool(tool, arguments, progress_callback=progress)
+                # A call without arguments still sends an object: servers validate against the
+                # tool's object schema and reject a missing or null one.
+                args = {} if arguments is None else arguments
+                return await client.call_tool(tool, args, progress_callback=progress)
         except MCPError as exc:
             if sent_by_server(exc):
                 raise
