@@ -808,6 +808,11 @@ class Toolbox:
         try:
             reporter = _CallProgress(progress, notice)
             result, run = await self._dispatch(route, arguments, reporter, approve, session, setup_wait)
+        except anyio.get_cancelled_exc_class():  # the client cancelled the call, or hung up
+            kind = "code" if route.tool is None else "passthrough"
+            self.metrics.call(kind, "cancelled", "cancelled")
+            logs.log_call(name, kind, "cancelled", "cancelled", (time.monotonic() - start) * 1000, request_id=rid)
+            raise
         finally:
             logs.REQUEST_ID.reset(token)
         meta = dict(result.meta or {})
