@@ -99,18 +99,22 @@ func noteRead(msg []byte) {
 	if !bytes.Contains(msg, progressMethod) {
 		return // the common case, without decoding
 	}
+	var batch []json.RawMessage
+	if json.Unmarshal(msg, &batch) == nil {
+		for _, m := range batch { // a batch holds messages, never batches: one level only
+			noteOne(m)
+		}
+		return
+	}
+	noteOne(msg)
+}
+
+func noteOne(msg []byte) {
 	var one struct {
 		Method string `json:"method"`
 		Params struct {
 			ProgressToken any `json:"progressToken"`
 		} `json:"params"`
-	}
-	var batch []json.RawMessage
-	if json.Unmarshal(msg, &batch) == nil {
-		for _, m := range batch {
-			noteRead(m)
-		}
-		return
 	}
 	if json.Unmarshal(msg, &one) != nil || one.Method != "notifications/progress" {
 		return

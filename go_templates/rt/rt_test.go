@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -429,6 +430,57 @@ func TestCallToolStreamHandsOverEveryNotificationBeforeReturning(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(seen, []float64{1, 2, 3}) {
 			t.Fatalf("CallToolStream: progress seen %v, error %v; want 1 2 3", seen, err)
 		}
+	}
+}
+
+func TestNoteReadCountsOnlyWatchedProgressAndStaysLinear(t *testing.T) {
+	token, done := watchProgress(func(Progress) {})
+	defer done(context.Background())
+	note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":1}}`
+	other := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"someone-else","progress":1}}`
+	for _, msg := range []string{note, "[" + note + "," + other + "]", other, `{"method":"tools/call"}`} {
+		noteRead([]byte(msg))
+	}
+	// A server's deeply nested "batch" is not a batch: not walked level by level.
+	deep := strings.Repeat("[", 9000) + note + strings.Repeat("]", 9000)
+	start := time.Now()
+	for range 50 {
+		noteRead([]byte(deep))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("50 deeply nested lines took %s", d)
+	}
+	v, _ := progressWatches.Load(token)
+	w := v.(*progressWatch)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.read != 2 {
+		t.Fatalf("counted %d notifications for the watched token, want 2", w.read)
+	}
+}
+
+func TestEventReaderNotesDataLinesAcrossChunks(t *testing.T) {
+	token, done := watchProgress(func(Progress) {})
+	defer done(context.Background())
+	note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":1}}`
+	stream := "id: 1\ndata: " + note + "\n\n" + "data: " + strings.Repeat("x", maxNoted+10) + "\n\ndata: " + note + "\r\n\n"
+	e := &eventReader{body: io.NopCloser(strings.NewReader(stream))}
+	buf := make([]byte, 7) // tiny reads: every line is split across chunks
+	var got strings.Builder
+	for {
+		n, err := e.Read(buf)
+		got.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if got.String() != stream {
+		t.Fatalf("the stream was changed")
+	}
+	v, _ := progressWatches.Load(token)
+	w := v.(*progressWatch)
+	if w.read != 2 || len(e.partial) != 0 {
+		t.Fatalf("counted %d, kept %d bytes; want 2 and 0", w.read, len(e.partial))
 	}
 }
 
