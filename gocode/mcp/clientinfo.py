@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import functools
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
-from mcp_types import Implementation
+if TYPE_CHECKING:
+    from mcp_types import Implementation
 
 CLIENT_NAME = "gocode"
 
@@ -25,4 +27,6 @@ def client_version() -> str:
 
 
 def client_info() -> Implementation:
+    from mcp_types import Implementation  # here: the run stage reads the version without the SDK
+
     return Implementation(name=CLIENT_NAME, version=client_version())
