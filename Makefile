@@ -13,8 +13,15 @@ NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/server-sequential-thinking@2026.8.31 \
 	@modelcontextprotocol/inspector-cli@1.0.3
 NPM_STAMP := $(NPM_PREFIX)/.installed
+# The MCP conformance suite and what it runs on, pinned: Node 22 from npm's `node` package (the
+# suite needs Node >= 22), and the dependencies of its reference server
+# (tests/conformance/everything-server.ts, from the suite's repository at the same tag).
+CONFORMANCE_PREFIX := .cache/conformance
+CONFORMANCE_PACKAGES := node@22.23.3 @modelcontextprotocol/conformance@0.1.16 tsx@4.21.0 \
+	@modelcontextprotocol/sdk@1.32.2 express@5.2.1 cors@2.8.5 zod@4.3.6
+CONFORMANCE_STAMP := $(CONFORMANCE_PREFIX)/.installed
 
-.PHONY: demo test test-fast test-go lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask bench-cli haproxy clean
+.PHONY: demo test test-fast test-go conformance lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask bench-cli haproxy clean
 
 # Two installs into one virtualenv: gocode and its own dependencies (all `make demo` needs; pip
 # shows each download as it goes), and the test tools on top (`make test`, `make lint`, …).
@@ -43,11 +50,16 @@ $(NPM_STAMP): Makefile
 		$(NPM_PREFIX)/node_modules/@modelcontextprotocol/package.json
 	touch $@
 
+$(CONFORMANCE_STAMP): Makefile
+	mkdir -p $(CONFORMANCE_PREFIX)
+	npm install --silent --no-audit --no-fund --prefix $(CONFORMANCE_PREFIX) $(CONFORMANCE_PACKAGES)
+	touch $@
+
 # HAProxy from the distribution, for the replica tests and bench-load (CI runs as root on Debian).
 haproxy:
 	command -v haproxy >/dev/null || (apt-get update -qq && apt-get install -y haproxy)
 
-setup: $(TEST_STAMP) $(NPM_STAMP) haproxy
+setup: $(TEST_STAMP) $(NPM_STAMP) $(CONFORMANCE_STAMP) haproxy
 	$(BIN)/gocode warmup
 
 demo: $(DEMO_STAMP)
@@ -73,6 +85,12 @@ test-fast: $(TEST_STAMP) lint
 # The Go sources' unit tests (go_templates/*/..._test.go) alone; `make test` runs them too, in pytest.
 test-go: setup
 	$(BIN)/pytest -q -p no:cacheprovider tests/test_go_unit.py
+
+# The MCP conformance suite against gocode serve (passthrough and code mode) and its clients
+# (gocode call, exec, exec --direct); expected failures: tests/conformance/expected-failures.yaml.
+# `make test` runs it too, in pytest (about a minute).
+conformance: setup
+	$(BIN)/pytest -q -p no:cacheprovider tests/test_conformance.py
 
 bench: setup
 	$(BIN)/python bench/run.py

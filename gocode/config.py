@@ -28,7 +28,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from gocode.errors import ConfigError, UnsetVariable
 from gocode.paths import DEFAULT_CONFIG_NAME
 
-DEFAULT_TIMEOUT_S = 60.0
+# Under the TypeScript SDK's 60 s request timeout, with room for the build (see README, Timeouts).
+DEFAULT_TIMEOUT_S = 50.0
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
 DEFAULT_CONNECT_TIMEOUT_S = 60.0
 DEFAULT_MODEL_TIMEOUT_S = 120.0

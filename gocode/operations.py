@@ -134,6 +134,12 @@ class Operations:
             )  # fmt: skip
         logs.log_call(name, kind, phase, outcome, (time.monotonic() - started) * 1000, **fields)
 
+    def cancelled(self, name: str, kind: str, started: float, rid: str) -> None:
+        """One tool call its client cancelled (or hung up on) before it was answered: counted
+        and logged as ``cancelled``."""
+        self.metrics.call(kind, "cancelled", "cancelled")
+        logs.log_call(name, kind, "cancelled", "cancelled", (time.monotonic() - started) * 1000, request_id=rid)
+
     async def housekeep(self) -> dict[str, Any] | None:
         """Mark this controller's module cache and bindings used, and bound the cache (see
         :mod:`gocode.compile.housekeeping`; ``$GOCODE_CACHE_MAX_SIZE``, ``$GOCODE_CACHE_MAX_AGE``)."""

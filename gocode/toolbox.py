@@ -446,6 +446,9 @@ class Toolbox:
         try:
             waited = await self.runs.wait_setup(ctx.reporter.note, setup_wait) if handler.runs_code else None
             answer = await handler.handle(arguments, ctx) if waited is None else Answer(run_to_result(waited), waited)
+        except anyio.get_cancelled_exc_class():  # the client cancelled the call, or hung up
+            self.operations.cancelled(name, handler.kind, start, rid)
+            raise
         finally:
             logs.REQUEST_ID.reset(token)
         result, run = answer.result, answer.run

@@ -259,7 +259,7 @@ def test_description_states_the_rules_and_points_to_search_when_incomplete():
     cm.go_version = lambda: "1.26"  # type: ignore[method-assign]
     cm.use(list(load_all().servers))
     desc = cm.description()
-    for part in ("Go 1.26", "golang.org/x/sync/errgroup", "imports are added automatically", "must(", "60 s"):
+    for part in ("Go 1.26", "golang.org/x/sync/errgroup", "imports are added automatically", "must(", "50 s"):
         assert part in desc
     assert "sandboxed: files only in its working directory" in desc and "search_go_tools" in desc
     assert tokens.count_json(cm.tool_definition()) <= 2500

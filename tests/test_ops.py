@@ -261,6 +261,46 @@ def test_metrics_count_calls_and_need_the_token(served):
     assert not any(dict(labels).keys() - {"kind", "phase", "outcome", "server", "le"} for _, labels in after)
 
 
+def test_a_call_the_client_cancels_is_logged_and_counted(served):
+    """notifications/cancelled for a running execute_go_code: one `call` line with outcome
+    cancelled, counted under that outcome, and the session goes on."""
+    before = metrics(served.url)
+    marker = uuid.uuid4().hex
+    code = f'fmt.Println("started {marker}")\ntime.Sleep(50 * time.Second)'
+
+    key = ("gocode_calls_total", (("kind", "code"), ("outcome", "cancelled"), ("phase", "cancelled")))
+
+    async def go() -> bool:
+        started = anyio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            if message and marker in message:
+                started.set()
+
+        async with client(served.url) as c:
+            async with anyio.create_task_group() as tg:
+
+                async def running() -> None:
+                    await c.call_tool("execute_go_code", {"code": code}, progress_callback=on_progress)
+
+                tg.start_soon(running)
+                with anyio.fail_after(60):
+                    await started.wait()  # the program runs
+                tg.cancel_scope.cancel()  # the SDK sends notifications/cancelled for the request
+            # Counted while this session stays open: the cancel, not a client hanging up.
+            with anyio.fail_after(60):
+                while (await anyio.to_thread.run_sync(metrics, served.url)).get(key, 0.0) - before.get(key, 0.0) < 1:
+                    await anyio.sleep(0.1)
+            return not (await c.call_tool("execute_go_code", {"code": 'fmt.Println("after")'})).is_error
+
+    assert anyio.run(go)
+    assert metrics(served.url).get(key, 0.0) - before.get(key, 0.0) == 1
+    lines = [line for line in served.log_lines() if line.get("logger") == "gocode.calls"]
+    cancelled = [line for line in lines if line["outcome"] == "cancelled"]
+    assert len(cancelled) == 1 and cancelled[0]["phase"] == "cancelled", lines[-5:]
+    assert cancelled[0]["tool"] == "execute_go_code" and cancelled[0]["request_id"]
+
+
 def test_clients_that_close_right_after_initializing_leave_no_errors_in_the_log(tmp_path):
     """A client that deletes its session while its notifications/initialized is being handed on
     (a race the SDK loses about half the time) is not a server error: no traceback, no error line."""

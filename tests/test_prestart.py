@@ -17,6 +17,7 @@ from gocode.config import ServerConfig, load_config
 from gocode.errors import DiscoveryError
 from gocode.mcp.discovery import connect, failure, list_all_tools
 from gocode.mcp.prestart import Command, command_for, commands_in_file, prestarted
+from gocode.mcp.serverenv import base_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,7 +151,7 @@ def test_the_servers_read_early_are_started_as_the_config_starts_them(tmp_path, 
     assert sorted(early) == ["plain", "typed"]
     for name, command in early.items():
         assert command == command_for(servers[name])
-    assert early["plain"] == Command(["srv", "--port", "1"], {**os.environ, "A": "b"}, "/tmp")
+    assert early["plain"] == Command(["srv", "--port", "1"], {**base_environment(), "A": "b"}, "/tmp")
     monkeypatch.chdir(tmp_path)
     assert sorted(commands_in_file(None)) == ["plain", "typed"]  # gocode.yaml in the working directory
     for text in ("mcpServers: [1, 2]", "{not yaml", "mcpServers:\n  x: {command: [a]}\n"):

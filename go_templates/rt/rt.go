@@ -44,6 +44,8 @@ type ServerSpec struct {
 	// StreamURL: where calls that want progress go, when it is not URL (the controller's
 	// endpoint answers URL with plain JSON, which has no room for notifications).
 	StreamURL string `json:"streamUrl,omitempty"`
+	// ClientVersion: gocode's version, which the program introduces itself with (clientInfo).
+	ClientVersion string `json:"clientVersion,omitempty"`
 }
 
 // A ToolError is a tool call that the server answered with isError: the tool's own message.
@@ -62,6 +64,7 @@ type conn struct {
 	stderr  *tail
 	cancel  context.CancelCauseFunc // ends the session's context after Close
 	command *commandTransport       // a stdio server's transport (how its process ended)
+	http    *httpTransport          // an HTTP server's client (the last error status it answered)
 }
 
 var (
@@ -150,7 +153,7 @@ func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.Cli
 	switch spec.Transport {
 	case "stdio", "":
 		cmd := exec.Command(spec.Command, spec.Args...)
-		cmd.Env = serverEnv(spec.Env)
+		cmd.Env = serverEnv(processEnv(), spec.Env)
 		cmd.Dir = spec.Dir
 		c.stderr = &tail{max: 8192}
 		cmd.Stderr = c.stderr
@@ -159,15 +162,25 @@ func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.Cli
 		c.command = &commandTransport{server: server, cmd: cmd, terminate: time.Second}
 		transport = c.command
 	case "http":
-		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers), MaxRetries: -1}
+		// MaxRetries left at the SDK's default: a server may end a call's stream and expect
+		// the client to resume it (GET with Last-Event-ID after its retry delay).
+		var client *http.Client
+		client, c.http = newHTTPClient(spec.Headers)
+		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: client}
 	case "sse":
-		transport = &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers)}
+		var client *http.Client
+		client, c.http = newHTTPClient(spec.Headers)
+		transport = &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: client}
 	default:
 		return nil, fmt.Errorf("server %q: unknown transport %q", server, spec.Transport)
 	}
 	// Empty capabilities: advertising roots changes some servers' tool lists and keeps
 	// server-everything alive after stdin closes.
-	client := mcp.NewClient(&mcp.Implementation{Name: "gocode", Version: "0.1.0"}, &mcp.ClientOptions{
+	version := spec.ClientVersion
+	if version == "" {
+		version = "0"
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "gocode", Version: version}, &mcp.ClientOptions{
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: onProgress,
 	})
@@ -180,7 +193,7 @@ func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.Cli
 		if how := c.command.ended(time.Second); how != "" {
 			err = fmt.Errorf("%s: %w", how, err)
 		}
-		return nil, fmt.Errorf("connecting to MCP server %q%s: %w%s", server, describe(spec), err, c.stderrTail())
+		return nil, fmt.Errorf("connecting to MCP server %q%s: %w%s%s", server, describe(spec), err, c.statusHint(), c.stderrTail())
 	}
 	c.cancel = cancel
 	return session, nil
@@ -191,6 +204,17 @@ func describe(spec ServerSpec) string {
 		return fmt.Sprintf(" (command %q)", strings.Join(append([]string{spec.Command}, spec.Args...), " "))
 	}
 	return fmt.Sprintf(" (%s %s)", spec.Transport, spec.URL)
+}
+
+// statusHint is the HTTP error status the server answered, with what to check, or "".
+func (c *conn) statusHint() string {
+	if c == nil {
+		return ""
+	}
+	if hint := c.http.statusHint(); hint != "" {
+		return " (" + hint + ")"
+	}
+	return ""
 }
 
 func (c *conn) stderrTail() string {
@@ -214,40 +238,6 @@ func specNames() []string {
 	return names
 }
 
-func serverEnv(extra map[string]string) []string {
-	env := make([]string, 0, len(os.Environ())+len(extra))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, EnvServers+"=") {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range extra {
-		env = append(env, k+"="+v)
-	}
-	return env
-}
-
-// headerClient sends the configured headers (e.g. Authorization) with every request.
-func headerClient(headers map[string]string) *http.Client {
-	if len(headers) == 0 {
-		return nil
-	}
-	return &http.Client{Transport: &headerTransport{headers: headers, base: http.DefaultTransport}}
-}
-
-type headerTransport struct {
-	headers map[string]string
-	base    http.RoundTripper
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range t.headers {
-		req.Header.Set(k, v)
-	}
-	return t.base.RoundTrip(req)
-}
-
 // call runs one tool call and turns protocol failures and isError results into errors.
 func call(ctx context.Context, server, tool string, args any) (*mcp.CallToolResult, error) {
 	return callWith(ctx, server, tool, args, nil)
@@ -265,7 +255,7 @@ func callWith(ctx context.Context, server, tool string, args any, progress func(
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	if progress != nil {
 		token, done := watchProgress(progress)
-		defer done()
+		defer done(ctx)
 		params.SetProgressToken(token)
 	}
 	res, err := s.CallTool(ctx, params)
@@ -276,7 +266,7 @@ func callWith(ctx context.Context, server, tool string, args any, progress func(
 		if how := c.command.ended(100 * time.Millisecond); how != "" {
 			err = fmt.Errorf("%s: %w", how, err)
 		}
-		return nil, fmt.Errorf("calling tool %s (server %s): %w%s", tool, server, err, c.stderrTail())
+		return nil, fmt.Errorf("calling tool %s (server %s): %w%s%s", tool, server, err, c.statusHint(), c.stderrTail())
 	}
 	if res.IsError {
 		return nil, &ToolError{Server: server, Tool: tool, Message: Text(res)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -73,6 +74,13 @@ func newLoopback(t *testing.T) *loopback {
 		select {
 		case <-lb.progressSeen:
 		case <-time.After(10 * time.Second):
+		}
+		return &mcp.CallToolResult{Content: text("done")}
+	})
+	add("progress_now", func(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+		token := req.Params.GetProgressToken()
+		for i := 1; i <= 3; i++ {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 3})
 		}
 		return &mcp.CallToolResult{Content: text("done")}
 	})
@@ -404,22 +412,127 @@ func TestCallToolStreamReportsProgress(t *testing.T) {
 		t.Fatalf("progress seen = %+v, want %+v", seen, want)
 	}
 	n := 0
-	progressFns.Range(func(any, any) bool { n++; return true })
+	progressWatches.Range(func(any, any) bool { n++; return true })
 	if n != 0 {
 		t.Fatalf("%d progress watchers left after the call", n)
 	}
 }
 
-func TestServerEnvHidesServerSpecs(t *testing.T) {
-	t.Setenv(EnvServers, `{"secret":{}}`)
-	env := serverEnv(map[string]string{"EXTRA": "1"})
-	for _, kv := range env {
-		if strings.HasPrefix(kv, EnvServers+"=") {
-			t.Fatalf("a server's environment carries %s", EnvServers)
+func TestCallToolStreamHandsOverEveryNotificationBeforeReturning(t *testing.T) {
+	lb := newLoopback(t)
+	useServers(t, map[string]ServerSpec{"svc": {Transport: "http", URL: lb.URL}})
+	for range 3 {
+		var seen []float64
+		_, err := CallToolStream(testContext(t), "svc.progress_now", nil, func(p Progress) {
+			time.Sleep(20 * time.Millisecond) // a slow callback: the answer arrives before it is done
+			seen = append(seen, p.Progress)
+		})
+		if err != nil || !reflect.DeepEqual(seen, []float64{1, 2, 3}) {
+			t.Fatalf("CallToolStream: progress seen %v, error %v; want 1 2 3", seen, err)
 		}
 	}
-	if env[len(env)-1] != "EXTRA=1" {
-		t.Fatalf("the configured variable is missing: %v", env[len(env)-1])
+}
+
+func TestNoteReadCountsOnlyWatchedProgressAndStaysLinear(t *testing.T) {
+	token, done := watchProgress(func(Progress) {})
+	defer done(context.Background())
+	note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":1}}`
+	other := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"someone-else","progress":1}}`
+	for _, msg := range []string{note, "[" + note + "," + other + "]", other, `{"method":"tools/call"}`} {
+		noteRead([]byte(msg))
+	}
+	// A server's deeply nested "batch" is not a batch: not walked level by level.
+	deep := strings.Repeat("[", 9000) + note + strings.Repeat("]", 9000)
+	start := time.Now()
+	for range 50 {
+		noteRead([]byte(deep))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("50 deeply nested lines took %s", d)
+	}
+	v, _ := progressWatches.Load(token)
+	w := v.(*progressWatch)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.read != 2 {
+		t.Fatalf("counted %d notifications for the watched token, want 2", w.read)
+	}
+}
+
+func TestEventReaderNotesDataLinesAcrossChunks(t *testing.T) {
+	token, done := watchProgress(func(Progress) {})
+	defer done(context.Background())
+	note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":1}}`
+	stream := "id: 1\ndata: " + note + "\n\n" + "data: " + strings.Repeat("x", maxNoted+10) + "\n\ndata: " + note + "\r\n\n"
+	e := &eventReader{body: io.NopCloser(strings.NewReader(stream))}
+	buf := make([]byte, 7) // tiny reads: every line is split across chunks
+	var got strings.Builder
+	for {
+		n, err := e.Read(buf)
+		got.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if got.String() != stream {
+		t.Fatalf("the stream was changed")
+	}
+	v, _ := progressWatches.Load(token)
+	w := v.(*progressWatch)
+	if w.read != 2 || len(e.partial) != 0 {
+		t.Fatalf("counted %d, kept %d bytes; want 2 and 0", w.read, len(e.partial))
+	}
+}
+
+func TestHTTPErrorsSayTheStatusAndWhatToCheck(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		want   string
+	}{
+		{401, "HTTP 401 Unauthorized: check the server's headers (its token) in the config"},
+		{403, "HTTP 403 Forbidden: check the server's headers (its token) in the config"},
+		{404, "HTTP 404 Not Found: check the server's url in the config"},
+		{500, "HTTP 500 Internal Server Error"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "no", tt.status)
+		}))
+		useServers(t, map[string]ServerSpec{"svc": {Transport: "http", URL: srv.URL, ConnectTimeout: 10}})
+		_, err := CallText(testContext(t), "svc", "echo", nil)
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("status %d: error = %v, want it to say %q", tt.status, err, tt.want)
+		}
+	}
+}
+
+func TestCallWithoutArgumentsSendsAnObject(t *testing.T) {
+	lb := newLoopback(t)
+	useServers(t, map[string]ServerSpec{"svc": {Transport: "http", URL: lb.URL}})
+	for _, args := range []any{nil, map[string]any(nil)} {
+		got, err := CallText(testContext(t), "svc", "echo", args)
+		if err != nil || got != "{}" {
+			t.Fatalf("CallText(echo, %#v) = %q, %v; want {}", args, got, err)
+		}
+	}
+}
+
+func TestServerEnvPassesOnlyTheBaseAndTheConfig(t *testing.T) {
+	environ := []string{
+		EnvServers + `={"secret":{}}`, "PATH=/bin", "HOME=/home/u", "LC_ALL=C.UTF-8",
+		"AWS_SECRET_ACCESS_KEY=s3cr3t", "GOCODE_TOKEN=t", "TERM=() { :; }", "USER=u",
+	}
+	got := map[string]string{}
+	for _, kv := range serverEnv(environ, map[string]string{"EXTRA": "1", "USER": "svc"}) {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := got[k]; dup {
+			t.Fatalf("%s is set twice", k)
+		}
+		got[k] = v
+	}
+	want := map[string]string{"PATH": "/bin", "HOME": "/home/u", "LC_ALL": "C.UTF-8", "EXTRA": "1", "USER": "svc"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("serverEnv = %v, want %v", got, want)
 	}
 }
 

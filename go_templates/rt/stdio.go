@@ -69,6 +69,7 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 		line, err := j.r.ReadBytes('\n')
 		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
 			if (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
+				noteRead(trimmed)
 				j.pending = append(trimmed, '\n')
 			} else {
 				j.skip(trimmed)

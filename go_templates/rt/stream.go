@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // EnvResultFile names the file a program writes its [Result] to when no controller runs it
@@ -21,32 +18,6 @@ type Progress struct {
 	Progress float64 // how far it got (grows with every notification)
 	Total    float64 // the total, when the tool knows it (else 0)
 	Message  string  // what it is doing, if it said
-}
-
-var (
-	progressSeq atomic.Int64
-	progressFns sync.Map // progress token (string) -> func(Progress)
-)
-
-// watchProgress registers fn under a fresh progress token until done is called.
-func watchProgress(fn func(Progress)) (token string, done func()) {
-	token = fmt.Sprintf("gocode-%d", progressSeq.Add(1))
-	progressFns.Store(token, fn)
-	return token, func() { progressFns.Delete(token) }
-}
-
-// onProgress hands a session's progress notification to the call that asked for it.
-func onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-	if req == nil || req.Params == nil {
-		return
-	}
-	token, ok := req.Params.ProgressToken.(string)
-	if !ok {
-		return
-	}
-	if fn, ok := progressFns.Load(token); ok {
-		fn.(func(Progress))(Progress{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
-	}
 }
 
 // CallToolStream is [CallTool] for a tool that reports progress while it works: onProgress

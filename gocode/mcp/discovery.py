@@ -37,6 +37,8 @@ from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError, ServerExited
 from gocode.mcp import sdk_private
 from gocode.mcp.cache import RecentListings
+from gocode.mcp.clientinfo import client_info
+from gocode.mcp.httpstatus import StatusRecorder, describe_status, recording
 from gocode.mcp.listing import DiscoveryResult, Listing, list_tools, server_tools
 from gocode.mcp.prestart import server_env
 from gocode.mcp.stdio import exit_status, tolerant_stdio_client
@@ -77,7 +79,12 @@ async def open_client(
     a stdio server's output ends (it exited).
     """
     transport: Any
-    opts: dict[str, Any] = {"mode": mode, "read_timeout_seconds": read_timeout, "message_handler": message_handler}
+    opts: dict[str, Any] = {
+        "mode": mode,
+        "read_timeout_seconds": read_timeout,
+        "message_handler": message_handler,
+        "client_info": client_info(),
+    }
     if server.type == "stdio":
         params = StdioServerParameters(
             command=server.command or "", args=list(server.args), env=server_env(server), cwd=server.cwd
@@ -87,11 +94,21 @@ async def open_client(
     elif server.type == "http":
         sdk_private.tolerate_deep_messages()  # a tool nested too deep costs that tool, not the server
         # The SDK's own defaults for MCP over HTTP: 30 s, and 300 s to read a held-open stream.
-        http = httpx2.AsyncClient(headers=dict(server.headers) or None, timeout=httpx2.Timeout(30, read=300))
+        status = StatusRecorder()
+        http = httpx2.AsyncClient(
+            headers=dict(server.headers) or None,
+            timeout=httpx2.Timeout(30, read=300),
+            event_hooks={"response": [status.seen]},
+        )
         async with http:
             transport = streamable_http_client(server.url or "", http_client=http)
-            async with Client(transport, **opts) as client:
-                yield _results_as_sent(client)
+            try:
+                async with Client(transport, **opts) as client:
+                    with recording(client, status):
+                        yield _results_as_sent(client)
+            except (Exception, BaseExceptionGroup) as exc:
+                status.explain(exc)
+                raise
     else:
         transport = sse_client(server.url or "", headers=dict(server.headers) or None, timeout=server.timeout)
         async with Client(transport, **opts) as client:
@@ -203,10 +220,13 @@ def _reason(exc: BaseException) -> str:
         elif isinstance(e, TimeoutError):
             msgs.append("timed out")
         elif isinstance(e, httpx2.HTTPStatusError):
-            msgs.append(f"HTTP {e.response.status_code} from {e.request.url}")
+            msgs.append(f"{describe_status(e.response.status_code)} (from {e.request.url})")
         else:
             text = str(e) or type(e).__name__
-            msgs.append(text if isinstance(e, MCPError) else f"{type(e).__name__}: {text}")
+            text = text if isinstance(e, MCPError) else f"{type(e).__name__}: {text}"
+            if notes := getattr(e, "__notes__", None):  # the HTTP status (gocode.mcp.httpstatus)
+                text += f" ({'; '.join(notes)})"
+            msgs.append(text)
     return "; ".join(dict.fromkeys(msgs)) or type(exc).__name__
 
 

@@ -3,7 +3,9 @@
 Every tool call gets a request id (:func:`new_request_id`), kept in a context variable for the
 call's task, so every line logged while the call runs carries it; the same id is in the
 result's ``_meta`` (``io.gocode/requestId``), which lets an operator find a user's call in
-the logs. Each finished call logs one ``call`` line with its tool, phase, outcome and timings.
+the logs. Each finished call logs one ``call`` line with its tool, phase, outcome and timings;
+a call its client cancelled (``notifications/cancelled``, or a client that hung up) logs one too,
+with outcome ``cancelled``.
 """
 
 from __future__ import annotations

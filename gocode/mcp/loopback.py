@@ -51,6 +51,7 @@ from starlette.routing import Route
 from gocode.errors import AdmissionRefused, ToolProviderError
 from gocode.mcp import logs
 from gocode.mcp.admission import RunGate
+from gocode.mcp.clientinfo import client_version
 from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider
@@ -262,6 +263,7 @@ class Loopback:
                 "headers": {"Authorization": f"Bearer {run.token}", SERVER_HEADER: name},
                 "protocolVersion": LEGACY_PROTOCOL,
                 "connectTimeout": 10,
+                "clientVersion": client_version(),
             }
             for name in names
         }

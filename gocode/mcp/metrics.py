@@ -5,7 +5,8 @@ depth, programs in flight, which upstream servers are connected) are read when s
 they are never stale. Labels take only a few fixed values or configured server names — never a
 request id, a tool argument or anything else that grows with traffic.
 
-    gocode_calls_total{kind, phase, outcome}       kind: code|passthrough; outcome: ok|error|busy
+    gocode_calls_total{kind, phase, outcome}       kind: code|passthrough; outcome: ok|error|busy|cancelled
+                                                   (cancelled: the client cancelled or hung up; phase too)
     gocode_build_seconds / gocode_run_seconds      histograms of execute_go_code's two halves
     gocode_queue_wait_seconds                      time spent waiting for a program slot
     gocode_binary_cache_{hits,misses}_total        builds answered from the binary cache or not

@@ -28,6 +28,7 @@ import anyio.lowlevel
 import yaml
 from anyio.abc import Process
 
+from gocode.mcp.serverenv import server_environment
 from gocode.paths import DEFAULT_CONFIG_NAME
 
 if TYPE_CHECKING:
@@ -38,12 +39,13 @@ KILL_S = 2.0  # after SIGTERM, before SIGKILL
 
 
 def server_env(server: ServerConfig) -> dict[str, str]:
-    """A stdio server's environment: the controller's, plus the server's own ``env``.
+    """A stdio server's environment: the server's own ``env`` over a minimal base of the
+    controller's (:mod:`gocode.mcp.serverenv`).
 
-    The Go program gives its servers the same (see go_templates/rt/rt.go), so a server
+    The Go program gives its servers the same (see go_templates/rt/serverenv.go), so a server
     behaves the same during discovery and in the program.
     """
-    return {**os.environ, **server.env}
+    return server_environment(server.env)
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ def commands_in_file(path: str | None) -> dict[str, Command]:
             continue
         plain = [command, *args, *env.keys(), *env.values(), *([cwd] if cwd is not None else [])]
         if all(isinstance(v, str) and "$" not in v for v in plain):
-            found[name] = Command([command, *args], {**os.environ, **env}, cwd)
+            found[name] = Command([command, *args], server_environment(env), cwd)
     return found
 
 

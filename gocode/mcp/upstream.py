@@ -41,6 +41,7 @@ from gocode.mcp.discovery import (
     server_label,
     server_tools,
 )
+from gocode.mcp.httpstatus import with_status
 from gocode.mcp.listing import absorb
 from gocode.toolset import MODERN_PROTOCOL, ServerTools
 
@@ -264,10 +265,13 @@ class Upstream:
         assert client is not None
         try:
             with anyio.fail_after(timeout):
-                return await client.call_tool(tool, arguments, progress_callback=progress)
+                # A call without arguments still sends an object: servers validate against the
+                # tool's object schema and reject a missing or null one.
+                args = {} if arguments is None else arguments
+                return await client.call_tool(tool, args, progress_callback=progress)
         except MCPError as exc:
             if sent_by_server(exc):
-                raise
+                raise with_status(client, exc) from None
             self.stop(client)  # the server went away: the next call starts a new session
             raise UpstreamError(
                 f"{server_label(self.name)}: the connection closed during {tool!r} "
@@ -279,7 +283,8 @@ class Upstream:
             ) from None
         except (Exception, BaseExceptionGroup) as exc:
             if all(sent_by_server(e) for e in leaves(exc)):
-                raise next(iter(leaves(exc))) from None
+                first = next(iter(leaves(exc)))
+                raise (with_status(client, first) if isinstance(first, MCPError) else first) from None
             self.stop(client)  # the session is unusable; the next call reconnects
             raise UpstreamError(f"{server_label(self.name)}: calling {tool!r} failed: {exc}") from None
 

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from gocode.compile.modcache import ModuleCache
 from gocode.config import CodeModeConfig, ServerConfig
+from gocode.mcp.clientinfo import client_version
 from gocode.run.sandbox import Confinement, Unconfined, confine_direct, confine_pooled
 
 RESULT_FILE_ENV = "GOCODE_RESULT_FILE"  # where a program without a controller writes result() (rt.EnvResultFile)
@@ -59,6 +60,7 @@ def server_spec(server: ServerConfig, protocol_version: str) -> dict[str, Any]:
         "transport": server.type,
         "protocolVersion": protocol_version,
         "connectTimeout": server.timeout,
+        "clientVersion": client_version(),
     }
     if server.type == "stdio":
         spec.update(command=server.command, args=list(server.args), env=dict(server.env))

@@ -41,6 +41,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from gocode.codemode import TOOL_NAME
 from gocode.errors import UnknownToolError
 from gocode.mcp import sdk_private
 from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
@@ -51,6 +52,7 @@ from gocode.serve import ops
 from gocode.serve.elicitation import elicitation_approver
 from gocode.serve.elicitation import input_required as approval_input_required
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
+from gocode.serve.heartbeat import Heartbeat
 from gocode.serve.sessions import SessionGuard, SessionLimits
 from gocode.toolbox import Toolbox
 from gocode.view.rules import SEARCH_TOOL_NAME
@@ -228,8 +230,11 @@ class ToolServer:
 
         result: types.CallToolResult | None = None
         input_required: types.InputRequiredResult | None = None
+        beat = Heartbeat(forward) if params.name == TOOL_NAME and _asked_for_progress(ctx, params) else None
         try:
             async with anyio.create_task_group() as tg:
+                if beat is not None:  # a long or cold run keeps the client's timeout from firing
+                    tg.start_soon(beat.run)
 
                 async def call() -> None:
                     nonlocal result, input_required
@@ -238,7 +243,7 @@ class ToolServer:
                     result, run = await self.toolbox.call_mcp(
                         params.name,
                         params.arguments,
-                        forward,
+                        forward if beat is None else beat.forward,
                         approve,
                         self._session_key(ctx),
                         notice=notice,
