@@ -79,12 +79,12 @@ def check(env: dict[str, str], client: dict[str, str]) -> None:
 
 
 @pytest.mark.go
-def test_pooled_server_sees_the_config_env_not_the_controllers(workspace, monkeypatch):
+def test_pooled_server_sees_the_config_env_not_the_controllers(module_cache, monkeypatch):
     monkeypatch.setenv("GOCODE_PROBE_SECRET", SECRET)
     cfg = config_from({"probe": probe_server()}, defaults={"codeMode": {"sandbox": "off"}})
 
     async def go():
-        async with Toolbox(cfg, workspace=workspace) as tools:
+        async with Toolbox(cfg, module_cache=module_cache) as tools:
             return await tools.call(TOOL_NAME, {"code": REPORT})
 
     r = anyio.run(go)
@@ -93,9 +93,9 @@ def test_pooled_server_sees_the_config_env_not_the_controllers(workspace, monkey
 
 
 @pytest.mark.go
-def test_direct_mode_server_sees_the_config_env_not_the_programs(workspace, monkeypatch):
+def test_direct_mode_server_sees_the_config_env_not_the_programs(module_cache, monkeypatch):
     monkeypatch.setenv("GOCODE_PROBE_SECRET", SECRET)
-    cm = CodeMode(config_from({"probe": probe_server()}), workspace=workspace)
+    cm = CodeMode(config_from({"probe": probe_server()}), module_cache=module_cache)
     asyncio.run(cm.refresh())
     result = asyncio.run(cm.execute(REPORT))
     assert result.ok, result.error_text()
