@@ -23,6 +23,7 @@ from gocode.errors import GocodeError
 from gocode.mcp import logs
 from gocode.mcp.metrics import LiveState, Metrics
 from gocode.program.render import tools_import_path
+from gocode.routes.handler import Answer
 from gocode.run.limiter import RunLimiter
 from gocode.run.runner import RunResult
 from gocode.run.setup import SetUp
@@ -121,10 +122,16 @@ class Operations:
             self._last_housekeeping = time.monotonic()
             self.tg.start_soon(self.housekeep)
 
-    def called(self, name: str, kind: str, failed: bool, run: RunResult | None, started: float, rid: str) -> None:
-        """One tool call answered: counted and logged (``started``: its ``time.monotonic()``)."""
-        phase = run.phase if run is not None else ("error" if failed else "ok")
-        outcome = "busy" if phase == "busy" else ("error" if failed else "ok")
+    def called(self, name: str, kind: str, answer: Answer | None, started: float, rid: str) -> None:
+        """One tool call answered (``answer``), or cancelled by its client (None): counted and
+        logged (``started``: its ``time.monotonic()``)."""
+        run = answer.run if answer is not None else None
+        if answer is None:
+            phase, outcome = "cancelled", "cancelled"
+        else:
+            failed = bool(answer.result.is_error)
+            phase = run.phase if run is not None else ("error" if failed else "ok")
+            outcome = "busy" if phase == "busy" else ("error" if failed else "ok")
         self.metrics.call(kind, phase, outcome)
         fields: dict[str, Any] = {"request_id": rid}
         if run is not None:
@@ -133,12 +140,6 @@ class Operations:
                 sandbox_tier=(run.sandbox or {}).get("tier"), tool_calls=len(run.tool_calls),
             )  # fmt: skip
         logs.log_call(name, kind, phase, outcome, (time.monotonic() - started) * 1000, **fields)
-
-    def cancelled(self, name: str, kind: str, started: float, rid: str) -> None:
-        """One tool call its client cancelled (or hung up on) before it was answered: counted
-        and logged as ``cancelled``."""
-        self.metrics.call(kind, "cancelled", "cancelled")
-        logs.log_call(name, kind, "cancelled", "cancelled", (time.monotonic() - started) * 1000, request_id=rid)
 
     async def housekeep(self) -> dict[str, Any] | None:
         """Mark this controller's module cache and bindings used, and bound the cache (see

@@ -443,16 +443,20 @@ class Toolbox:
         token = logs.REQUEST_ID.set(rid)
         start = time.monotonic()
         ctx = CallContext(CallProgress(progress, notice), approve, session)
+        answer: Answer | None = None
+        cancelled = False
         try:
             waited = await self.runs.wait_setup(ctx.reporter.note, setup_wait) if handler.runs_code else None
             answer = await handler.handle(arguments, ctx) if waited is None else Answer(run_to_result(waited), waited)
         except anyio.get_cancelled_exc_class():  # the client cancelled the call, or hung up
-            self.operations.cancelled(name, handler.kind, start, rid)
+            cancelled = True
             raise
         finally:
             logs.REQUEST_ID.reset(token)
+            if answer is not None or cancelled:  # counted and logged (None: cancelled)
+                self.operations.called(name, handler.kind, answer, start, rid)
+        assert answer is not None
         result, run = answer.result, answer.run
-        self.operations.called(name, handler.kind, bool(result.is_error), run, start, rid)
         return result.model_copy(update={"meta": {**(result.meta or {}), REQUEST_ID_META_KEY: rid}}), run
 
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
