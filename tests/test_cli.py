@@ -233,3 +233,27 @@ def test_warmup_and_demo():
     used = set(re.findall(r"(?<![.\w])([A-Za-z]\w*)", code))
     used -= {"city", "err", "ctx", "nil", "return", "weather", "if", "fmt"}
     assert used <= set(re.findall(r"\w+", doc["declarations"])), used
+
+
+def test_list_and_search_print_no_escape_sequence_a_server_sent(tmp_path: Path) -> None:
+    """A server's tool names, descriptions and warnings reach the terminal without the control
+    characters that would rewrite it (an escape sequence, a bell, a bidirectional override)."""
+    hostile = "\x1b]0;pwned\x07\x1b[2J\u202eevil"
+    tools = [
+        {"name": "wipe\x1b[2K", "description": f"{hostile} deletes notes", "inputSchema": {"type": "object"}},
+        {"name": "notes", "description": f"reads notes {hostile}", "inputSchema": {"type": "object"}},
+    ]
+    listing = tmp_path / "tools.json"
+    listing.write_text(json.dumps({"tools": tools}))
+    server = {
+        "command": sys.executable,
+        "args": [str(ROOT / "tests/servers/wild_server.py"), "--tools-file", str(listing)],
+    }
+    config = tmp_path / "gocode.yaml"
+    config.write_text(json.dumps({"mcpServers": {"wild": server}}))
+    listed = gocode("list", "-c", str(config))
+    found = gocode("search", "-c", str(config), "read the notes")
+    for out in (listed, found):
+        assert "notes" in out.stdout, out.stderr
+        assert re.findall("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", out.stdout + out.stderr) == []
+    assert "?]0;pwned??[2J?evil" in listed.stdout

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import config_option, handle_errors, model_option, say_error, say_progress
+from gocode.cli.common import config_option, handle_errors, model_option, say_error, say_progress, terminal_text
 from gocode.search.limits import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:
@@ -44,22 +44,24 @@ def list_cmd(config_path: str | None, model: str | None, refresh: bool, as_json:
     doc, warnings = listing(settings, result, model)
     with_safety(doc, settings.approval, result.servers)
     for w in warnings:
-        say_error(f"gocode: warning: {w}")
+        say_error(f"gocode: warning: {terminal_text(w)}")
     if as_json:
         click.echo(json.dumps(doc))
     else:
         click.echo(f"code mode: {'on' if doc['codeMode'] else 'off'} ({doc['codeModeReason']})")
         for s in doc["servers"]:
             if not s["ok"]:
-                click.echo(f"{s['name']}: FAILED\n  " + s["error"].replace("\n", "\n  "))
+                click.echo(f"{terminal_text(s['name'])}: FAILED\n  " + terminal_text(s["error"]).replace("\n", "\n  "))
                 continue
-            click.echo(f"{s['name']} ({len(s['tools'])} tools, protocol {s['protocolVersion']})")
+            click.echo(terminal_text(f"{s['name']} ({len(s['tools'])} tools, protocol {s['protocolVersion']})"))
             for t in s["tools"]:
                 mode = "go     " if t["codeMode"] else "regular"
                 first = (t["description"].strip().splitlines() or [""])[0]
-                click.echo(f"  [{mode}] {t['name']}{safety_marks(t)}" + (f" — {first[:90]}" if first else ""))
+                click.echo(
+                    terminal_text(f"  [{mode}] {t['name']}{safety_marks(t)}" + (f" — {first[:90]}" if first else ""))
+                )
             for w in s["warnings"]:
-                click.echo(f"  warning: {w}")
+                click.echo(f"  warning: {terminal_text(w)}")
     if result.failures:
         sys.exit(2)
 
@@ -168,7 +170,9 @@ def search(
         width = max((len(e.qualified) for e in shown), default=0)
         for i, e in enumerate(shown, 1):
             first = first_sentence(e.description)
-            click.echo(f"{i:>2}. {e.qualified:<{width}}  {e.function}" + (f" — {first[:100]}" if first else ""))
+            click.echo(
+                terminal_text(f"{i:>2}. {e.qualified:<{width}}  {e.function}" + (f" — {first[:100]}" if first else ""))
+            )
     if not ranking.fits:
         sys.exit(1)
 
