@@ -445,7 +445,10 @@ def test_step_go_code_over_mcp_follows_the_code_result_protocol(module_cache, tm
     (the transcript in docs/stateless.md)."""
     cfg = tmp_path / "gocode.json"
     cfg.write_text(json.dumps(counter_config(tmp_path).model_dump(mode="json", by_alias=True, exclude_none=True)))
-    code = 'r, err := webSearch(ctx, WebSearchInput{Query: "q"})\nif err != nil {\n\treturn err\n}\nfmt.Println(r.Hits)'
+    code = (
+        'r, err := webSearch(ctx, WebSearchInput{Query: "q"})\nif err != nil {\n\treturn err\n}\n'
+        'fmt.Println(r.Hits)\nresult(map[string]any{"hits": len(r.Hits)})'
+    )
     params = StdioServerParameters(
         command=str(Path(sys.executable).parent / "gocode"),
         args=["serve", "-c", str(cfg), "--stateless-step"],
@@ -472,7 +475,9 @@ def test_step_go_code_over_mcp_follows_the_code_result_protocol(module_cache, tm
                 step.STEP_TOOL_NAME, answer | {"results": [{"id": call_id, "result": {"hits": ["a", "b"]}}]}
             )
             assert not done.is_error, text(done)
-            assert done.structured_content == {"status": "done", "passes": 2, "ok": True, "output": "[a b]\n"}
+            want = {"status": "done", "passes": 2, "ok": True, "output": "[a b]\n", "result": {"hits": 2}}
+            assert done.structured_content == want
+            assert "result" in listed[step.STEP_TOOL_NAME].output_schema["properties"]
             failed = await c.call_tool(
                 step.STEP_TOOL_NAME,
                 answer | {"results": [{"id": call_id, "result": "no such page", "isError": True}]},

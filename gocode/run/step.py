@@ -351,6 +351,8 @@ OUTPUT_SCHEMA: dict[str, Any] = {
         "continuation": {"type": "string"},
         "ok": {"type": "boolean"},
         "output": {"type": "string"},
+        "result": {"description": "What the program gave result(v), when it did (done only)."},
+        "resultFile": {"type": "string"},
         "error": {"type": "string"},
     },
     "required": ["status", "passes"],
@@ -362,7 +364,7 @@ def tool_definition(rules: str) -> dict[str, Any]:
     description = (
         "Run Go code whose calls to YOUR tools come back to you, statelessly. Declare your tools in `tools` "
         "(name, description, inputSchema, outputSchema); each is a typed Go function like the servers' tools. "
-        'The answer is {"status":"done", "output"} or {"status":"pending", "calls":[{"id","name","arguments"}], '
+        'The answer is {"status":"done", "output", "result"} or {"status":"pending", "calls":[{"id","name","arguments"}], '
         '"continuation"}: run every call, then call again with the same code and tools, the continuation, and '
         '"results":[{"id","result","isError"}]. Calls already made are answered from the continuation, never '
         "made again.\n\n" + rules
@@ -396,6 +398,10 @@ class StepResult:
             out.update(calls=self.calls, continuation=self.continuation)
         elif self.status == "done" and self.run is not None:
             out.update(ok=self.run.ok, output=self.run.output)
+            if self.run.result is not None:  # the program's result(v), as execute_go_code gives it
+                out["result"] = self.run.result
+            if self.run.result_file:
+                out["resultFile"] = self.run.result_file
             if not self.run.ok:
                 out["error"] = self.run.error_text()
         else:
