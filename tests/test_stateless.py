@@ -141,7 +141,7 @@ def test_signing_key_is_generated_once_in_the_state_dir(tmp_path, monkeypatch):
 def test_answers_with_a_wrong_id_twice_or_missing_are_refused():
     s = state()
     s.pending.append(Entry(step.CLIENT_SERVER, "web_search", {"query": "b"}, 0))
-    a, b = (e.position.id for e in s.pending)
+    a, b = (s.call_id(e) for e in s.pending)
     with pytest.raises(step.StepError, match="'call_nope', which is not a pending call"):
         step.apply_answers(s, [{"id": "call_nope", "result": 1}])
     with pytest.raises(step.StepError, match="answered twice"):
@@ -150,6 +150,18 @@ def test_answers_with_a_wrong_id_twice_or_missing_are_refused():
         step.apply_answers(s, [{"id": a, "result": 1}])
     known = step.apply_answers(s, [{"id": b, "result": "text"}, {"id": a, "result": {"x": 1}}])
     assert [e.result for e in known] == [wire(value_result({"x": 1})), wire(value_result("text"))]
+
+
+@pytest.mark.fast
+def test_call_ids_are_unique_to_a_run_and_stable_within_it():
+    one, two = state(), state()
+    call = one.pending[0]
+    assert one.run != two.run and one.call_id(call) != two.call_id(call)
+    opened = step.decode(step.encode(one, SECRET), SECRET, PROGRAM, "tools-digest")
+    assert opened.run == one.run and opened.call_id(call) == one.call_id(call)
+    with pytest.raises(step.StepError, match="not a pending call"):  # another run's id answers nothing here
+        step.apply_answers(opened, [{"id": two.call_id(call), "result": 1}])
+    assert step.apply_answers(opened, [{"id": one.call_id(call), "result": 1}])[0].tool == "web_search"
 
 
 @pytest.mark.fast
@@ -308,6 +320,36 @@ def test_client_tools_in_a_parallel_batch_and_mcp_side_effects_made_once(module_
             assert third.passes == 3
             # Pass 1's increment was answered from the continuation twice; pass 2's once.
             assert side_effects(tmp_path) == ["increment 5", "increment 4"]
+
+    anyio.run(go)
+
+
+@pytest.mark.go
+def test_the_same_program_run_twice_gets_disjoint_call_ids(module_cache, tmp_path):
+    """Ids go into a chat transcript as tool-call ids: two runs of one program must not share
+    them, while a pass run again from the same continuation gives the same ones."""
+    code = """
+for _, q := range []string{"a", "b"} {
+	r, err := webSearch(ctx, WebSearchInput{Query: q})
+	if err != nil {
+		return err
+	}
+	fmt.Println(r.Hits)
+}
+"""
+
+    async def go() -> None:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
+            one, two = await box.step(code, [SEARCH]), await box.step(code, [SEARCH])
+            assert one.status == two.status == "pending", (one.as_json(), two.as_json())
+            assert one.calls[0]["arguments"] == two.calls[0]["arguments"] == {"query": "a"}
+            assert {c["id"] for c in one.calls}.isdisjoint({c["id"] for c in two.calls})
+            answers = [run_client_tool(c) for c in one.calls]
+            again = [await box.step(code, [SEARCH], one.continuation, answers) for _ in range(2)]
+            assert [g.calls[0]["arguments"] for g in again] == [{"query": "b"}] * 2
+            assert again[0].calls[0]["id"] == again[1].calls[0]["id"] != one.calls[0]["id"]
+            done = await box.step(code, [SEARCH], again[1].continuation, [run_client_tool(again[1].calls[0])])
+            assert done.status == "done" and done.run is not None and done.run.output == "[a 1 a 2]\n[b 1 b 2]\n"
 
     anyio.run(go)
 

@@ -152,10 +152,22 @@ class State:
     pending: list[Entry] = field(default_factory=list)
     passes: int = 0
     issued: float = field(default_factory=time.time)
+    # Drawn at a run's first pass and carried to its last: it makes the calls' ids unique to the
+    # run (the same program run twice must not give a chat transcript the same tool-call ids).
+    run: str = field(default_factory=lambda: secrets.token_hex(16))
+
+    def call_id(self, entry: Entry) -> str:
+        """The id a caller answers a pending call with: the call's position (stable across the
+        passes of this run) combined with the run's nonce."""
+        if not self.run:  # a continuation sealed before runs had a nonce
+            return entry.position.id
+        raw = f"{self.run}\0{entry.position}"
+        return "call_" + hashlib.sha256(raw.encode()).hexdigest()[:20]
 
     def as_json(self) -> dict[str, Any]:
         return {
             "v": 2,
+            "run": self.run,
             "program": self.program,
             "tools": self.tools,
             "calls": [c.as_json() for c in self.calls],
@@ -199,7 +211,8 @@ def within_bound(state: State, limit: int | None = None) -> Callable[[list[Entry
     bound = max_bytes() if limit is None else limit
 
     def admit(calls: list[Entry]) -> str | None:
-        size = _sealed_length(len(_payload(State(state.program, state.tools, list(calls), [], state.passes + 1))))
+        nxt = State(state.program, state.tools, list(calls), [], state.passes + 1, run=state.run)
+        size = _sealed_length(len(_payload(nxt)))
         if size <= bound:
             return None
         return (
@@ -263,6 +276,7 @@ def decode(
             [Entry.from_json(c) for c in doc["pending"]],
             int(doc["passes"]),
             float(doc["issued"]),
+            str(doc.get("run") or ""),
         )
     except (ValueError, KeyError, TypeError, zlib.error) as exc:
         raise StepError(f"continuation refused: its content cannot be read ({exc})") from None
@@ -283,7 +297,7 @@ def apply_answers(state: State, answers: list[Any]) -> list[Entry]:
     """The known calls for the next pass: the continuation's, plus the caller's answers to its pending ones."""
     if not isinstance(answers, list):
         raise StepError("`results` must be a list of {id, result, isError}")
-    pending = {e.position.id: e for e in state.pending}
+    pending = {state.call_id(e): e for e in state.pending}
     given: dict[str, Answer] = {}
     for i, raw in enumerate(answers):
         try:
@@ -466,8 +480,9 @@ def outcome(ic: Interceptor, state: State, result: RunResult | None, secret: byt
     if result is not None and not ic.pending:
         return StepResult("done", run=result, passes=passes)
     batch = sorted(ic.pending, key=lambda p: (p.entry.tool, json.dumps(p.entry.arguments, sort_keys=True), p.entry.n))
-    nxt = State(state.program, state.tools, list(ic.calls), [p.entry for p in batch], passes)
-    return StepResult("pending", encode(nxt, secret), [p.as_json() for p in batch], run=result, passes=passes)
+    nxt = State(state.program, state.tools, list(ic.calls), [p.entry for p in batch], passes, run=state.run)
+    calls = [p.as_json() | {"id": state.call_id(p.entry)} for p in batch]
+    return StepResult("pending", encode(nxt, secret), calls, run=result, passes=passes)
 
 
 __all__ = [
