@@ -73,7 +73,7 @@ class Position:
 
     @property
     def id(self) -> str:
-        """A short stable id for a pending call (what a client answers with)."""
+        """A short id from the position alone (a step makes it unique to its run: State.call_id)."""
         raw = f"{self.server}\0{self.tool}\0{self.args}\0{self.n}"
         return "call_" + hashlib.sha256(raw.encode()).hexdigest()[:20]
 
