@@ -389,33 +389,92 @@ fmt.Println(len(r.Hits), c.Count > 0)
 
 
 @pytest.mark.go
-def test_a_pass_over_the_continuation_bound_stops_before_its_next_side_effect(module_cache, tmp_path, monkeypatch):
-    """The bound is known to be crossed after the call whose result crossed it: no call after
-    that one reaches its server (the pass used to make every call, then refuse its continuation)."""
-    monkeypatch.setenv("GOCODE_STEP_MAX_CONTINUATION", "700")
+def test_a_pass_near_the_continuation_bound_refuses_the_call_that_could_not_be_carried(
+    module_cache, tmp_path, monkeypatch
+):
+    """A server call is made only when the continuation has room for it: the call that would
+    overflow is refused to the program before it reaches its server, and the pass still ends with
+    a continuation to resume from (it used to make the calls, then refuse the continuation, leaving
+    nothing to resume; later, to fail the pass with the calls made so far lost)."""
+    monkeypatch.setenv("GOCODE_STEP_MAX_CONTINUATION", "1200")
     code = """
-for i := 0; i < 40; i++ {
-	if _, err := increment(ctx, IncrementInput{By: i + 1}); err != nil {
-		return err
-	}
+if _, err := increment(ctx, IncrementInput{By: 100}); err != nil {
+	return err
 }
 r, err := webSearch(ctx, WebSearchInput{Query: "q"})
 if err != nil {
 	return err
 }
-fmt.Println(r.Hits)
+made := 0
+var refused error
+for i := 0; i < 40; i++ {
+	if _, err := increment(ctx, IncrementInput{By: i + 1}); err != nil {
+		refused = err
+		break
+	}
+	made++
+}
+_, after := webSearch(ctx, WebSearchInput{Query: "after"})
+fmt.Println(made, r.Hits, after != nil)
+fmt.Println(refused)
 """
 
     async def go() -> None:
         async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             got = await box.step(code, [SEARCH])
-            assert got.status == "error", got.as_json()
-            assert "past the bound of 700 (GOCODE_STEP_MAX_CONTINUATION)" in got.error, got.error
-            made = side_effects(tmp_path)
+            assert got.status == "pending" and len(got.continuation) <= 1200, got.as_json()
+            assert side_effects(tmp_path) == ["increment 100"]
+            answers = [run_client_tool(c) for c in got.calls]
+
+            # Answers that leave no room are refused before anything runs; the continuation still resumes.
+            big = [{"id": c["id"], "result": os.urandom(1000).hex()} for c in got.calls]
+            with pytest.raises(step.StepError, match="nothing ran: answer the same continuation again"):
+                await box.step(code, [SEARCH], got.continuation, big)
+            assert side_effects(tmp_path) == ["increment 100"]
+
+            done = await box.step(code, [SEARCH], got.continuation, answers)
+            assert done.status == "done" and done.run is not None and done.run.ok, done.as_json()
+            made = side_effects(tmp_path)[1:]
             assert 0 < len(made) < 40, made
-            assert f'the call increment({{"by":{len(made) + 1}}})' in got.error and "was not made" in got.error
+            # The program was told, and went on: the client call after the refusal is refused too.
+            first, reason = done.run.output.splitlines()
+            assert first == f"{len(made)} [q 1 q 2] true", done.run.output
+            assert "past the bound of 1200 (GOCODE_STEP_MAX_CONTINUATION)" in reason
+            assert f'the call increment({{"by":{len(made) + 1}}})' in reason and "was not made" in reason
 
     anyio.run(go)
+
+
+@pytest.mark.fast
+def test_a_result_the_continuation_cannot_carry_is_recorded_as_an_error():
+    """The budget reserves room for a fixed-size placeholder before each server call: a result
+    too large to carry is replaced by it (the call was made once; the program is told), and a
+    call with no room left is not made at all."""
+    st = step.State(PROGRAM, "tools-digest")
+    made: list[int] = []
+
+    def forward(size: int) -> Any:
+        async def call() -> Any:
+            made.append(size)
+            return value_result(os.urandom(size).hex()[:size])  # incompressible
+
+        return call
+
+    async def go() -> tuple[list[Any], Interceptor]:
+        ic = Interceptor("step", budget=step.Bound.of(st, limit=1000))
+        got = [await ic.call("s", "t", {"i": i}, forward(size)) for i, size in enumerate([10, 5000, *[100] * 20])]
+        return got, ic
+
+    got, ic = anyio.run(go)
+    texts = [r.content[0].text for r in got]
+    assert len(texts[0]) == 10 and not got[0].is_error
+    assert got[1].is_error and texts[1] == step.TOO_LARGE and 5000 in made
+    refused = [t for t in texts if "was not made" in t]
+    assert refused and all("past the bound of 1000" in t for t in refused)
+    assert len(made) == len(got) - len(refused)  # a refused call never reached its server
+    assert all("was not made" in t for t in texts[texts.index(refused[0]) :])  # and no later one does
+    token = step.encode(step.State(PROGRAM, "tools-digest", ic.calls, [], 1, run=st.run), SECRET, limit=1000)
+    assert len(token) <= 1000
 
 
 @pytest.mark.go

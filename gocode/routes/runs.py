@@ -324,8 +324,10 @@ class Runs:
             raise stepping.StepError("results were given without the continuation of the step that asked for them")
         else:
             state, known = stepping.State(stepping.program_hash(code), digest), []
+        bound = stepping.Bound.of(state)
+        bound.check(known)  # before any side effect: a pass that cannot be carried on is not started
         clients = frozenset((client.server, t.name) for t in client.tools)
-        ic = Interceptor("step", known, client=clients, admit=stepping.within_bound(state))
+        ic = Interceptor("step", known, client=clients, budget=bound, refusal=state.refused or None)
         how = Pass("step", ic, current, (DeclaredTools(client, "the caller"),), build_package(toolset))
         result = await stepping.drive(ic, lambda: self.execute(code, timeout, how=how), stepping.grace())
         return stepping.outcome(ic, state, result, secret)

@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gocode.errors import StepError
 from gocode.mcp.nesting import SCHEMA_DEPTH, deeper_than
 from gocode.paths import cache_dir, state_dir
-from gocode.run.interceptor import Entry, Interceptor, Pending, value_result, wire
+from gocode.run.interceptor import Entry, Interceptor, Pending, args_hash, text_result, value_result, wire
 from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo
 
@@ -155,6 +155,9 @@ class State:
     # Drawn at a run's first pass and carried to its last: it makes the calls' ids unique to the
     # run (the same program run twice must not give a chat transcript the same tool-call ids).
     run: str = field(default_factory=lambda: secrets.token_hex(16))
+    # Why the bound refused a call in an earlier pass (the interceptor's ``refusal``): every new
+    # call of later passes is refused the same way.
+    refused: str = ""
 
     def call_id(self, entry: Entry) -> str:
         """The id a caller answers a pending call with: the call's position (stable across the
@@ -168,6 +171,7 @@ class State:
         return {
             "v": 2,
             "run": self.run,
+            "refused": self.refused,
             "program": self.program,
             "tools": self.tools,
             "calls": [c.as_json() for c in self.calls],
@@ -204,23 +208,74 @@ def _sealed_length(payload: int) -> int:
     return len(PREFIX) + 1 + (raw * 4 + 2) // 3  # base64url without padding
 
 
-def within_bound(state: State, limit: int | None = None) -> Callable[[list[Entry]], str | None]:
-    """The step interceptor's ``admit``: refuses a new server call once the calls known so far
-    already make the next continuation longer than the bound. A result's size is known only
-    after its call was made, so this stops every later side effect, not the one that crossed it."""
-    bound = max_bytes() if limit is None else limit
+def batch_order(entry: Entry) -> tuple[str, str, int]:
+    """The order pending calls are handed to the caller (and sealed in) by: tool, arguments, occurrence."""
+    return (entry.tool, json.dumps(entry.arguments, sort_keys=True), entry.n)
 
-    def admit(calls: list[Entry]) -> str | None:
-        nxt = State(state.program, state.tools, list(calls), [], state.passes + 1, run=state.run)
-        size = _sealed_length(len(_payload(nxt)))
-        if size <= bound:
-            return None
+
+TOO_LARGE = (
+    "gocode: the call was made, but its result is too large to carry to the next pass "
+    "(GOCODE_STEP_MAX_CONTINUATION); it was not kept"
+)
+
+
+@dataclass
+class Bound:
+    """The interceptor's budget for a step pass: the next continuation stays within ``limit``.
+
+    A new server call is made only if the continuation fits with the call's :meth:`placeholder`
+    in place of its result, and a result that then does not fit is recorded as the placeholder:
+    every pass ends with a continuation to resume from, never after a side effect it cannot
+    carry. A client call is held only if the continuation fits with it pending. The sizes are
+    exact (the state compressed as it would be sealed), plus :attr:`slack` for the order the
+    calls end up in and the time stamp.
+    """
+
+    state: State
+    limit: int
+
+    @property
+    def worst(self) -> str:
+        """A refusal message as long as any this bound gives (sized in as if one were carried)."""
+        return self.refusal(10**12)
+
+    def refusal(self, size: int) -> str:
         return (
-            f"the continuation would be over {size} bytes, past the bound of {bound} "
+            f"the continuation would be over {size} bytes, past the bound of {self.limit} "
             "(GOCODE_STEP_MAX_CONTINUATION), with the results of the calls made so far"
         )
 
-    return admit
+    @classmethod
+    def of(cls, state: State, limit: int | None = None) -> Bound:
+        return cls(state, max_bytes() if limit is None else limit)
+
+    @property
+    def slack(self) -> int:
+        return 64 + self.limit // 100
+
+    def size(self, calls: list[Entry], pending: list[Entry]) -> int:
+        s = self.state
+        entries = sorted(pending, key=batch_order)
+        nxt = State(s.program, s.tools, list(calls), entries, s.passes + 1, run=s.run, refused=s.refused or self.worst)
+        return _sealed_length(len(_payload(nxt)))
+
+    def admit(self, calls: list[Entry], pending: list[Entry]) -> str | None:
+        size = self.size(calls, pending) + self.slack
+        return None if size <= self.limit else self.refusal(size)
+
+    def placeholder(self, entry: Entry) -> Entry:
+        digest = entry.digest or args_hash(entry.arguments)  # the arguments may be what is large
+        return Entry(entry.server, entry.tool, None, entry.n, wire(text_result(TOO_LARGE, True)), digest=digest)
+
+    def check(self, known: list[Entry]) -> None:
+        """Refuse, before anything runs, a pass whose known calls (the caller's answers
+        included) already leave no room: the caller can answer the same continuation again."""
+        size = self.size(known, []) + self.slack
+        if size > self.limit:
+            raise StepError(
+                f"the answers make the continuation {size} bytes, past the bound of {self.limit} "
+                "(GOCODE_STEP_MAX_CONTINUATION); nothing ran: answer the same continuation again with smaller results"
+            )
 
 
 def encode(state: State, secret: bytes, limit: int | None = None) -> str:
@@ -277,6 +332,7 @@ def decode(
             int(doc["passes"]),
             float(doc["issued"]),
             str(doc.get("run") or ""),
+            str(doc.get("refused") or ""),
         )
     except (ValueError, KeyError, TypeError, zlib.error) as exc:
         raise StepError(f"continuation refused: its content cannot be read ({exc})") from None
@@ -479,8 +535,9 @@ def outcome(ic: Interceptor, state: State, result: RunResult | None, secret: byt
         return StepResult("error", error=diverged, run=result, passes=passes)
     if result is not None and not ic.pending:
         return StepResult("done", run=result, passes=passes)
-    batch = sorted(ic.pending, key=lambda p: (p.entry.tool, json.dumps(p.entry.arguments, sort_keys=True), p.entry.n))
-    nxt = State(state.program, state.tools, list(ic.calls), [p.entry for p in batch], passes, run=state.run)
+    batch = sorted(ic.pending, key=lambda p: batch_order(p.entry))
+    entries = [p.entry for p in batch]
+    nxt = State(state.program, state.tools, list(ic.calls), entries, passes, run=state.run, refused=ic.refusal or "")
     calls = [p.as_json() | {"id": state.call_id(p.entry)} for p in batch]
     return StepResult("pending", encode(nxt, secret), calls, run=result, passes=passes)
 
@@ -489,6 +546,7 @@ __all__ = [
     "CLIENT_SERVER",
     "STEP_TOOL_NAME",
     "Answer",
+    "Bound",
     "ClientTool",
     "Pending",
     "State",
