@@ -355,6 +355,35 @@ for _, q := range []string{"a", "b"} {
 
 
 @pytest.mark.go
+def test_step_declarations_name_client_tools_by_the_documented_rule(module_cache, tmp_path):
+    """A step client gets the Go its model writes against: the servers' tools and its own, each
+    of its own named camelCase, ``Tool`` appended to a Go keyword or predeclared name, and
+    ``client`` before it when a server's tool has the name already."""
+    tools = [SEARCH, {"name": "increment", "description": "Mine."}, {"name": "string"}]
+
+    async def go() -> None:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
+            got = box.step_declarations(tools)
+            assert got.functions == {"web_search": "webSearch", "increment": "clientIncrement", "string": "stringTool"}
+            for line in (
+                "func webSearch(context.Context, WebSearchInput) (WebSearchOutput, error)",
+                "func clientIncrement(context.Context) (string, error)",
+                "func stringTool(context.Context) (string, error)",
+                "func increment(context.Context, IncrementInput) (IncrementOutput, error)",  # the server's
+            ):
+                assert line in got.declarations, got.declarations
+            with pytest.raises(step.StepError, match="client tool #1: name"):
+                box.step_declarations([{"name": "bad name"}])
+            # The names declared are the names a step program calls.
+            code = "n, err := clientIncrement(ctx)\nif err != nil {\n\treturn err\n}\nfmt.Println(n)"
+            first = await box.step(code, tools)
+            assert first.status == "pending" and first.calls[0]["name"] == "increment", first.as_json()
+            assert side_effects(tmp_path) == []  # the client's increment, not the server's
+
+    anyio.run(go)
+
+
+@pytest.mark.go
 def test_a_continuation_never_shows_a_server_result_the_program_did_not_print(module_cache, tmp_path):
     """A server tool's result travels in the continuation, sealed: the caller reads only what
     the program prints."""
@@ -568,6 +597,14 @@ def test_step_go_code_over_mcp_follows_the_code_result_protocol(module_cache, tm
             doc = first.structured_content
             assert not first.is_error and doc is not None and doc["status"] == "pending", text(first)
             assert json.loads(text(first)) == doc and doc["calls"][0]["name"] == "web_search"
+            declared = await c.call_tool(
+                step.STEP_TOOL_NAME, {"code": "", "tools": [SEARCH], "declarations_only": True}
+            )
+            got = declared.structured_content
+            assert not declared.is_error and got is not None and got["status"] == "declarations", text(declared)
+            assert got["functions"] == {"web_search": "webSearch"} and json.loads(text(declared)) == got
+            assert "func webSearch(context.Context, WebSearchInput) (WebSearchOutput, error)" in got["declarations"]
+            assert "func increment(" in got["declarations"]
             bad = await c.call_tool(step.STEP_TOOL_NAME, {"code": code, "tools": [SEARCH], "continuation": "gcs2.x"})
             assert bad.is_error and "step_go_code: continuation refused" in text(bad)
             answer = {"code": code, "tools": [SEARCH], "continuation": doc["continuation"]}

@@ -45,6 +45,7 @@ from gocode.tools import saved
 from gocode.tools.declared import DeclaredTools
 from gocode.tools.saved import SavedProgram
 from gocode.toolset import ToolSet
+from gocode.view.modelview import render_full
 
 log = logging.getLogger("gocode.toolbox")  # the controller's logger, as operators filter it
 
@@ -303,6 +304,16 @@ class Runs:
         ic = Interceptor("replay", recording.calls)
         result = await self.execute(recording.code if code is None else code, timeout, how=Pass("replay", ic))
         return recordstore.settle(dataclasses.replace(result, run_id=run_id), ic, recording.not_kept)
+
+    def step_declarations(self, tools: list[Any]) -> stepping.Declarations:
+        """See :meth:`gocode.toolbox.Toolbox.step_declarations`."""
+        client = stepping.client_tools(tools)
+        package = build_package(ToolSet((*self.code_mode.state.view.code_tools.servers, client)))
+        functions: dict[str, str] = {}
+        for f in package.funcs:
+            if f.server == client.server:
+                functions.setdefault(f.tool, f.name)
+        return stepping.Declarations(render_full(package, self.code_mode.shape_comments()), functions)
 
     async def step(
         self,

@@ -377,6 +377,19 @@ def apply_answers(state: State, answers: list[Any]) -> list[Entry]:
     return out
 
 
+@dataclass
+class Declarations:
+    """What a model needs to write a step program for a caller's tools: the Go declarations of
+    the servers' tools and the caller's (``declarations``), and the Go function each client tool
+    became (``functions``: tool name → Go name; see docs/stateless.md for the rule)."""
+
+    declarations: str
+    functions: dict[str, str]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"status": "declarations", "passes": 0, "declarations": self.declarations, "functions": self.functions}
+
+
 # --- the MCP tool ------------------------------------------------------------------------------
 
 _SCHEMA_OBJECT: dict[str, Any] = {"type": "object"}
@@ -399,6 +412,11 @@ INPUT_SCHEMA: dict[str, Any] = {
             },
         },
         "continuation": {"type": "string", "description": "The continuation the last step returned (none at first)."},
+        "declarations_only": {
+            "type": "boolean",
+            "description": "Run nothing: answer the Go declarations of the servers' tools and of `tools` "
+            '(and which Go function each of `tools` became); `code` is ignored (give "").',
+        },
         "results": {
             "type": "array",
             "description": "A result for every call the last step returned.",
@@ -415,7 +433,7 @@ INPUT_SCHEMA: dict[str, Any] = {
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "status": {"type": "string", "enum": ["done", "pending", "error"]},
+        "status": {"type": "string", "enum": ["done", "pending", "error", "declarations"]},
         "passes": {"type": "integer"},
         "calls": {"type": "array", "items": {"type": "object"}},
         "continuation": {"type": "string"},
@@ -424,6 +442,8 @@ OUTPUT_SCHEMA: dict[str, Any] = {
         "result": {"description": "What the program gave result(v), when it did (done only)."},
         "resultFile": {"type": "string"},
         "error": {"type": "string"},
+        "declarations": {"type": "string"},
+        "functions": {"type": "object", "additionalProperties": {"type": "string"}},
     },
     "required": ["status", "passes"],
 }
@@ -437,7 +457,8 @@ def tool_definition(rules: str) -> dict[str, Any]:
         'The answer is {"status":"done", "output", "result"} or {"status":"pending", "calls":[{"id","name","arguments"}], '
         '"continuation"}: run every call, then call again with the same code and tools, the continuation, and '
         '"results":[{"id","result","isError"}]. Calls already made are answered from the continuation, never '
-        "made again.\n\n" + rules
+        'made again. With "declarations_only": true nothing runs: the answer is {"status":"declarations", '
+        '"declarations", "functions"}, the Go your tools become.\n\n' + rules
     )
     return {
         "name": STEP_TOOL_NAME,
@@ -548,6 +569,7 @@ __all__ = [
     "Answer",
     "Bound",
     "ClientTool",
+    "Declarations",
     "Pending",
     "State",
     "StepError",
