@@ -11,10 +11,11 @@ program went quiet with known calls it never made again, it diverged: the pass s
 any new call reached a server, with an error naming the call.
 
 The continuation is everything the next pass needs (the program's hash, the tool set's digest,
-the calls and their results, the pending ids), compressed, sealed with AES-256-GCM under a
+the calls and their results, the pending calls, the run's nonce that makes their ids unique,
+a refusal of the bound), compressed, sealed with AES-256-GCM under a
 server-side key (encrypted and authenticated: the caller holds results of server tools the
-program may never have printed, and must read none of them), and bounded in size. gocode keeps
-nothing between passes. See docs/stateless.md.
+program may never have printed, and must read none of them), and bounded in size: a pass makes
+no server call it could not carry to the next (:class:`Bound`). gocode keeps nothing between passes. See docs/stateless.md.
 """
 
 from __future__ import annotations
