@@ -93,6 +93,9 @@ class SyncToolbox:
     ) -> stepping.StepResult:
         return self._portal.call(self.toolbox.step, code, tools, continuation, results, timeout)
 
+    def step_declarations(self, tools: list[Any]) -> stepping.Declarations:
+        return self._portal.call(self.toolbox.step_declarations, tools)
+
     def set_up(self, within: float | None = None) -> bool:
         """Wait for the machine's one-off set-up (see :meth:`Toolbox.set_up`)."""
         return self._portal.call(self.toolbox.set_up, None, within)

@@ -18,6 +18,10 @@ The ways, one per request:
   the recording, with no server started (:func:`~gocode.toolbox.replay_offline`);
 - plan only (``plan_only``): the code type-checked, the tools it can call listed, nothing run.
 
+A program held for approval (docs/approvals.md) runs when the request approves every tool it is
+held for (``approved``: server.tool names, or ``"all"``), else when the person ``ask`` stands for
+says yes (:func:`approver_for`); with neither, it is refused as before, naming the tools.
+
 Nothing heavy is imported here at module level: a pooled run starts the config file's stdio
 servers (:mod:`gocode.mcp.prestart`) before the config is read and the MCP SDK imported, so
 that their start and gocode's own overlap.
@@ -26,7 +30,8 @@ that their start and gocode's own overlap.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from gocode.errors import ExecRequestError
@@ -35,9 +40,53 @@ if TYPE_CHECKING:
     from gocode.compile.modcache import Progress
     from gocode.config import Config
     from gocode.program.plan import Plan
+    from gocode.run.approvals import ApprovalRequest, Approver
     from gocode.run.result import RunResult
 
 Mode = Literal["pooled", "direct"]
+# The tools a request approves, as server.tool names, or every tool.
+Approved = frozenset[str] | Literal["all"]
+# A person asked whether a held program may run (blocking: it is called in a worker thread).
+Ask = Callable[["ApprovalRequest"], bool]
+
+
+def parse_approved(text: str) -> Approved:
+    """``--approve``'s value: ``all``, or comma-separated server.tool names (a
+    :class:`~gocode.errors.ExecRequestError` for anything else: a pattern or a bare name would
+    approve more, or less, than the person meant)."""
+    if text.strip() == "all":
+        return "all"
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n.count(".") < 1 or n.startswith(".") or n.endswith(".") or set(n) & set("*?[] ")]
+    if not names or bad:
+        raise ExecRequestError(
+            f"--approve takes `all` or comma-separated server.tool names (got {text!r}): "
+            "each name exactly as the refusal lists it, no patterns"
+        )
+    return frozenset(names)
+
+
+def approver_for(approved: Approved, ask: Ask | None) -> Approver | None:
+    """The approver of a run from outside an agent: yes when ``approved`` covers every tool the
+    program is held for (a program that may call any tool is held for every tool needing
+    approval, listed after ``any tool``); else ``ask``'s answer; else a refusal naming what was
+    not approved. None when there is neither (the run is refused as with no approver)."""
+    if not approved and ask is None:
+        return None
+    from gocode.errors import NoApprover
+    from gocode.run.approvals import ANY_TOOL
+
+    async def decide(request: ApprovalRequest) -> bool:
+        missing = [] if approved == "all" else [t for t in request.tools if t != ANY_TOOL and t not in approved]
+        if not missing:
+            return True
+        if ask is None:
+            raise NoApprover(f"--approve does not name {', '.join(missing)}")
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(ask, request)
+
+    return decide
 
 
 def check_request(*, has_code: bool, mode: Mode, replay_id: str | None, dry_run: bool, plan_only: bool) -> None:
@@ -64,6 +113,12 @@ class ExecRequest:
     dry_run: bool = False
     plan_only: bool = False
     timeout: float | None = None
+    approved: Approved = frozenset()  # tools approved up front (a held program naming only these runs)
+    ask: Ask | None = field(default=None, compare=False)  # else the person to ask, if there is one
+
+    @property
+    def approver(self) -> Approver | None:
+        return approver_for(self.approved, self.ask)
 
     def __post_init__(self) -> None:
         check_request(
@@ -188,7 +243,8 @@ async def _pooled(
         settled.code_mode_for(request.model)  # an unknown model ref: said before the SDK is loaded
         from gocode.toolbox import Toolbox
 
-        async with Toolbox(settled, request.model, prewarm=False, progress=progress) as box:
+        approve = request.approver
+        async with Toolbox(settled, request.model, prewarm=False, progress=progress, approve=approve) as box:
             return await box.execute(code, request.timeout, dry_run=request.dry_run)
 
 
@@ -202,7 +258,7 @@ async def _direct(
     if warn is not None:
         for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
             warn(str(exc))
-    return await cm.execute(code, request.timeout, progress=progress)
+    return await cm.execute(code, request.timeout, progress=progress, approve=request.approver)
 
 
 async def _plan(config: Config, model: str | None, code: str, progress: Progress | None) -> PlanOutcome:

@@ -409,15 +409,15 @@ class Toolbox:
         results: list[Any] | None = None,
         timeout: float | None = None,
     ) -> stepping.StepResult:
-        """One pass of the stateless step protocol (see :mod:`gocode.run.step`, docs/stateless.md).
-
-        ``tools``: the caller's own tools (:class:`~gocode.run.step.ClientTool` or dicts with
-        name, description, inputSchema, outputSchema), typed Go functions like the servers' tools.
-        The first call passes no continuation; each later one passes the last answer's
-        ``continuation`` and a result for every call it listed (``{id, result, isError}``).
-        Raises :class:`~gocode.run.step.StepError` for a refused continuation or bad answers.
-        """
+        """One pass of the stateless step protocol (:mod:`gocode.run.step`, docs/stateless.md):
+        ``tools`` the caller's own (:class:`~gocode.run.step.ClientTool` or dicts), then the last
+        answer's ``continuation`` and a result for each call it listed (``{id, result, isError}``).
+        Raises :class:`~gocode.run.step.StepError` for a refused continuation or bad answers."""
         return await self.runs.step(code, tools, continuation, results, timeout)
+
+    def step_declarations(self, tools: list[Any]) -> stepping.Declarations:
+        """The Go a step program for ``tools`` is written against (docs/stateless.md)."""
+        return self.runs.step_declarations(tools)
 
     async def call_mcp(
         self,

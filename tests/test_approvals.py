@@ -353,6 +353,87 @@ def test_exec_refuses_naming_the_tools_and_says_how_to_allow_them(tmp_path):
     assert (got.returncode, got.stdout) == (0, "Hello, world.\ndeleted\n"), got.stderr
 
 
+def ask_config(tmp_path: Path) -> tuple[Path, Path]:
+    config = tmp_path / "gocode.yaml"
+    mode = {"approval": {"ask": ["notes.delete_note"]}}
+    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": {"codeMode": mode}}))
+    prog = tmp_path / "prog.go"
+    prog.write_text(BOTH)
+    return config, prog
+
+
+def exec_with(config: Path, prog: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """``gocode exec`` as a script runs it: no terminal to ask on."""
+    argv = [GOCODE, "exec", "-c", str(config), *flags, str(prog)]
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.go
+def test_exec_approve_runs_a_held_program_only_for_the_tools_it_names(tmp_path):
+    config, prog = ask_config(tmp_path)
+    got = exec_with(config, prog, "--approve", "notes.delete_note")
+    assert (got.returncode, got.stdout) == (0, "Hello, world.\ndeleted\n"), got.stderr
+    got = exec_with(config, prog, "--approve", "all")
+    assert (got.returncode, got.stdout) == (0, "Hello, world.\ndeleted\n"), got.stderr
+    # Without it, or naming another tool: refused before anything runs, with the hint naming the flag.
+    for flags in ((), ("--approve", "notes.read_note")):
+        got = exec_with(config, prog, *flags)
+        assert got.returncode == 1 and got.stdout == "", got.stderr
+        assert "need approval (notes.delete_note)" in got.stderr and "--approve" in got.stderr, got.stderr
+    assert "--approve does not name notes.delete_note" in got.stderr
+    # A pattern would approve more than the person read: only exact names.
+    for bad in ("notes.*", "delete_note", ""):
+        got = exec_with(config, prog, "--approve", bad)
+        assert got.returncode == 2 and "--approve takes `all` or comma-separated server.tool names" in got.stderr
+
+
+def on_a_terminal(argv: list[str], answer: bytes) -> tuple[int, str]:
+    """Run ``argv`` with a pseudo-terminal for stdin, stdout and stderr; answer its prompt.
+    Its exit status and everything it wrote."""
+    import pty
+    import select
+    import time
+
+    main, sub = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=sub, stdout=sub, stderr=sub, close_fds=True)
+    os.close(sub)
+    seen, answered, deadline = b"", False, time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(main, 4096)
+                except OSError:  # the terminal closed: the program is gone
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            if not answered and b"Run it? [y/N]" in seen:
+                os.write(main, answer)
+                answered = True
+            if proc.poll() is not None and not ready:
+                break
+        return proc.wait(timeout=30), seen.decode(errors="replace").replace("\r\n", "\n")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(main)
+
+
+@pytest.mark.go
+def test_exec_on_a_terminal_asks_and_runs_only_on_yes(tmp_path):
+    config, prog = ask_config(tmp_path)
+    argv = [GOCODE, "exec", "-c", str(config), str(prog)]
+    status, seen = on_a_terminal(argv, b"y\n")
+    assert status == 0 and "It can call tools that need approval: notes.delete_note" in seen, seen
+    assert seen.endswith("Hello, world.\ndeleted\n"), seen
+    status, seen = on_a_terminal(argv, b"\n")  # the default is no
+    assert status == 1 and "Run it? [y/N]" in seen and "it was not approved" in seen, seen
+    assert "Hello, world." not in seen and "hint" not in seen.lower() and "--approve" not in seen
+
+
 @pytest.mark.fast
 def test_a_modern_client_not_yet_asked_gets_an_input_required_result_for_this_program():
     """2026-07-28 era: without the client's response for this program, the approver answers

@@ -141,7 +141,7 @@ def test_signing_key_is_generated_once_in_the_state_dir(tmp_path, monkeypatch):
 def test_answers_with_a_wrong_id_twice_or_missing_are_refused():
     s = state()
     s.pending.append(Entry(step.CLIENT_SERVER, "web_search", {"query": "b"}, 0))
-    a, b = (e.position.id for e in s.pending)
+    a, b = (s.call_id(e) for e in s.pending)
     with pytest.raises(step.StepError, match="'call_nope', which is not a pending call"):
         step.apply_answers(s, [{"id": "call_nope", "result": 1}])
     with pytest.raises(step.StepError, match="answered twice"):
@@ -150,6 +150,18 @@ def test_answers_with_a_wrong_id_twice_or_missing_are_refused():
         step.apply_answers(s, [{"id": a, "result": 1}])
     known = step.apply_answers(s, [{"id": b, "result": "text"}, {"id": a, "result": {"x": 1}}])
     assert [e.result for e in known] == [wire(value_result({"x": 1})), wire(value_result("text"))]
+
+
+@pytest.mark.fast
+def test_call_ids_are_unique_to_a_run_and_stable_within_it():
+    one, two = state(), state()
+    call = one.pending[0]
+    assert one.run != two.run and one.call_id(call) != two.call_id(call)
+    opened = step.decode(step.encode(one, SECRET), SECRET, PROGRAM, "tools-digest")
+    assert opened.run == one.run and opened.call_id(call) == one.call_id(call)
+    with pytest.raises(step.StepError, match="not a pending call"):  # another run's id answers nothing here
+        step.apply_answers(opened, [{"id": two.call_id(call), "result": 1}])
+    assert step.apply_answers(opened, [{"id": one.call_id(call), "result": 1}])[0].tool == "web_search"
 
 
 @pytest.mark.fast
@@ -313,6 +325,65 @@ def test_client_tools_in_a_parallel_batch_and_mcp_side_effects_made_once(module_
 
 
 @pytest.mark.go
+def test_the_same_program_run_twice_gets_disjoint_call_ids(module_cache, tmp_path):
+    """Ids go into a chat transcript as tool-call ids: two runs of one program must not share
+    them, while a pass run again from the same continuation gives the same ones."""
+    code = """
+for _, q := range []string{"a", "b"} {
+	r, err := webSearch(ctx, WebSearchInput{Query: q})
+	if err != nil {
+		return err
+	}
+	fmt.Println(r.Hits)
+}
+"""
+
+    async def go() -> None:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
+            one, two = await box.step(code, [SEARCH]), await box.step(code, [SEARCH])
+            assert one.status == two.status == "pending", (one.as_json(), two.as_json())
+            assert one.calls[0]["arguments"] == two.calls[0]["arguments"] == {"query": "a"}
+            assert {c["id"] for c in one.calls}.isdisjoint({c["id"] for c in two.calls})
+            answers = [run_client_tool(c) for c in one.calls]
+            again = [await box.step(code, [SEARCH], one.continuation, answers) for _ in range(2)]
+            assert [g.calls[0]["arguments"] for g in again] == [{"query": "b"}] * 2
+            assert again[0].calls[0]["id"] == again[1].calls[0]["id"] != one.calls[0]["id"]
+            done = await box.step(code, [SEARCH], again[1].continuation, [run_client_tool(again[1].calls[0])])
+            assert done.status == "done" and done.run is not None and done.run.output == "[a 1 a 2]\n[b 1 b 2]\n"
+
+    anyio.run(go)
+
+
+@pytest.mark.go
+def test_step_declarations_name_client_tools_by_the_documented_rule(module_cache, tmp_path):
+    """A step client gets the Go its model writes against: the servers' tools and its own, each
+    of its own named camelCase, ``Tool`` appended to a Go keyword or predeclared name, and
+    ``client`` before it when a server's tool has the name already."""
+    tools = [SEARCH, {"name": "increment", "description": "Mine."}, {"name": "string"}]
+
+    async def go() -> None:
+        async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
+            got = box.step_declarations(tools)
+            assert got.functions == {"web_search": "webSearch", "increment": "clientIncrement", "string": "stringTool"}
+            for line in (
+                "func webSearch(context.Context, WebSearchInput) (WebSearchOutput, error)",
+                "func clientIncrement(context.Context) (string, error)",
+                "func stringTool(context.Context) (string, error)",
+                "func increment(context.Context, IncrementInput) (IncrementOutput, error)",  # the server's
+            ):
+                assert line in got.declarations, got.declarations
+            with pytest.raises(step.StepError, match="client tool #1: name"):
+                box.step_declarations([{"name": "bad name"}])
+            # The names declared are the names a step program calls.
+            code = "n, err := clientIncrement(ctx)\nif err != nil {\n\treturn err\n}\nfmt.Println(n)"
+            first = await box.step(code, tools)
+            assert first.status == "pending" and first.calls[0]["name"] == "increment", first.as_json()
+            assert side_effects(tmp_path) == []  # the client's increment, not the server's
+
+    anyio.run(go)
+
+
+@pytest.mark.go
 def test_a_continuation_never_shows_a_server_result_the_program_did_not_print(module_cache, tmp_path):
     """A server tool's result travels in the continuation, sealed: the caller reads only what
     the program prints."""
@@ -347,33 +418,92 @@ fmt.Println(len(r.Hits), c.Count > 0)
 
 
 @pytest.mark.go
-def test_a_pass_over_the_continuation_bound_stops_before_its_next_side_effect(module_cache, tmp_path, monkeypatch):
-    """The bound is known to be crossed after the call whose result crossed it: no call after
-    that one reaches its server (the pass used to make every call, then refuse its continuation)."""
-    monkeypatch.setenv("GOCODE_STEP_MAX_CONTINUATION", "700")
+def test_a_pass_near_the_continuation_bound_refuses_the_call_that_could_not_be_carried(
+    module_cache, tmp_path, monkeypatch
+):
+    """A server call is made only when the continuation has room for it: the call that would
+    overflow is refused to the program before it reaches its server, and the pass still ends with
+    a continuation to resume from (it used to make the calls, then refuse the continuation, leaving
+    nothing to resume; later, to fail the pass with the calls made so far lost)."""
+    monkeypatch.setenv("GOCODE_STEP_MAX_CONTINUATION", "1200")
     code = """
-for i := 0; i < 40; i++ {
-	if _, err := increment(ctx, IncrementInput{By: i + 1}); err != nil {
-		return err
-	}
+if _, err := increment(ctx, IncrementInput{By: 100}); err != nil {
+	return err
 }
 r, err := webSearch(ctx, WebSearchInput{Query: "q"})
 if err != nil {
 	return err
 }
-fmt.Println(r.Hits)
+made := 0
+var refused error
+for i := 0; i < 40; i++ {
+	if _, err := increment(ctx, IncrementInput{By: i + 1}); err != nil {
+		refused = err
+		break
+	}
+	made++
+}
+_, after := webSearch(ctx, WebSearchInput{Query: "after"})
+fmt.Println(made, r.Hits, after != nil)
+fmt.Println(refused)
 """
 
     async def go() -> None:
         async with Toolbox(counter_config(tmp_path), module_cache=module_cache) as box:
             got = await box.step(code, [SEARCH])
-            assert got.status == "error", got.as_json()
-            assert "past the bound of 700 (GOCODE_STEP_MAX_CONTINUATION)" in got.error, got.error
-            made = side_effects(tmp_path)
+            assert got.status == "pending" and len(got.continuation) <= 1200, got.as_json()
+            assert side_effects(tmp_path) == ["increment 100"]
+            answers = [run_client_tool(c) for c in got.calls]
+
+            # Answers that leave no room are refused before anything runs; the continuation still resumes.
+            big = [{"id": c["id"], "result": os.urandom(1000).hex()} for c in got.calls]
+            with pytest.raises(step.StepError, match="nothing ran: answer the same continuation again"):
+                await box.step(code, [SEARCH], got.continuation, big)
+            assert side_effects(tmp_path) == ["increment 100"]
+
+            done = await box.step(code, [SEARCH], got.continuation, answers)
+            assert done.status == "done" and done.run is not None and done.run.ok, done.as_json()
+            made = side_effects(tmp_path)[1:]
             assert 0 < len(made) < 40, made
-            assert f'the call increment({{"by":{len(made) + 1}}})' in got.error and "was not made" in got.error
+            # The program was told, and went on: the client call after the refusal is refused too.
+            first, reason = done.run.output.splitlines()
+            assert first == f"{len(made)} [q 1 q 2] true", done.run.output
+            assert "past the bound of 1200 (GOCODE_STEP_MAX_CONTINUATION)" in reason
+            assert f'the call increment({{"by":{len(made) + 1}}})' in reason and "was not made" in reason
 
     anyio.run(go)
+
+
+@pytest.mark.fast
+def test_a_result_the_continuation_cannot_carry_is_recorded_as_an_error():
+    """The budget reserves room for a fixed-size placeholder before each server call: a result
+    too large to carry is replaced by it (the call was made once; the program is told), and a
+    call with no room left is not made at all."""
+    st = step.State(PROGRAM, "tools-digest")
+    made: list[int] = []
+
+    def forward(size: int) -> Any:
+        async def call() -> Any:
+            made.append(size)
+            return value_result(os.urandom(size).hex()[:size])  # incompressible
+
+        return call
+
+    async def go() -> tuple[list[Any], Interceptor]:
+        ic = Interceptor("step", budget=step.Bound.of(st, limit=1000))
+        got = [await ic.call("s", "t", {"i": i}, forward(size)) for i, size in enumerate([10, 5000, *[100] * 20])]
+        return got, ic
+
+    got, ic = anyio.run(go)
+    texts = [r.content[0].text for r in got]
+    assert len(texts[0]) == 10 and not got[0].is_error
+    assert got[1].is_error and texts[1] == step.TOO_LARGE and 5000 in made
+    refused = [t for t in texts if "was not made" in t]
+    assert refused and all("past the bound of 1000" in t for t in refused)
+    assert len(made) == len(got) - len(refused)  # a refused call never reached its server
+    assert all("was not made" in t for t in texts[texts.index(refused[0]) :])  # and no later one does
+    token = step.encode(step.State(PROGRAM, "tools-digest", ic.calls, [], 1, run=st.run), SECRET, limit=1000)
+    assert len(token) <= 1000
 
 
 @pytest.mark.go
@@ -445,7 +575,10 @@ def test_step_go_code_over_mcp_follows_the_code_result_protocol(module_cache, tm
     (the transcript in docs/stateless.md)."""
     cfg = tmp_path / "gocode.json"
     cfg.write_text(json.dumps(counter_config(tmp_path).model_dump(mode="json", by_alias=True, exclude_none=True)))
-    code = 'r, err := webSearch(ctx, WebSearchInput{Query: "q"})\nif err != nil {\n\treturn err\n}\nfmt.Println(r.Hits)'
+    code = (
+        'r, err := webSearch(ctx, WebSearchInput{Query: "q"})\nif err != nil {\n\treturn err\n}\n'
+        'fmt.Println(r.Hits)\nresult(map[string]any{"hits": len(r.Hits)})'
+    )
     params = StdioServerParameters(
         command=str(Path(sys.executable).parent / "gocode"),
         args=["serve", "-c", str(cfg), "--stateless-step"],
@@ -464,6 +597,14 @@ def test_step_go_code_over_mcp_follows_the_code_result_protocol(module_cache, tm
             doc = first.structured_content
             assert not first.is_error and doc is not None and doc["status"] == "pending", text(first)
             assert json.loads(text(first)) == doc and doc["calls"][0]["name"] == "web_search"
+            declared = await c.call_tool(
+                step.STEP_TOOL_NAME, {"code": "", "tools": [SEARCH], "declarations_only": True}
+            )
+            got = declared.structured_content
+            assert not declared.is_error and got is not None and got["status"] == "declarations", text(declared)
+            assert got["functions"] == {"web_search": "webSearch"} and json.loads(text(declared)) == got
+            assert "func webSearch(context.Context, WebSearchInput) (WebSearchOutput, error)" in got["declarations"]
+            assert "func increment(" in got["declarations"]
             bad = await c.call_tool(step.STEP_TOOL_NAME, {"code": code, "tools": [SEARCH], "continuation": "gcs2.x"})
             assert bad.is_error and "step_go_code: continuation refused" in text(bad)
             answer = {"code": code, "tools": [SEARCH], "continuation": doc["continuation"]}
@@ -472,7 +613,9 @@ def test_step_go_code_over_mcp_follows_the_code_result_protocol(module_cache, tm
                 step.STEP_TOOL_NAME, answer | {"results": [{"id": call_id, "result": {"hits": ["a", "b"]}}]}
             )
             assert not done.is_error, text(done)
-            assert done.structured_content == {"status": "done", "passes": 2, "ok": True, "output": "[a b]\n"}
+            want = {"status": "done", "passes": 2, "ok": True, "output": "[a b]\n", "result": {"hits": 2}}
+            assert done.structured_content == want
+            assert "result" in listed[step.STEP_TOOL_NAME].output_schema["properties"]
             failed = await c.call_tool(
                 step.STEP_TOOL_NAME,
                 answer | {"results": [{"id": call_id, "result": "no such page", "isError": True}]},

@@ -8,19 +8,56 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from gocode.cli.common import SECONDS, config_option, handle_errors, model_option, read_code, say_error, say_progress
+from gocode.cli.common import (
+    SECONDS,
+    config_option,
+    handle_errors,
+    model_option,
+    read_code,
+    say_error,
+    say_progress,
+    terminal_text,
+)
 
 if TYPE_CHECKING:
-    from gocode.execution import Mode
+    from gocode.execution import Approved, Ask, Mode
+    from gocode.run.approvals import ApprovalRequest
     from gocode.run.result import RunResult
 
 
-# The shell has no one to ask (no elicitation, no callback): say how to let the program run.
+# Without a terminal to ask on and without --approve: say how to let the program run.
 APPROVAL_HINT = (
-    "gocode exec cannot ask for approval: to run it from the shell, name the tools in "
-    "codeMode.approval.allow of the config (see docs/approvals.md), or run it through gocode serve "
-    "with a client that can be asked."
+    "to approve from the shell, pass --approve with the tools named above (comma-separated server.tool, "
+    "or --approve all), or run gocode exec on a terminal to be asked; to allow them always, name them in "
+    "codeMode.approval.allow of the config (see docs/approvals.md)."
 )
+
+
+def ask_on_terminal() -> Ask | None:
+    """The person at the terminal, when stdin and stderr are one (else None: no one to ask)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+
+    def ask(request: ApprovalRequest) -> bool:
+        # The tool names and the plan come from servers: no control character reaches the terminal.
+        click.echo(terminal_text(request.message()), err=True)
+        try:
+            answer = click.prompt("Run it? [y/N]", default="", show_default=False, err=True)
+        except (click.Abort, EOFError):
+            return False
+        return str(answer).strip().lower() in ("y", "yes")
+
+    return ask
+
+
+def approved_option(value: str | None) -> Approved:
+    from gocode.errors import ExecRequestError
+    from gocode.execution import parse_approved
+
+    try:
+        return parse_approved(value) if value is not None else frozenset()
+    except ExecRequestError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @click.command("exec")
@@ -49,6 +86,13 @@ APPROVAL_HINT = (
 @click.option(
     "--plan", "plan_only", is_flag=True, help="Only check the code and print the tools it can call; run nothing."
 )
+@click.option(
+    "--approve",
+    "approve",
+    metavar="TOOLS|all",
+    help="Approve a program held for approval when it is held only for these tools (comma-separated "
+    "server.tool names), or for any (all). Without it, a terminal is asked; else the program is refused.",
+)
 @click.argument("source", metavar="FILE|-", required=False)
 @handle_errors
 def exec_cmd(
@@ -60,6 +104,7 @@ def exec_cmd(
     replay_id: str | None,
     dry_run: bool,
     plan_only: bool,
+    approve: str | None,
     source: str | None,
 ) -> None:
     """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
@@ -69,34 +114,37 @@ def exec_cmd(
     from gocode.execution import ExecRequest, check_request, exec_code
 
     mode: Mode = "direct" if direct else "pooled"
+    approved = approved_option(approve)
     try:  # before the code is read: a refused request never waits on stdin
         check_request(has_code=source is not None, mode=mode, replay_id=replay_id, dry_run=dry_run, plan_only=plan_only)
     except ExecRequestError as exc:
         raise click.UsageError(str(exc)) from None
     code = read_code(source) if source is not None else None
-    request = ExecRequest(code, model, mode, replay_id, dry_run, plan_only, timeout)
+    ask = ask_on_terminal()
+    request = ExecRequest(code, model, mode, replay_id, dry_run, plan_only, timeout, approved, ask)
     outcome = asyncio.run(exec_code(config_path, request, progress=say_progress, warn=say_warning))
     if outcome.plan is not None:
         text = json.dumps(outcome.plan.as_json()) if as_json else outcome.plan.text()
         click.echo(text) if outcome.plan.ok else say_error(text)
         sys.exit(0 if outcome.plan.ok else 1)
     assert outcome.run is not None
-    _report(outcome.run, as_json)
+    _report(outcome.run, as_json, hint=ask is None)
 
 
 def say_warning(msg: str) -> None:
     say_error(f"gocode: warning: {msg}")
 
 
-def _report(result: RunResult, as_json: bool) -> NoReturn:
-    """Print a run's output and error as the command promises, and exit with its status."""
+def _report(result: RunResult, as_json: bool, hint: bool = True) -> NoReturn:
+    """Print a run's output and error as the command promises, and exit with its status
+    (``hint``: say how to approve a held program; not to a person who was asked and said no)."""
     if as_json:
         click.echo(json.dumps(result.as_json()))
     else:
         click.echo(result.output, nl=False)
         if not result.ok:
             say_error(result.error_message())  # its output is printed above
-            if result.phase == "approval":
+            if result.phase == "approval" and hint:
                 say_error(APPROVAL_HINT)
         elif result.stderr.strip():
             say_error(result.stderr.rstrip())

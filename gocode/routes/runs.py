@@ -45,6 +45,7 @@ from gocode.tools import saved
 from gocode.tools.declared import DeclaredTools
 from gocode.tools.saved import SavedProgram
 from gocode.toolset import ToolSet
+from gocode.view.modelview import render_full
 
 log = logging.getLogger("gocode.toolbox")  # the controller's logger, as operators filter it
 
@@ -304,6 +305,16 @@ class Runs:
         result = await self.execute(recording.code if code is None else code, timeout, how=Pass("replay", ic))
         return recordstore.settle(dataclasses.replace(result, run_id=run_id), ic, recording.not_kept)
 
+    def step_declarations(self, tools: list[Any]) -> stepping.Declarations:
+        """See :meth:`gocode.toolbox.Toolbox.step_declarations`."""
+        client = stepping.client_tools(tools)
+        package = build_package(ToolSet((*self.code_mode.state.view.code_tools.servers, client)))
+        functions: dict[str, str] = {}
+        for f in package.funcs:
+            if f.server == client.server:
+                functions.setdefault(f.tool, f.name)
+        return stepping.Declarations(render_full(package, self.code_mode.shape_comments()), functions)
+
     async def step(
         self,
         code: str,
@@ -324,8 +335,10 @@ class Runs:
             raise stepping.StepError("results were given without the continuation of the step that asked for them")
         else:
             state, known = stepping.State(stepping.program_hash(code), digest), []
+        bound = stepping.Bound.of(state)
+        bound.check(known)  # before any side effect: a pass that cannot be carried on is not started
         clients = frozenset((client.server, t.name) for t in client.tools)
-        ic = Interceptor("step", known, client=clients, admit=stepping.within_bound(state))
+        ic = Interceptor("step", known, client=clients, budget=bound, refusal=state.refused or None)
         how = Pass("step", ic, current, (DeclaredTools(client, "the caller"),), build_package(toolset))
         result = await stepping.drive(ic, lambda: self.execute(code, timeout, how=how), stepping.grace())
         return stepping.outcome(ic, state, result, secret)

@@ -27,6 +27,13 @@ class StepGoCode:
         continuation, results = arguments.get("continuation"), arguments.get("results") or []
         if not isinstance(code, str):
             return Answer(error_result(f"{name} needs a string argument `code` (the Go statements to run)"))
+        if arguments.get("declarations_only") is True:
+            try:
+                doc = self.runs.step_declarations(tools).as_json()
+            except stepping.StepError as exc:
+                return Answer(error_result(f"{name}: {exc}"))
+            text: list[types.ContentBlock] = [types.TextContent(type="text", text=json.dumps(doc))]
+            return Answer(types.CallToolResult(content=text, structured_content=doc))
         if continuation is not None and not isinstance(continuation, str):
             return Answer(error_result(f"{name}: `continuation` must be the string the last step returned"))
         try:

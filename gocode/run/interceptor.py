@@ -32,9 +32,8 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio
 import mcp_types as types
@@ -73,7 +72,7 @@ class Position:
 
     @property
     def id(self) -> str:
-        """A short stable id for a pending call (what a client answers with)."""
+        """A short id from the position alone (a step makes it unique to its run: State.call_id)."""
         raw = f"{self.server}\0{self.tool}\0{self.args}\0{self.n}"
         return "call_" + hashlib.sha256(raw.encode()).hexdigest()[:20]
 
@@ -231,6 +230,16 @@ class Pending:
         return {"id": self.id, "name": self.entry.tool, "arguments": self.entry.arguments}
 
 
+class Budget(Protocol):
+    """A bound on what a pass may record (a step's continuation), asked before each side effect."""
+
+    def admit(self, calls: list[Entry], pending: list[Entry]) -> str | None:
+        """None when a record of ``calls`` and ``pending`` stays within the bound, else why not."""
+
+    def placeholder(self, entry: Entry) -> Entry:
+        """What ``entry`` is recorded as when its result does not fit: a small, fixed-size error."""
+
+
 @dataclass
 class Interceptor:
     """Answers, holds or forwards one pass's calls (see the module docstring).
@@ -251,9 +260,15 @@ class Interceptor:
     pending: list[Pending] = field(default_factory=list)
     failure: str | None = None
     size: int = 0
-    # Asked before a new call reaches a server, with the calls known so far: a message refuses
-    # it (a step pass whose continuation is already over its bound makes no further side effect).
-    admit: Callable[[list[Entry]], str | None] | None = None
+    # A step's continuation bound. A new server call is made only when the record stays within it
+    # even if the call's result must be replaced by the budget's placeholder (reserved while the
+    # call is in flight); a result that does not fit is recorded as that placeholder. So the pass
+    # always ends with a record that fits: no side effect is ever made that cannot be resumed from.
+    budget: Budget | None = None
+    # Once the budget refused a call, every later new call is refused with the same reason, at
+    # once (a refusal has no side effect to wait for): a step carries it to its later passes, so
+    # the program sees the same answers on every pass.
+    refusal: str | None = None
     not_kept: int = 0
 
     def __post_init__(self) -> None:
@@ -265,6 +280,7 @@ class Interceptor:
             self._replayed.set()
         self.in_flight = 0  # forwarded calls not answered yet
         self.held = 0  # new calls waiting for the record to be replayed
+        self._reserved: list[Entry] = []  # the budget's placeholders for calls in flight
         self._waiting: list[Entry] = []
         self.last_event = time.monotonic()
         self.changed = anyio.Event()  # set on every call, answer or failure (for the step driver)
@@ -323,6 +339,8 @@ class Interceptor:
         if self.mode == "dry-run":
             return self._answer(entry, stub(self.tools.get((server, tool))))
         if self.mode == "step":
+            if self.refusal is not None:
+                return text_result(f"gocode: {self.refusal}; the call {entry.describe()} was not made", True)
             # New calls wait until every recorded call was made again: a program that took
             # another path is stopped before a new call reaches a server (see Stepper).
             if not self._replayed.is_set():
@@ -336,21 +354,43 @@ class Interceptor:
             if self.failure is not None or self._closed.is_set():
                 return text_result(f"gocode: {self.failure or 'the pass ended'}", True)
             if (server, tool) in self.client:
+                if (refusal := self._over_budget([], [entry])) is not None:
+                    return self._refuse(refusal, entry)
                 self.pending.append(Pending(entry))
                 self._touch()
                 await self._closed.wait()  # the pass ends here; the caller runs the tool
                 return text_result("gocode: the pass ended before this client call was answered", True)
         if forward is None:
             return self.fail(f"{server}.{tool} has no server to call")
-        if self.admit is not None and (refusal := self.admit(self.calls)) is not None:
-            return self.fail(f"{refusal}; the call {entry.describe()} was not made")
+        reserved = self.budget.placeholder(entry) if self.budget is not None else None
+        if reserved is not None:
+            if (refusal := self._over_budget([reserved], [])) is not None:
+                return self._refuse(refusal, entry)
+            self._reserved.append(reserved)
         self.in_flight += 1
         try:
             result = await forward()
         finally:
             self.in_flight -= 1
+            if reserved is not None:
+                self._reserved.remove(reserved)
             self._touch()
+        if reserved is not None and self._over_budget([Entry(server, tool, arguments, pos.n, wire(result))], []):
+            self._keep(reserved)  # the call was made; the program is told its result could not be kept
+            return decode(reserved)
         return self._answer(entry, result)
+
+    def _refuse(self, refusal: str, entry: Entry) -> types.CallToolResult:
+        self.refusal = self.refusal or refusal
+        return text_result(f"gocode: {self.refusal}; the call {entry.describe()} was not made", True)
+
+    def _over_budget(self, calls: list[Entry], pending: list[Entry]) -> str | None:
+        """Why the record plus ``calls`` and ``pending`` would not fit the budget (None: it would).
+        Recorded calls not made again yet count too: the record ends with them."""
+        if self.budget is None:
+            return None
+        known = [*self.calls, *self._unused.values(), *self._reserved, *calls]
+        return self.budget.admit(known, [*(p.entry for p in self.pending), *pending])
 
     def _instead(self, pos: Position) -> str:
         same = [e for e in self._unused.values() if (e.server, e.tool) == (pos.server, pos.tool)]

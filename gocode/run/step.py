@@ -11,10 +11,11 @@ program went quiet with known calls it never made again, it diverged: the pass s
 any new call reached a server, with an error naming the call.
 
 The continuation is everything the next pass needs (the program's hash, the tool set's digest,
-the calls and their results, the pending ids), compressed, sealed with AES-256-GCM under a
+the calls and their results, the pending calls, the run's nonce that makes their ids unique,
+a refusal of the bound), compressed, sealed with AES-256-GCM under a
 server-side key (encrypted and authenticated: the caller holds results of server tools the
-program may never have printed, and must read none of them), and bounded in size. gocode keeps
-nothing between passes. See docs/stateless.md.
+program may never have printed, and must read none of them), and bounded in size: a pass makes
+no server call it could not carry to the next (:class:`Bound`). gocode keeps nothing between passes. See docs/stateless.md.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gocode.errors import StepError
 from gocode.mcp.nesting import SCHEMA_DEPTH, deeper_than
 from gocode.paths import cache_dir, state_dir
-from gocode.run.interceptor import Entry, Interceptor, Pending, value_result, wire
+from gocode.run.interceptor import Entry, Interceptor, Pending, args_hash, text_result, value_result, wire
 from gocode.run.runner import RunResult
 from gocode.toolset import ServerTools, ToolInfo
 
@@ -152,10 +153,26 @@ class State:
     pending: list[Entry] = field(default_factory=list)
     passes: int = 0
     issued: float = field(default_factory=time.time)
+    # Drawn at a run's first pass and carried to its last: it makes the calls' ids unique to the
+    # run (the same program run twice must not give a chat transcript the same tool-call ids).
+    run: str = field(default_factory=lambda: secrets.token_hex(16))
+    # Why the bound refused a call in an earlier pass (the interceptor's ``refusal``): every new
+    # call of later passes is refused the same way.
+    refused: str = ""
+
+    def call_id(self, entry: Entry) -> str:
+        """The id a caller answers a pending call with: the call's position (stable across the
+        passes of this run) combined with the run's nonce."""
+        if not self.run:  # a continuation sealed before runs had a nonce
+            return entry.position.id
+        raw = f"{self.run}\0{entry.position}"
+        return "call_" + hashlib.sha256(raw.encode()).hexdigest()[:20]
 
     def as_json(self) -> dict[str, Any]:
         return {
             "v": 2,
+            "run": self.run,
+            "refused": self.refused,
             "program": self.program,
             "tools": self.tools,
             "calls": [c.as_json() for c in self.calls],
@@ -192,22 +209,74 @@ def _sealed_length(payload: int) -> int:
     return len(PREFIX) + 1 + (raw * 4 + 2) // 3  # base64url without padding
 
 
-def within_bound(state: State, limit: int | None = None) -> Callable[[list[Entry]], str | None]:
-    """The step interceptor's ``admit``: refuses a new server call once the calls known so far
-    already make the next continuation longer than the bound. A result's size is known only
-    after its call was made, so this stops every later side effect, not the one that crossed it."""
-    bound = max_bytes() if limit is None else limit
+def batch_order(entry: Entry) -> tuple[str, str, int]:
+    """The order pending calls are handed to the caller (and sealed in) by: tool, arguments, occurrence."""
+    return (entry.tool, json.dumps(entry.arguments, sort_keys=True), entry.n)
 
-    def admit(calls: list[Entry]) -> str | None:
-        size = _sealed_length(len(_payload(State(state.program, state.tools, list(calls), [], state.passes + 1))))
-        if size <= bound:
-            return None
+
+TOO_LARGE = (
+    "gocode: the call was made, but its result is too large to carry to the next pass "
+    "(GOCODE_STEP_MAX_CONTINUATION); it was not kept"
+)
+
+
+@dataclass
+class Bound:
+    """The interceptor's budget for a step pass: the next continuation stays within ``limit``.
+
+    A new server call is made only if the continuation fits with the call's :meth:`placeholder`
+    in place of its result, and a result that then does not fit is recorded as the placeholder:
+    every pass ends with a continuation to resume from, never after a side effect it cannot
+    carry. A client call is held only if the continuation fits with it pending. The sizes are
+    exact (the state compressed as it would be sealed), plus :attr:`slack` for the order the
+    calls end up in and the time stamp.
+    """
+
+    state: State
+    limit: int
+
+    @property
+    def worst(self) -> str:
+        """A refusal message as long as any this bound gives (sized in as if one were carried)."""
+        return self.refusal(10**12)
+
+    def refusal(self, size: int) -> str:
         return (
-            f"the continuation would be over {size} bytes, past the bound of {bound} "
+            f"the continuation would be over {size} bytes, past the bound of {self.limit} "
             "(GOCODE_STEP_MAX_CONTINUATION), with the results of the calls made so far"
         )
 
-    return admit
+    @classmethod
+    def of(cls, state: State, limit: int | None = None) -> Bound:
+        return cls(state, max_bytes() if limit is None else limit)
+
+    @property
+    def slack(self) -> int:
+        return 64 + self.limit // 100
+
+    def size(self, calls: list[Entry], pending: list[Entry]) -> int:
+        s = self.state
+        entries = sorted(pending, key=batch_order)
+        nxt = State(s.program, s.tools, list(calls), entries, s.passes + 1, run=s.run, refused=s.refused or self.worst)
+        return _sealed_length(len(_payload(nxt)))
+
+    def admit(self, calls: list[Entry], pending: list[Entry]) -> str | None:
+        size = self.size(calls, pending) + self.slack
+        return None if size <= self.limit else self.refusal(size)
+
+    def placeholder(self, entry: Entry) -> Entry:
+        digest = entry.digest or args_hash(entry.arguments)  # the arguments may be what is large
+        return Entry(entry.server, entry.tool, None, entry.n, wire(text_result(TOO_LARGE, True)), digest=digest)
+
+    def check(self, known: list[Entry]) -> None:
+        """Refuse, before anything runs, a pass whose known calls (the caller's answers
+        included) already leave no room: the caller can answer the same continuation again."""
+        size = self.size(known, []) + self.slack
+        if size > self.limit:
+            raise StepError(
+                f"the answers make the continuation {size} bytes, past the bound of {self.limit} "
+                "(GOCODE_STEP_MAX_CONTINUATION); nothing ran: answer the same continuation again with smaller results"
+            )
 
 
 def encode(state: State, secret: bytes, limit: int | None = None) -> str:
@@ -263,6 +332,8 @@ def decode(
             [Entry.from_json(c) for c in doc["pending"]],
             int(doc["passes"]),
             float(doc["issued"]),
+            str(doc.get("run") or ""),
+            str(doc.get("refused") or ""),
         )
     except (ValueError, KeyError, TypeError, zlib.error) as exc:
         raise StepError(f"continuation refused: its content cannot be read ({exc})") from None
@@ -283,7 +354,7 @@ def apply_answers(state: State, answers: list[Any]) -> list[Entry]:
     """The known calls for the next pass: the continuation's, plus the caller's answers to its pending ones."""
     if not isinstance(answers, list):
         raise StepError("`results` must be a list of {id, result, isError}")
-    pending = {e.position.id: e for e in state.pending}
+    pending = {state.call_id(e): e for e in state.pending}
     given: dict[str, Answer] = {}
     for i, raw in enumerate(answers):
         try:
@@ -305,6 +376,19 @@ def apply_answers(state: State, answers: list[Any]) -> list[Entry]:
         a = given[k]
         out.append(Entry(e.server, e.tool, e.arguments, e.n, wire(value_result(a.result, a.is_error))))
     return out
+
+
+@dataclass
+class Declarations:
+    """What a model needs to write a step program for a caller's tools: the Go declarations of
+    the servers' tools and the caller's (``declarations``), and the Go function each client tool
+    became (``functions``: tool name → Go name; see docs/stateless.md for the rule)."""
+
+    declarations: str
+    functions: dict[str, str]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"status": "declarations", "passes": 0, "declarations": self.declarations, "functions": self.functions}
 
 
 # --- the MCP tool ------------------------------------------------------------------------------
@@ -329,6 +413,11 @@ INPUT_SCHEMA: dict[str, Any] = {
             },
         },
         "continuation": {"type": "string", "description": "The continuation the last step returned (none at first)."},
+        "declarations_only": {
+            "type": "boolean",
+            "description": "Run nothing: answer the Go declarations of the servers' tools and of `tools` "
+            '(and which Go function each of `tools` became); `code` is ignored (give "").',
+        },
         "results": {
             "type": "array",
             "description": "A result for every call the last step returned.",
@@ -345,13 +434,17 @@ INPUT_SCHEMA: dict[str, Any] = {
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "status": {"type": "string", "enum": ["done", "pending", "error"]},
+        "status": {"type": "string", "enum": ["done", "pending", "error", "declarations"]},
         "passes": {"type": "integer"},
         "calls": {"type": "array", "items": {"type": "object"}},
         "continuation": {"type": "string"},
         "ok": {"type": "boolean"},
         "output": {"type": "string"},
+        "result": {"description": "What the program gave result(v), when it did (done only)."},
+        "resultFile": {"type": "string"},
         "error": {"type": "string"},
+        "declarations": {"type": "string"},
+        "functions": {"type": "object", "additionalProperties": {"type": "string"}},
     },
     "required": ["status", "passes"],
 }
@@ -362,10 +455,11 @@ def tool_definition(rules: str) -> dict[str, Any]:
     description = (
         "Run Go code whose calls to YOUR tools come back to you, statelessly. Declare your tools in `tools` "
         "(name, description, inputSchema, outputSchema); each is a typed Go function like the servers' tools. "
-        'The answer is {"status":"done", "output"} or {"status":"pending", "calls":[{"id","name","arguments"}], '
+        'The answer is {"status":"done", "output", "result"} or {"status":"pending", "calls":[{"id","name","arguments"}], '
         '"continuation"}: run every call, then call again with the same code and tools, the continuation, and '
         '"results":[{"id","result","isError"}]. Calls already made are answered from the continuation, never '
-        "made again.\n\n" + rules
+        'made again. With "declarations_only": true nothing runs: the answer is {"status":"declarations", '
+        '"declarations", "functions"}, the Go your tools become.\n\n' + rules
     )
     return {
         "name": STEP_TOOL_NAME,
@@ -396,6 +490,10 @@ class StepResult:
             out.update(calls=self.calls, continuation=self.continuation)
         elif self.status == "done" and self.run is not None:
             out.update(ok=self.run.ok, output=self.run.output)
+            if self.run.result is not None:  # the program's result(v), as execute_go_code gives it
+                out["result"] = self.run.result
+            if self.run.result_file:
+                out["resultFile"] = self.run.result_file
             if not self.run.ok:
                 out["error"] = self.run.error_text()
         else:
@@ -459,16 +557,20 @@ def outcome(ic: Interceptor, state: State, result: RunResult | None, secret: byt
         return StepResult("error", error=diverged, run=result, passes=passes)
     if result is not None and not ic.pending:
         return StepResult("done", run=result, passes=passes)
-    batch = sorted(ic.pending, key=lambda p: (p.entry.tool, json.dumps(p.entry.arguments, sort_keys=True), p.entry.n))
-    nxt = State(state.program, state.tools, list(ic.calls), [p.entry for p in batch], passes)
-    return StepResult("pending", encode(nxt, secret), [p.as_json() for p in batch], run=result, passes=passes)
+    batch = sorted(ic.pending, key=lambda p: batch_order(p.entry))
+    entries = [p.entry for p in batch]
+    nxt = State(state.program, state.tools, list(ic.calls), entries, passes, run=state.run, refused=ic.refusal or "")
+    calls = [p.as_json() | {"id": state.call_id(p.entry)} for p in batch]
+    return StepResult("pending", encode(nxt, secret), calls, run=result, passes=passes)
 
 
 __all__ = [
     "CLIENT_SERVER",
     "STEP_TOOL_NAME",
     "Answer",
+    "Bound",
     "ClientTool",
+    "Declarations",
     "Pending",
     "State",
     "StepError",
