@@ -71,6 +71,9 @@ _json_logs = False  # serve --log-format json: messages become log records, one 
 
 
 def say_error(msg: str) -> None:
+    """One line (or a few) for the person at the terminal on stderr; what servers and programs
+    put in it (tool names, errors) is shown without control characters."""
+    msg = terminal_text(msg)
     if _json_logs:
         logging.getLogger("gocode").warning("%s", msg.removeprefix("gocode: "))
         return
