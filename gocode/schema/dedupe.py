@@ -1,6 +1,7 @@
 """One declaration per shape: identical types across tools share one name, the earliest tool's
 (in the order tools take names, :meth:`gocode.toolset.ToolSet.by_seniority`), so a tool added
-later never renames an earlier one's types; the later tool keeps its own names as hidden aliases."""
+later never renames an earlier one's types; the later tool keeps its own names as hidden aliases,
+and so does the name earlier gocode versions gave the shared type."""
 
 from __future__ import annotations
 
