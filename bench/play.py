@@ -4,6 +4,7 @@
     .venv/bin/python bench/play.py show ARM TASK       # replay one transcript, print what the model saw
     .venv/bin/python bench/play.py add ARM TASK ...    # replay, then play one more turn (recording)
     .venv/bin/python bench/play.py expect ARM TASK N M TEXT   # what call M of turn N must return
+    .venv/bin/python bench/play.py expect --replace ARM TASK N M TEXT   # … instead of what it said
     .venv/bin/python bench/play.py cut ARM TASK N      # drop turns N…, to play them again
     .venv/bin/python bench/play.py definitions ARM     # the tool definitions the model is given
 
@@ -473,10 +474,11 @@ def add(rec: Recordings, args: argparse.Namespace) -> int:
 
 
 def expect(rec: Recordings, args: argparse.Namespace) -> int:
-    """Record what a call's result must contain (checked on every replay)."""
+    """Record what a call's result must contain (checked on every replay); ``--replace``: instead
+    of what it said so far (after a change to what gocode shows, the model's turns unchanged)."""
     turns = rec.load(args.arm, args.task)
     call = turns[args.turn - 1]["calls"][args.call - 1]
-    call["expect"] = [*call.get("expect", []), *args.text]
+    call["expect"] = [*([] if args.replace else call.get("expect", [])), *args.text]
     rec.save(args.arm, args.task, turns)
     return 0
 
@@ -519,6 +521,7 @@ def main() -> int:
     p.add_argument("turn", type=int, help="turn number (from 1)")
     p.add_argument("call", type=int, help="call number in the turn (from 1)")
     p.add_argument("text", nargs="+", help="strings the result must contain ({root}: the directory)")
+    p.add_argument("--replace", action="store_true", help="replace the call's expectations instead of adding")
     p = sub.add_parser("cut", help="drop a transcript's turns from TURN on, to play them again")
     p.add_argument("arm", choices=ARMS)
     p.add_argument("task")

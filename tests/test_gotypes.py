@@ -9,6 +9,7 @@ import pytest
 
 from gocode.program.render import render_bindings
 from gocode.schema.builder import build_package
+from gocode.schema.dedupe import former_shared_name
 from gocode.schema.ir import EnumDecl, StructDecl, TypeDecl
 from gocode.toolset import ToolInfo, ToolSet
 from gocode.view.modelview import render_full
@@ -215,3 +216,32 @@ def test_a_shared_input_keeps_the_earliest_tools_name():
     hidden = {d.name: d.type for d in pkg.decls if isinstance(d, TypeDecl) and d.hidden}
     assert hidden["GetPullRequestInput"] == "DeletePendingPullRequestReviewInput"  # a guess still compiles
     assert "func getPullRequest(context.Context, DeletePendingPullRequestReviewInput)" in render_full(pkg)
+
+
+@pytest.mark.parametrize(
+    ("fields", "role", "owners", "name"),
+    [
+        (["RepoPath"], "Input", ["GitStatusInput", "GitResetInput"], "RepoPathInput"),
+        (["Path", "Content"], "Input", ["WriteFileInput"], "PathContentInput"),
+        (["Content"], "Output", ["ReadFileOutput", "EditFileOutput"], "ContentOutput"),
+        (["Owner", "Repo", "PullNumber"], "Input", ["DeletePrInput", "GetPrInput", "GetPrsInput"], "GetPrInput"),
+        ([], "Input", ["GetInput", "ListInput"], None),
+        (["A", "B", "C"], "Input", [], None),
+    ],
+)
+def test_the_former_shared_name_is_its_fields_or_the_shortest_tools(fields, role, owners, name):
+    assert former_shared_name(fields, role, owners) == name
+
+
+def test_a_shared_type_keeps_its_former_name_unless_something_else_has_it():
+    repo = {"type": "object", "properties": {"repo_path": {"type": "string"}}, "required": ["repo_path"]}
+    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    tools = [ToolInfo("git", n, n, repo) for n in ("git_status", "git_add_all")]
+    tools += [ToolInfo("fs", n, n, path) for n in ("stat", "read")]
+    own = {"type": "object", "properties": {"depth": {"type": "integer"}}}
+    tools.append(ToolInfo("fs", "path_input", "Its function's exported twin is PathInput.", own))
+    pkg = build_package(toolset(tools))
+    hidden = {d.name: d.type for d in pkg.decls if isinstance(d, TypeDecl) and d.hidden}
+    assert hidden["RepoPathInput"] == "GitAddAllInput"  # the name earlier gocode gave it still compiles
+    assert "PathInput" not in hidden and "pathInput" in {f.name for f in pkg.funcs}  # a function has it
+    assert "RepoPathInput" not in render_full(pkg)  # the view shows one name per type

@@ -63,6 +63,25 @@ def test_a_tool_own_type_name_still_compiles_after_dedup(module_cache):
     assert result.output == "x y\n"
 
 
+def test_the_names_earlier_gocode_versions_gave_shared_types_still_compile(module_cache):
+    cm = CodeMode(Config.model_validate({"mcpServers": {}}), module_cache=module_cache)
+    cm.use([*load(CORPUS / "real" / "git.json").servers, *load(CORPUS / "real" / "filesystem.json").servers])
+    view = cm.declarations()
+    assert "RepoPathInput" not in view and "PathInput" not in view  # hidden: one name per type is shown
+    code = (
+        'var s RepoPathInput = GitStatusInput{RepoPath: "r"}\n'
+        "var _ func(context.Context, RepoPathInput) (string, error) = gitStatus\n"
+        "var _ func(context.Context, RepoPathInput) (string, error) = gitReset\n"
+        'var p PathInput = GetFileInfoInput{Path: "p"}\n'
+        "var _ func(context.Context, PathInput) (ListDirectoryOutput, error) = listDirectory\n"
+        "var _ ContentOutput = ReadTextFileOutput{}\n"
+        "fmt.Println(s.RepoPath, p.Path)\n"
+    )
+    result = asyncio.run(cm.execute(code, reach=OwnSessions({})))
+    assert result.ok, result.error_text()
+    assert result.output == "r p\n"
+
+
 def test_the_full_view_is_gofmt_clean(tmp_path):
     view = tmp_path / "view.go"
     view.write_text('package x\n\nimport "context"\n\n' + render_full(all_package()))

@@ -18,7 +18,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from gocode.schema.dedupe import dedupe_types, guessed_field_types, keep_tool_type_names
+from gocode.schema.dedupe import dedupe_types, guessed_field_types, keep_former_shared_names, keep_tool_type_names
 from gocode.schema.doctext import as_sentences, canonical_json, description_lines, doc_lines, field_doc, field_view
 from gocode.schema.ir import (
     DESCRIPTION_LIMIT,
@@ -578,10 +578,11 @@ def build_package(toolset: ToolSet) -> Package:
                 b.warnings.append(f"{t.server}.{t.name}: Go name {base!r} is taken; using {name!r}")
         if (f := b.convert(t, name)) is not None:
             funcs.append(f)
-    shared = dedupe_types(funcs)
-    kept = guessed_field_types(keep_tool_type_names(funcs, shared), b.types)
     # Shown in the tool set's display order, each typed companion right after its tool.
     position = {(t.server, t.name): i for i, t in enumerate(shown)}
+    shared = keep_tool_type_names(funcs, dedupe_types(funcs))
+    shared = keep_former_shared_names(funcs, shared, b.types, lambda f: position[(f.server, f.tool)])
+    kept = guessed_field_types(shared, b.types)
     ordered: list[ToolFunc] = []
     infos = {(t.server, t.name): t for t in shown}
     for f in sorted(kept, key=lambda f: position[(f.server, f.tool)]):

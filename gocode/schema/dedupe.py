@@ -1,9 +1,12 @@
 """One declaration per shape: identical types across tools share one name, the earliest tool's
 (in the order tools take names, :meth:`gocode.toolset.ToolSet.by_seniority`), so a tool added
-later never renames an earlier one's types; the later tool keeps its own names as hidden aliases."""
+later never renames an earlier one's types; the later tool keeps its own names as hidden aliases,
+and so does the name earlier gocode versions gave the shared type."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -100,6 +103,60 @@ def keep_tool_type_names(before: list[ToolFunc], after: list[ToolFunc]) -> list[
                 aliases.append(TypeDecl(was, (), now, Source(new.server, new.tool), hidden=True))
         out.append(replace(new, decls=new.decls + tuple(aliases)) if aliases else new)
     return out
+
+
+def former_shared_name(fields: Sequence[str], role: str, owners: Sequence[str]) -> str | None:
+    """The name gocode gave a type several tools share before names stopped moving: one or two
+    fields named it (``RepoPathInput``, ``PathInput``), else the shortest of its tools' own
+    names, the first of those in display order (``GetPullRequestInput``). ``role`` is
+    ``Input`` or ``Output``; None when the rule gave no name of its own (no fields, no tools)."""
+    if len(fields) > 2:
+        return min(owners, key=len) if owners else None
+    return "".join(fields) + role if fields else None
+
+
+def keep_former_shared_names(
+    before: list[ToolFunc], after: list[ToolFunc], types: Registry, shown: Callable[[ToolFunc], int]
+) -> list[ToolFunc]:
+    """A shared input or output type keeps the name earlier gocode versions gave it
+    (:func:`former_shared_name`) as a hidden alias, declared with the type, so code written
+    then (saved programs, recorded plays) still compiles. Only a name nothing else in the
+    package has: it never takes a name from a type, function or constant."""
+    users: Counter[str] = Counter()
+    role: dict[str, str] = {}
+    owners: dict[str, list[str]] = {}  # shared type -> its tools' own type names, in display order
+    for old, new in sorted(zip(before, after, strict=True), key=lambda pair: shown(pair[1])):
+        for now, suffix, was in (
+            (new.input_type, "Input", old.input_type),
+            (new.output_type, "Output", old.output_type),
+        ):
+            if now:
+                users[now] += 1
+                role.setdefault(now, suffix)
+                if was:
+                    owners.setdefault(now, []).append(was)
+    taken = Registry(
+        types.reserved
+        | {f.exported for f in after}
+        | {d.name for f in after for d in f.decls}
+        | {v.name for f in after for d in f.decls if isinstance(d, EnumDecl) for v in d.values}
+    )
+    aliases: dict[str, TypeDecl] = {}  # the shared type's name -> its alias
+    for f in after:
+        for d in f.decls:
+            if not isinstance(d, StructDecl) or users[d.name] < 2 or not owners[d.name][0].endswith(role[d.name]):
+                continue
+            wanted = former_shared_name([fld.name for fld in d.fields], role[d.name], owners[d.name])
+            if wanted and taken.take(wanted):
+                aliases[d.name] = TypeDecl(wanted, (), d.name, d.source, hidden=True)
+    if not aliases:
+        return after
+    return [
+        replace(f, decls=f.decls + tuple(aliases[d.name] for d in f.decls if d.name in aliases))
+        if any(d.name in aliases for d in f.decls)
+        else f
+        for f in after
+    ]
 
 
 def guessed_field_types(funcs: list[ToolFunc], types: Registry) -> list[ToolFunc]:
