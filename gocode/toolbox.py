@@ -45,6 +45,7 @@ from gocode.compile.modcache import ModuleCache, Progress
 from gocode.config import Config, load_config
 from gocode.errors import ConfigError, UnknownToolError
 from gocode.mcp import logs
+from gocode.mcp.backchannel import Caller
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import Metrics
@@ -429,6 +430,7 @@ class Toolbox:
         *,
         notice: Notice | None = None,
         setup_wait: float | None = None,
+        caller: Caller | None = None,
     ) -> tuple[types.CallToolResult, RunResult | None]:
         """Answer one call by its tool's handler: the MCP result (and the run, for Go code).
 
@@ -437,12 +439,14 @@ class Toolbox:
         with the program's printed lines) and to ``notice``; ``setup_wait`` bounds the wait.
         Raises :class:`UnknownToolError` for a name not offered and :class:`MCPError` when a
         passed-through server answers with a protocol error (unknown tool, invalid params).
+        ``caller``: the client, as a passed-through server's log messages, sampling and
+        elicitation requests during the call reach it (see :mod:`gocode.mcp.backchannel`).
         """
         handler = self._routes.handler(name)
         rid = logs.current_request_id() or logs.new_request_id()
         token = logs.REQUEST_ID.set(rid)
         start = time.monotonic()
-        ctx = CallContext(CallProgress(progress, notice), approve, session)
+        ctx = CallContext(CallProgress(progress, notice), approve, session, caller)
         answer: Answer | None = None
         cancelled = False
         try:

@@ -1,0 +1,171 @@
+"""An upstream server's requests and log messages during a call, taken to the client of that call.
+
+A server may log (``notifications/message``), ask for an LLM completion
+(``sampling/createMessage``) or ask the user (``elicitation/create``) while it answers a tool
+call. The session that carries them is pooled (one per server, shared by every client of a
+controller), and the client side of MCP does not say which of our requests a server's request
+belongs to. So :class:`InFlight` keeps the calls in flight on one session, and a request goes
+to a call only when it is the one call in flight: with none (a server speaking on its own) or
+several (whose would it be?) it is refused, and a log message dropped, so one client never
+receives another's traffic.
+
+Sampling and elicitation are declared to every server (a pooled session cannot declare what
+only some of its clients have); a request reaches the caller only if the caller itself has
+the capability, else it is answered "not supported", as a client without it would.
+
+A hostile server is bounded per call: a few requests at a time, a budget of them and of log
+messages, and each log message's data cut to :data:`MAX_LOG_BYTES` when serialised.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+from mcp.client.session import ClientRequestContext
+
+log = logging.getLogger("gocode.mcp.backchannel")
+
+MAX_REQUESTS = 32  # sampling and elicitation requests one call may forward
+MAX_LOGS = 256  # log messages one call may forward
+MAX_LOG_BYTES = 8192  # a log message's data, serialised, beyond which it is cut
+MAX_TEXT_CHARS = 1024  # the logger name kept
+FORWARD_TIMEOUT_S = 600.0  # an answer from the client (a person may be answering a form)
+LOG_TIMEOUT_S = 5.0  # handing a log message to a client that reads slowly
+
+SamplingAnswer = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
+ElicitAnswer = types.ElicitResult | types.ErrorData
+
+
+class Caller(Protocol):
+    """The client of one call, as the server's traffic during it reaches that client."""
+
+    @property
+    def sampling(self) -> bool:
+        """The client declared sampling."""
+        ...
+
+    @property
+    def elicitation(self) -> bool:
+        """The client declared elicitation."""
+        ...
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None: ...
+
+    async def sample(self, params: types.CreateMessageRequestParams) -> SamplingAnswer: ...
+
+    async def elicit(self, params: types.ElicitRequestParams) -> ElicitAnswer: ...
+
+
+def _refused(message: str) -> types.ErrorData:
+    return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+
+
+@dataclass
+class _Call:
+    caller: Caller | None
+    requests: int = 0
+    logs: int = 0
+    dropped: int = 0
+    one_at_a_time: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(1))
+
+
+class InFlight:
+    """The calls in flight on one upstream session, and the callbacks its client is given."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self._calls: dict[int, _Call] = {}
+        self._ids = itertools.count()
+
+    @contextmanager
+    def call(self, caller: Caller | None) -> Iterator[None]:
+        """Mark a call in flight for as long as the block runs; ``caller`` None: nobody to forward to."""
+        key = next(self._ids)
+        self._calls[key] = _Call(caller)
+        try:
+            yield
+        finally:
+            call = self._calls.pop(key)
+            if call.dropped:
+                log.info(
+                    "%s: %d of its messages during a call were not forwarded (over budget)", self.server, call.dropped
+                )
+
+    def _current(self) -> _Call | None:
+        # Only the one call in flight: with several, the server's request could be any one's.
+        if len(self._calls) != 1:
+            return None
+        return next(iter(self._calls.values()))
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """``logging_callback``: the message goes to the call's client, cut to size, within budget."""
+        call = self._current()
+        if call is None or call.caller is None:
+            return
+        if call.logs >= MAX_LOGS:
+            call.dropped += 1
+            return
+        call.logs += 1
+        with anyio.move_on_after(LOG_TIMEOUT_S):  # a client slow to read loses the message
+            try:
+                await call.caller.log(bounded(params))
+            except Exception as exc:  # the client left: the call itself says so
+                log.debug("forwarding a log message of %s failed: %s", self.server, exc)
+
+    async def sample(self, context: ClientRequestContext, params: types.CreateMessageRequestParams) -> SamplingAnswer:
+        """``sampling_callback``: asked of the call's client if it has sampling."""
+        call = self._admit("sampling")
+        if isinstance(call, types.ErrorData):
+            return call
+        assert call.caller is not None
+        async with call.one_at_a_time:
+            with anyio.move_on_after(FORWARD_TIMEOUT_S):
+                return await call.caller.sample(params)
+        return _refused("the client did not answer the sampling request in time")
+
+    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> ElicitAnswer:
+        """``elicitation_callback``: asked of the call's client if it has elicitation."""
+        call = self._admit("elicitation")
+        if isinstance(call, types.ErrorData):
+            return call
+        assert call.caller is not None
+        async with call.one_at_a_time:
+            with anyio.move_on_after(FORWARD_TIMEOUT_S):
+                return await call.caller.elicit(params)
+        return _refused("the client did not answer the elicitation request in time")
+
+    def _admit(self, capability: str) -> _Call | types.ErrorData:
+        call = self._current()
+        if call is None:
+            return _refused(f"{capability} is only forwarded during a call, to the client that made it")
+        caller = call.caller
+        if caller is None or not getattr(caller, capability):
+            return _refused(f"{capability.capitalize()} not supported")
+        if call.requests >= MAX_REQUESTS:
+            call.dropped += 1
+            return _refused(f"{capability}: at most {MAX_REQUESTS} requests are forwarded during one call")
+        call.requests += 1
+        return call
+
+
+def bounded(params: types.LoggingMessageNotificationParams) -> types.LoggingMessageNotificationParams:
+    """The message with its data at most :data:`MAX_LOG_BYTES` serialised (else the text cut to
+    that), and its logger name at most :data:`MAX_TEXT_CHARS`."""
+    try:
+        text = json.dumps(params.data, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        text = repr(params.data)
+    data: Any = params.data
+    if len(text.encode("utf-8", "replace")) > MAX_LOG_BYTES:
+        cut = text.encode("utf-8", "replace")[:MAX_LOG_BYTES].decode("utf-8", "ignore")
+        data = f"{cut}… (cut: {len(text)} characters)"
+    logger = params.logger[:MAX_TEXT_CHARS] if params.logger is not None else None
+    return types.LoggingMessageNotificationParams(level=params.level, logger=logger, data=data)
