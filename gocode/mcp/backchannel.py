@@ -145,7 +145,7 @@ class InFlight:
     def _admit(self, capability: str) -> _Call | types.ErrorData:
         call = self._current()
         if call is None:
-            return _refused(f"{capability} is only forwarded during a call, to the client that made it")
+            return _refused(f"{capability.capitalize()} is only forwarded during a call, to the client that made it")
         caller = call.caller
         if caller is None or not getattr(caller, capability):
             return _refused(f"{capability.capitalize()} not supported")
