@@ -184,6 +184,47 @@ def test_a_request_outside_any_call_is_refused(url, tmp_path):
     anyio.run(go)
 
 
+@pytest.fixture(scope="module")
+def code_url(tmp_path_factory) -> Iterator[str]:
+    config = tmp_path_factory.mktemp("backchannel-code") / "gocode.json"
+    config.write_text(json.dumps({
+        "mcpServers": {"talk": {"command": sys.executable, "args": [str(SERVER)], "timeout": 60}},
+        "defaults": {"codeMode": {"enabled": True, "sandbox": "off"}},
+    }))  # fmt: skip
+    port = free_port()
+    with background([GOCODE, "serve", "-c", str(config), "--transport", "http", "--port", str(port)], port,
+                    env={"GOCODE_TOKEN": TOKEN}):  # fmt: skip
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+ASKING_PROGRAM = """\
+s, err := sample(ctx, SampleInput{Prompt: "from go"})
+if err != nil {
+	return err
+}
+a, err := ask(ctx, AskInput{Question: "go on?"})
+if err != nil {
+	return err
+}
+fmt.Println(s.Result, "|", a.Result)
+"""
+
+
+@pytest.mark.go
+def test_a_programs_tools_ask_the_client_of_execute_go_code(code_url):
+    async def go() -> tuple[str, str]:
+        alice, bare = Client_(code_url, "alice"), Client_(code_url, "bare", sampling=False, elicitation=False)
+        async with alice.client, bare.client:
+            asked = await alice.call("execute_go_code", code=ASKING_PROGRAM)
+            refused = await bare.call("execute_go_code", code=ASKING_PROGRAM)
+        assert (alice.samples, alice.asked) == (["from go"], ["go on?"])
+        return asked, refused
+
+    asked, refused = anyio.run(go)
+    assert asked.strip() == "from alice | accept alice says yes", asked
+    assert refused.strip() == "refused: Sampling not supported | refused: Elicitation not supported", refused
+
+
 # --- the router on its own ----------------------------------------------------------------------
 
 
@@ -221,10 +262,12 @@ def test_router_takes_requests_only_to_the_one_call_in_flight():
             with route.call(b):  # two in flight: whose is it?
                 assert isinstance(await route.sample(ctx, SAMPLE), types.ErrorData)
                 await route.log(line)
-            with route.call(None):  # a call with nobody to forward to (a program's)
+            with route.call(None):  # a call with nobody to forward to
                 assert isinstance(await route.sample(ctx, SAMPLE), types.ErrorData)
+            with route.call(a):  # the same client's calls in parallel (a program's): still its own
+                assert isinstance(await route.sample(ctx, SAMPLE), types.CreateMessageResult)
         await route.log(line)
-        assert a.seen == ["sample", "log hi"]
+        assert a.seen == ["sample", "log hi", "sample"]
         assert b.seen == []
 
     anyio.run(go)

@@ -5,9 +5,10 @@ A server may log (``notifications/message``), ask for an LLM completion
 call. The session that carries them is pooled (one per server, shared by every client of a
 controller), and the client side of MCP does not say which of our requests a server's request
 belongs to. So :class:`InFlight` keeps the calls in flight on one session, and a request goes
-to a call only when it is the one call in flight: with none (a server speaking on its own) or
-several (whose would it be?) it is refused, and a log message dropped, so one client never
-receives another's traffic.
+to a client only when every call in flight is that client's (one call, or a program's calls in
+parallel): with none (a server speaking on its own) or calls of several clients (whose would
+it be?) it is refused, and a log message dropped, so one client never receives another's
+traffic. A program's calls (code mode) carry the client of its ``execute_go_code`` call.
 
 Sampling and elicitation are declared to every server (a pooled session cannot declare what
 only some of its clients have); a request reaches the caller only if the caller itself has
@@ -100,10 +101,12 @@ class InFlight:
                 )
 
     def _current(self) -> _Call | None:
-        # Only the one call in flight: with several, the server's request could be any one's.
-        if len(self._calls) != 1:
+        # The one client with calls in flight (a program's parallel calls share theirs): with
+        # several clients, the server's request could be any one's.
+        calls = list(self._calls.values())
+        if not calls or any(c.caller is not calls[0].caller for c in calls):
             return None
-        return next(iter(self._calls.values()))
+        return calls[0]
 
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         """``logging_callback``: the message goes to the call's client, cut to size, within budget."""
