@@ -434,13 +434,10 @@ class Toolbox:
     ) -> tuple[types.CallToolResult, RunResult | None]:
         """Answer one call by its tool's handler: the MCP result (and the run, for Go code).
 
-        A call that runs Go code on a machine not set up yet waits for the set-up (see
-        :meth:`execute`): its lines go to ``progress`` (as progress notifications, numbered on
-        with the program's printed lines) and to ``notice``; ``setup_wait`` bounds the wait.
-        Raises :class:`UnknownToolError` for a name not offered and :class:`MCPError` when a
-        passed-through server answers with a protocol error (unknown tool, invalid params).
-        ``caller``: the client, as a passed-through server's log messages, sampling and
-        elicitation requests during the call reach it (see :mod:`gocode.mcp.backchannel`).
+        A call running Go on a machine not set up yet waits for the set-up (:meth:`execute`), its lines sent to
+        ``progress`` (numbered on with the program's printed lines) and ``notice``; ``setup_wait`` bounds it.
+        ``caller``: the client a passed-through server may ask or log to (:mod:`gocode.mcp.backchannel`).
+        Raises :class:`UnknownToolError` (a name not offered), :class:`MCPError` (a server's protocol error).
         """
         handler = self._routes.handler(name)
         rid = logs.current_request_id() or logs.new_request_id()
