@@ -281,3 +281,35 @@ def test_router_cuts_a_huge_log_message():
     assert cut.logger is not None and len(cut.logger) == backchannel.MAX_TEXT_CHARS
     small = types.LoggingMessageNotificationParams(level="info", data={"k": [1, 2]})
     assert backchannel.bounded(small).data == {"k": [1, 2]}
+
+
+class Silent(Recorder):
+    """A client that never answers."""
+
+    async def sample(self, params: types.CreateMessageRequestParams) -> Any:
+        self.seen.append("sample")
+        await anyio.Event().wait()
+
+
+@pytest.mark.fast
+def test_router_gives_up_asking_when_the_call_ends():
+    async def go() -> list[Any]:
+        route, silent = InFlight("s"), Silent()
+        answers: list[Any] = []
+
+        async def ask() -> None:
+            answers.append(await route.sample(None, SAMPLE))  # type: ignore[arg-type]  # no request context needed
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                with route.call(silent):
+                    tg.start_soon(ask)
+                    tg.start_soon(ask)  # waits its turn behind the first
+                    while len(silent.seen) < 1:
+                        await anyio.sleep(0)
+                    await anyio.wait_all_tasks_blocked()
+        return answers
+
+    answers = anyio.run(go)
+    assert len(answers) == 2 and all(isinstance(a, types.ErrorData) for a in answers)
+    assert "while the call lasted" in answers[0].message

@@ -23,10 +23,10 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import mcp_types as types
@@ -41,6 +41,7 @@ MAX_TEXT_CHARS = 1024  # the logger name kept
 FORWARD_TIMEOUT_S = 600.0  # an answer from the client (a person may be answering a form)
 LOG_TIMEOUT_S = 5.0  # handing a log message to a client that reads slowly
 
+T = TypeVar("T")
 SamplingAnswer = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
 ElicitAnswer = types.ElicitResult | types.ErrorData
 
@@ -76,6 +77,7 @@ class _Call:
     logs: int = 0
     dropped: int = 0
     one_at_a_time: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(1))
+    asking: set[anyio.CancelScope] = field(default_factory=set)  # its requests waiting for the client
 
 
 class InFlight:
@@ -95,6 +97,8 @@ class InFlight:
             yield
         finally:
             call = self._calls.pop(key)
+            for scope in call.asking:  # the call is over: nobody upstream waits for these answers
+                scope.cancel()
             if call.dropped:
                 log.info(
                     "%s: %d of its messages during a call were not forwarded (over budget)", self.server, call.dropped
@@ -129,10 +133,7 @@ class InFlight:
         if isinstance(call, types.ErrorData):
             return call
         assert call.caller is not None
-        async with call.one_at_a_time:
-            with anyio.move_on_after(FORWARD_TIMEOUT_S):
-                return await call.caller.sample(params)
-        return _refused("the client did not answer the sampling request in time")
+        return await _asked(call, "sampling", call.caller.sample(params))
 
     async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> ElicitAnswer:
         """``elicitation_callback``: asked of the call's client if it has elicitation."""
@@ -140,10 +141,7 @@ class InFlight:
         if isinstance(call, types.ErrorData):
             return call
         assert call.caller is not None
-        async with call.one_at_a_time:
-            with anyio.move_on_after(FORWARD_TIMEOUT_S):
-                return await call.caller.elicit(params)
-        return _refused("the client did not answer the elicitation request in time")
+        return await _asked(call, "elicitation", call.caller.elicit(params))
 
     def _admit(self, capability: str) -> _Call | types.ErrorData:
         call = self._current()
@@ -157,6 +155,19 @@ class InFlight:
             return _refused(f"{capability}: at most {MAX_REQUESTS} requests are forwarded during one call")
         call.requests += 1
         return call
+
+
+async def _asked(call: _Call, capability: str, answer: Coroutine[Any, Any, T]) -> T | types.ErrorData:
+    """The client's answer, one request at a time, while the call lasts (at most :data:`FORWARD_TIMEOUT_S`)."""
+    with anyio.move_on_after(FORWARD_TIMEOUT_S) as scope:
+        call.asking.add(scope)
+        try:
+            async with call.one_at_a_time:
+                return await answer
+        finally:
+            call.asking.discard(scope)
+    answer.close()  # never awaited when cancelled while waiting its turn
+    return _refused(f"the client did not answer the {capability} request while the call lasted")
 
 
 def bounded(params: types.LoggingMessageNotificationParams) -> types.LoggingMessageNotificationParams:
