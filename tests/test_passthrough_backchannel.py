@@ -32,7 +32,16 @@ TOKEN = "test-token-" + uuid.uuid4().hex
 class Client_:
     """One client of serve, and everything its callbacks saw."""
 
-    def __init__(self, url: str, name: str, *, sampling: bool = True, elicitation: bool = True) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        *,
+        sampling: bool = True,
+        elicitation: bool = True,
+        mode: str = "legacy",
+        log_level: types.LoggingLevel | None = None,
+    ) -> None:
         self.name = name
         self.samples: list[str] = []
         self.asked: list[str] = []
@@ -40,7 +49,8 @@ class Client_:
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
         self.client = Client(
             streamable_http_client(url, http_client=http),
-            mode="legacy",
+            mode=mode,
+            log_level=log_level,
             sampling_callback=self._sample if sampling else None,
             elicitation_callback=self._elicit if elicitation else None,
             logging_callback=self._log,
@@ -122,6 +132,21 @@ def test_log_messages_reach_the_caller_at_its_level_and_bounded(url):
             assert len(loud.logs) == backchannel.MAX_LOGS
             assert all(len(json.dumps(m.data)) < backchannel.MAX_LOG_BYTES + 100 for m in loud.logs)
             assert quiet.logs[4:] == []
+
+    anyio.run(go)
+
+
+def test_a_2026_client_gets_the_log_messages_it_opted_in_to_and_is_not_asked(url):
+    async def go() -> None:
+        silent, warned = Client_(url, "silent", mode="auto"), Client_(url, "warned", mode="auto", log_level="warning")
+        async with silent.client, warned.client:
+            assert await silent.call("chatter", count=1, size=1) == "done"
+            assert await warned.call("chatter", count=1, size=1) == "done"
+            # Its era has no server-to-client requests during a call: gocode says it cannot be asked.
+            assert await warned.call("sample", prompt="p") == "refused: Sampling not supported"
+        assert silent.logs == []
+        assert [m.level for m in warned.logs] == ["warning", "error"]
+        assert warned.samples == []
 
     anyio.run(go)
 

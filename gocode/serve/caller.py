@@ -36,9 +36,10 @@ class ClientOfCall:
         return ServerMessageMetadata(related_request_id=self._ctx.request_id)
 
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        # The SDK's own sender: a 2026-07-28 client gets only what its request opted in to.
         if self._wants_log(params.level):
-            await self._ctx.session.send_notification(
-                types.LoggingMessageNotification(params=params), related_request_id=self._ctx.request_id
+            await self._ctx.session.send_log_message(
+                params.level, params.data, logger=params.logger, related_request_id=self._ctx.request_id
             )
 
     async def sample(self, params: types.CreateMessageRequestParams) -> SamplingAnswer:
