@@ -151,6 +151,33 @@ def test_a_2026_client_gets_the_log_messages_it_opted_in_to_and_is_not_asked(url
     anyio.run(go)
 
 
+@pytest.fixture(scope="module")
+def modern_url(tmp_path_factory) -> Iterator[str]:
+    """The same server, made to speak only the 2026-07-28 era (tests/era_proxy.py)."""
+    config = tmp_path_factory.mktemp("backchannel-2026") / "gocode.json"
+    proxied = [str(ROOT / "tests" / "era_proxy.py"), "modern-only", "--", sys.executable, str(SERVER)]
+    config.write_text(json.dumps({
+        "mcpServers": {"talk": {"command": sys.executable, "args": proxied, "timeout": 60}},
+        "defaults": {"codeMode": {"enabled": False, "sandbox": "off"}},
+    }))  # fmt: skip
+    port = free_port()
+    with background([GOCODE, "serve", "-c", str(config), "--transport", "http", "--port", str(port)], port,
+                    env={"GOCODE_TOKEN": TOKEN}):  # fmt: skip
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # logging/setLevel
+def test_a_2026_server_logs_for_the_caller(modern_url):
+    async def go() -> None:
+        c = Client_(modern_url, "c")
+        async with c.client:
+            await c.client.set_logging_level("error")
+            assert await c.call("chatter", count=1, size=1) == "done"
+        assert [(m.level, m.data) for m in c.logs] == [("error", "error 0 x")]
+
+    anyio.run(go)
+
+
 def test_a_sampling_flood_is_cut_off(url):
     async def go() -> None:
         c = Client_(url, "c")

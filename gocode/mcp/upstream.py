@@ -18,7 +18,7 @@ import logging
 import random
 import tempfile
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -277,7 +277,7 @@ class Upstream:
                 # A call without arguments still sends an object: servers validate against the
                 # tool's object schema and reject a missing or null one.
                 args = {} if arguments is None else arguments
-                return await client.call_tool(tool, args, progress_callback=progress)
+                return await client.call_tool(tool, args, progress_callback=progress, meta=self._opt_in(caller))
         except MCPError as exc:
             if sent_by_server(exc):
                 raise with_status(client, exc) from None
@@ -296,6 +296,14 @@ class Upstream:
                 raise (with_status(client, first) if isinstance(first, MCPError) else first) from None
             self.stop(client)  # the session is unusable; the next call reconnects
             raise UpstreamError(f"{server_label(self.name)}: calling {tool!r} failed: {exc}") from None
+
+    def _opt_in(self, caller: Caller | None) -> types.RequestParamsMeta | None:
+        # A 2026-07-28 server logs only for a request that opts in; the caller's own level is
+        # applied when the message reaches it, so every level is asked for here.
+        tools = self._tools
+        if caller is None or tools is None or tools.protocol_version != MODERN_PROTOCOL:
+            return None
+        return cast(types.RequestParamsMeta, {types.LOG_LEVEL_META_KEY: "debug"})
 
     def stop(self, client: Client | None = None) -> None:
         """Close the session (in its own task); the next call opens a new one.
