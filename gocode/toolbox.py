@@ -45,6 +45,7 @@ from gocode.compile.modcache import ModuleCache, Progress
 from gocode.config import Config, load_config
 from gocode.errors import ConfigError, UnknownToolError
 from gocode.mcp import logs
+from gocode.mcp.backchannel import Caller
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.metrics import Metrics
@@ -429,20 +430,20 @@ class Toolbox:
         *,
         notice: Notice | None = None,
         setup_wait: float | None = None,
+        caller: Caller | None = None,
     ) -> tuple[types.CallToolResult, RunResult | None]:
         """Answer one call by its tool's handler: the MCP result (and the run, for Go code).
 
-        A call that runs Go code on a machine not set up yet waits for the set-up (see
-        :meth:`execute`): its lines go to ``progress`` (as progress notifications, numbered on
-        with the program's printed lines) and to ``notice``; ``setup_wait`` bounds the wait.
-        Raises :class:`UnknownToolError` for a name not offered and :class:`MCPError` when a
-        passed-through server answers with a protocol error (unknown tool, invalid params).
+        A call running Go on a machine not set up yet waits for the set-up (:meth:`execute`), its lines sent to
+        ``progress`` (numbered on with the program's printed lines) and ``notice``; ``setup_wait`` bounds it.
+        ``caller``: the client a passed-through server may ask or log to (:mod:`gocode.mcp.backchannel`).
+        Raises :class:`UnknownToolError` (a name not offered), :class:`MCPError` (a server's protocol error).
         """
         handler = self._routes.handler(name)
         rid = logs.current_request_id() or logs.new_request_id()
         token = logs.REQUEST_ID.set(rid)
         start = time.monotonic()
-        ctx = CallContext(CallProgress(progress, notice), approve, session)
+        ctx = CallContext(CallProgress(progress, notice), approve, session, caller)
         answer: Answer | None = None
         cancelled = False
         try:

@@ -36,6 +36,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from gocode.config import Config, ServerConfig
 from gocode.errors import DiscoveryError, ServerExited
 from gocode.mcp import sdk_private
+from gocode.mcp.backchannel import InFlight
 from gocode.mcp.cache import RecentListings
 from gocode.mcp.clientinfo import client_info
 from gocode.mcp.httpstatus import StatusRecorder, describe_status, recording
@@ -71,12 +72,15 @@ async def open_client(
     read_timeout: float | None = None,
     message_handler: MessageHandlerFnT | None = None,
     on_end: Callable[[], None] | None = None,
+    inflight: InFlight | None = None,
 ) -> AsyncIterator[Client]:
     """A connected :class:`mcp.Client` for one server, in the given negotiation mode.
 
     ``read_timeout`` bounds every request (discovery uses the server's connect timeout; a
     long-lived session leaves it unset and bounds each call itself). ``on_end`` is called when
-    a stdio server's output ends (it exited).
+    a stdio server's output ends (it exited). ``inflight``: the server's log messages, sampling
+    and elicitation requests go to the client of the call they come during (see
+    :mod:`gocode.mcp.backchannel`); without it they are not taken.
     """
     transport: Any
     opts: dict[str, Any] = {
@@ -85,6 +89,12 @@ async def open_client(
         "message_handler": message_handler,
         "client_info": client_info(),
     }
+    if inflight is not None:
+        opts |= {
+            "sampling_callback": inflight.sample,
+            "elicitation_callback": inflight.elicit,
+            "logging_callback": inflight.log,
+        }
     if server.type == "stdio":
         params = StdioServerParameters(
             command=server.command or "", args=list(server.args), env=server_env(server), cwd=server.cwd
@@ -156,6 +166,7 @@ async def connect(
     read_timeout: float | None = None,
     message_handler: MessageHandlerFnT | None = None,
     on_end: Callable[[], None] | None = None,
+    inflight: InFlight | None = None,
 ) -> AsyncIterator[tuple[Client, str]]:
     """A connected client and the protocol version the Go program should pin for the server.
 
@@ -167,7 +178,12 @@ async def connect(
         if armed and on_end is not None:
             on_end()
 
-    opts: dict[str, Any] = {"read_timeout": read_timeout, "message_handler": message_handler, "on_end": ended}
+    opts: dict[str, Any] = {
+        "read_timeout": read_timeout,
+        "message_handler": message_handler,
+        "on_end": ended,
+        "inflight": inflight,
+    }
     entered = False
     try:
         async with _open_within(name, server, "legacy", errlog, **opts) as client:

@@ -51,6 +51,7 @@ from starlette.routing import Route
 from gocode.errors import AdmissionRefused, ToolProviderError
 from gocode.mcp import logs
 from gocode.mcp.admission import RunGate
+from gocode.mcp.backchannel import Caller
 from gocode.mcp.clientinfo import client_version
 from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward
@@ -108,6 +109,7 @@ class Run:
     # declare is refused, so an approval covers exactly what was shown. None: not known yet.
     foreseen: Callable[[str, str], bool] | None = None
     request_id: str | None = None  # the execute_go_code call it belongs to, for log lines
+    caller: Caller | None = None  # that call's client: the servers of its tools may ask it (backchannel)
     gate: RunGate = field(default_factory=RunGate)  # what it may have under way at the endpoint
 
 
@@ -217,7 +219,10 @@ class Loopback:
     # --- runs ---------------------------------------------------------------------------------
 
     def open_run(
-        self, interceptor: CallInterceptor | None = None, providers: dict[str, ToolProvider] | None = None
+        self,
+        interceptor: CallInterceptor | None = None,
+        providers: dict[str, ToolProvider] | None = None,
+        caller: Caller | None = None,
     ) -> Run:
         # The endpoint serves requests in tasks of its own: the call's request id goes with the run.
         run = Run(
@@ -225,6 +230,7 @@ class Loopback:
             interceptor=interceptor,
             providers=dict(providers or {}),
             request_id=logs.current_request_id(),
+            caller=caller,
         )
         self._runs[run.token] = run
         return run
@@ -365,10 +371,12 @@ class Loopback:
                             server,
                             params.name,
                             params.arguments,
-                            _forward(provider, params, self.call_timeout, _progress(ctx), learn),
+                            _forward(provider, params, self.call_timeout, _progress(ctx), learn, run.caller),
                         )
                     else:
-                        result = await provider.call(params.name, params.arguments, self.call_timeout, _progress(ctx))
+                        result = await provider.call(
+                            params.name, params.arguments, self.call_timeout, _progress(ctx), caller=run.caller
+                        )
                         if learn is not None:
                             await learn(result)
                 finally:
@@ -478,12 +486,13 @@ def _forward(
     timeout: float,
     progress: ProgressFnT | None,
     learn: Learn | None = None,
+    caller: Caller | None = None,
 ) -> Forward:
     """The call to the provider, its failures as results (so they are recorded like any answer)."""
 
     async def forward() -> types.CallToolResult:
         try:
-            result = await provider.call(params.name, params.arguments, timeout, progress)
+            result = await provider.call(params.name, params.arguments, timeout, progress, caller=caller)
         except ToolProviderError as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         if learn is not None:

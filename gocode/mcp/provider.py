@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
+from gocode.mcp.backchannel import Caller
 from gocode.toolset import ServerTools
 
 
@@ -32,7 +33,9 @@ class ToolProvider(Protocol):
     the tool's own failures; it raises :class:`ToolProviderError` when the call could not be
     made, and may raise :class:`mcp.shared.exceptions.MCPError` for a protocol error the
     provider's server sent (an unknown tool, invalid parameters). It must return within
-    ``timeout`` seconds; ``progress`` receives progress notifications for the call, if any.
+    ``timeout`` seconds; ``progress`` receives progress notifications for the call, if any, and
+    ``caller`` stands for the client that made it (an MCP server's log messages, sampling and
+    elicitation requests during the call reach it: :mod:`gocode.mcp.backchannel`).
     """
 
     @property
@@ -47,4 +50,5 @@ class ToolProvider(Protocol):
         arguments: dict[str, Any] | None,
         timeout: float,
         progress: ProgressFnT | None = None,
+        caller: Caller | None = None,
     ) -> types.CallToolResult: ...

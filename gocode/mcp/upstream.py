@@ -18,7 +18,7 @@ import logging
 import random
 import tempfile
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 from gocode.config import ServerConfig
 from gocode.errors import DiscoveryError, UpstreamError
+from gocode.mcp.backchannel import Caller, InFlight
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import (
     ServerExited,
@@ -88,6 +89,7 @@ class Upstream:
             server_tools(name, server, hit.listing, hit.protocol_version, hit.server_info) if hit else None
         )
         self.listed_from_cache = False  # whether the current session's tools came from the cache
+        self.inflight = InFlight(name)  # the calls in flight, whose clients the server's requests reach
 
     @property
     def tools(self) -> ServerTools:
@@ -146,7 +148,12 @@ class Upstream:
             errlog_for = errlog if self.server.type == "stdio" else None
             try:
                 async with connect(
-                    self.name, self.server, errlog_for, message_handler=self._message, on_end=exited.set
+                    self.name,
+                    self.server,
+                    errlog_for,
+                    message_handler=self._message,
+                    on_end=exited.set,
+                    inflight=self.inflight,
                 ) as (c, version):
                     self._tools = await self._list(c, version)
                     self._client = client = c
@@ -249,10 +256,12 @@ class Upstream:
         arguments: dict[str, Any] | None,
         timeout: float,
         progress: ProgressFnT | None = None,
+        caller: Caller | None = None,
     ) -> types.CallToolResult:
         """Call a tool as it is; the server's protocol errors are raised as :class:`MCPError`.
 
-        ``progress`` receives the server's progress notifications for this call.
+        ``progress`` receives the server's progress notifications for this call; ``caller`` its
+        log messages, sampling and elicitation requests (see :mod:`gocode.mcp.backchannel`).
         """
         if self._client is None:
             if self._error is not None:  # down, and retried in the background: answer now
@@ -264,11 +273,11 @@ class Upstream:
         client = self._client
         assert client is not None
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(timeout), self.inflight.call(caller):
                 # A call without arguments still sends an object: servers validate against the
                 # tool's object schema and reject a missing or null one.
                 args = {} if arguments is None else arguments
-                return await client.call_tool(tool, args, progress_callback=progress)
+                return await client.call_tool(tool, args, progress_callback=progress, meta=self._opt_in(caller))
         except MCPError as exc:
             if sent_by_server(exc):
                 raise with_status(client, exc) from None
@@ -287,6 +296,14 @@ class Upstream:
                 raise (with_status(client, first) if isinstance(first, MCPError) else first) from None
             self.stop(client)  # the session is unusable; the next call reconnects
             raise UpstreamError(f"{server_label(self.name)}: calling {tool!r} failed: {exc}") from None
+
+    def _opt_in(self, caller: Caller | None) -> types.RequestParamsMeta | None:
+        # A 2026-07-28 server logs only for a request that opts in; the caller's own level is
+        # applied when the message reaches it, so every level is asked for here.
+        tools = self._tools
+        if caller is None or tools is None or tools.protocol_version != MODERN_PROTOCOL:
+            return None
+        return cast(types.RequestParamsMeta, {types.LOG_LEVEL_META_KEY: "debug"})
 
     def stop(self, client: Client | None = None) -> None:
         """Close the session (in its own task); the next call opens a new one.

@@ -22,5 +22,7 @@ class ExecuteGoCode:
         if not isinstance(source, str):
             return Answer(error_result(f"{TOOL_NAME} needs a string argument `code` (the Go statements to run)"))
         on_line = ctx.reporter.line if ctx.reporter.progress else None
-        run = await self.runs.execute(source, approve=ctx.approve, session=ctx.session, on_line=on_line)
+        run = await self.runs.execute(
+            source, approve=ctx.approve, session=ctx.session, on_line=on_line, caller=ctx.caller
+        )
         return Answer(run_to_result(run), run)

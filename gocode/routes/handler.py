@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
+from gocode.mcp.backchannel import Caller
 from gocode.run.approvals import Approver
 from gocode.run.runner import RunResult
 from gocode.run.setup import Notice
@@ -47,11 +48,13 @@ class CallProgress:
 
 @dataclass(frozen=True)
 class CallContext:
-    """Who asked, for one call: its progress, its approver, its client session."""
+    """Who asked, for one call: its progress, its approver, its client session, and the client
+    itself as a passed-through server's log messages, sampling and elicitation reach it."""
 
     reporter: CallProgress
     approve: Approver | None = None
     session: str | None = None
+    caller: Caller | None = None
 
 
 class Handler(Protocol):

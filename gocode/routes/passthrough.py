@@ -29,7 +29,10 @@ class ProviderTool:
 
     async def handle(self, arguments: dict[str, Any] | None, ctx: CallContext) -> Answer:
         try:
-            return Answer(await self.provider.call(self.tool.name, arguments, self.timeout, ctx.reporter.progress))
+            result = await self.provider.call(
+                self.tool.name, arguments, self.timeout, ctx.reporter.progress, caller=ctx.caller
+            )
+            return Answer(result)
         except ToolProviderError as exc:
             return Answer(error_result(str(exc)))
 

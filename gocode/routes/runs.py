@@ -26,6 +26,7 @@ from gocode.codemode import CodeMode, ToolState
 from gocode.compile.modcache import Progress
 from gocode.config import Config
 from gocode.errors import Busy, SetUpError
+from gocode.mcp.backchannel import Caller
 from gocode.mcp.loopback import Loopback
 from gocode.mcp.loopback import Run as LoopbackRun
 from gocode.mcp.provider import ToolProvider
@@ -75,6 +76,7 @@ class Pass:
     package: Package | None = None  # bindings beyond the tool set's (client-owned tools)
     chain: tuple[str, ...] = ()  # the saved programs this run is inside (outermost first)
     saved_input: str | None = None  # a saved program's input (JSON), given at run time: one build serves every input
+    caller: Caller | None = None  # the client of the call that runs it: its tools' servers may ask it (sampling, ...)
 
     def taking(self, state: ToolState) -> Pass:
         return self if self.state is not None else replace(self, state=state)
@@ -117,8 +119,10 @@ class Runs:
         on_setup: Notice | None = None,
         setup_wait: float | None = None,
         how: Pass | None = None,
+        caller: Caller | None = None,
     ) -> RunResult:
-        """A program run in its turn (see :meth:`gocode.toolbox.Toolbox.execute`)."""
+        """A program run in its turn (see :meth:`gocode.toolbox.Toolbox.execute`). ``caller``:
+        the client of the call, whom the servers of the program's tools may ask during it."""
         start = time.monotonic()
         waited_for = await self.wait_setup(on_setup, setup_wait)
         if waited_for is not None:
@@ -129,7 +133,7 @@ class Runs:
                 self._hooks.slot_waited(waited)
                 # Not queued (or barely): the full timeout, so the limit the model was told holds.
                 remaining = budget if waited < 0.05 else max(round(budget - waited, 1), 0.1)
-                how = how or Pass("dry-run" if dry_run else "live")
+                how = how or Pass("dry-run" if dry_run else "live", caller=caller)
                 result = await self._run(code, remaining, how, approve or self.approve, session, on_line)
             if how.mode == "live":
                 await self._retype()
@@ -209,7 +213,7 @@ class Runs:
             how.mode, tools={(t.server, t.name): t for t in toolset.tools()}, max_bytes=recordstore.recording_cap()
         )
         reach: list[Plan] = []  # what this run was checked (and approved) for, saved programs' tools included
-        run = self.loopback.open_run(ic, self._providers(how, state, reach, session))
+        run = self.loopback.open_run(ic, self._providers(how, state, reach, session), caller=how.caller)
 
         def foresee(plan: Plan) -> None:
             run.foreseen = plan.allows
@@ -258,7 +262,7 @@ class Runs:
                 program: SavedProgram, arguments: dict[str, Any], chain: tuple[str, ...], limit: float
             ) -> types.CallToolResult:
                 covered = reach[0] if reach else None
-                return await self._run_saved(program, arguments, chain, limit, covered, session, state)
+                return await self._run_saved(program, arguments, chain, limit, covered, session, state, how.caller)
 
             # This run's own: a saved program it calls knows which ones it is inside.
             providers[saved.SAVED_SERVER] = saved.SavedCalls(list(programs.values()), run_saved, how.chain)
@@ -273,6 +277,7 @@ class Runs:
         covered: Plan | None,
         session: str | None,
         state: ToolState,
+        caller: Caller | None = None,
     ) -> types.CallToolResult:
         """A program's call of a saved program: run it with ``arguments``, answer with its
         ``result()`` value (structured, for a declared Output) or what it printed.
@@ -291,7 +296,7 @@ class Runs:
             return covered.is_any or (ANY_TOOL not in request.tools and all(t in names for t in request.tools))
 
         code = saved.with_input(program.source, None)
-        how = Pass("live", state=state, chain=chain, saved_input=json.dumps(arguments))
+        how = Pass("live", state=state, chain=chain, saved_input=json.dumps(arguments), caller=caller)
         run = await self._run(code, timeout, how, within, session)
         return saved_answer(program, run)
 

@@ -33,7 +33,9 @@ class SavedProgramTool:
         program = state.stored.get(self.program.name, self.program)
         if problem := saved.changed_text(program, state.infos):
             return Answer(error_result(problem))
-        how = Pass("live", state=state, chain=(program.name,), saved_input=json.dumps(arguments or {}))
+        how = Pass(
+            "live", state=state, chain=(program.name,), saved_input=json.dumps(arguments or {}), caller=ctx.caller
+        )
         code = saved.with_input(program.source, None)
         run = await self.runs.execute(code, approve=ctx.approve, session=ctx.session, how=how)
         return Answer(saved_answer(program, run).model_copy(update={"meta": run_to_result(run).meta}), run)

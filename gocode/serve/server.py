@@ -49,6 +49,7 @@ from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.results import warming_up_result
 from gocode.serve import ops
+from gocode.serve.caller import ClientOfCall
 from gocode.serve.elicitation import elicitation_approver
 from gocode.serve.elicitation import input_required as approval_input_required
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
@@ -248,6 +249,7 @@ class ToolServer:
                         self._session_key(ctx),
                         notice=notice,
                         setup_wait=setup_wait,
+                        caller=ClientOfCall(ctx, lambda level: self._wants_log(ctx, level)),
                     )
                     if run is not None and run.asks is not None:  # held until the client approves it
                         input_required = approval_input_required(run.asks)

@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
 from gocode.errors import ToolProviderError
+from gocode.mcp.backchannel import Caller
 from gocode.toolset import ServerTools
 
 
@@ -40,7 +41,12 @@ class DeclaredTools:
         return self.tools
 
     async def call(
-        self, tool: str, arguments: dict[str, Any] | None, timeout: float, progress: ProgressFnT | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        timeout: float,
+        progress: ProgressFnT | None = None,
+        caller: Caller | None = None,
     ) -> types.CallToolResult:
         raise ToolProviderError(
             f"{tool} (server {self.name}) has no implementation here: {self.answered_by} answers it"

@@ -44,6 +44,7 @@ from pydantic.experimental.arguments_schema import generate_arguments_schema
 from pydantic_core import SchemaValidator, to_json
 
 from gocode.errors import ConfigError
+from gocode.mcp.backchannel import Caller
 from gocode.toolset import ServerTools, ToolInfo
 
 # The server name Python tools are listed under: `python.get_rate` for callTool, the Go
@@ -193,6 +194,7 @@ class PythonTools:
         arguments: dict[str, Any] | None,
         timeout: float,
         progress: ProgressFnT | None = None,
+        caller: Caller | None = None,
     ) -> types.CallToolResult:
         """Validate, call and check one function; every failure is an ``isError`` result."""
         found = self.tools.get(tool)

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from gocode.compile.modcache import ModuleCache
 from gocode.config import Config
 from gocode.errors import SavedProgramError
+from gocode.mcp.backchannel import Caller
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan
@@ -466,7 +467,12 @@ class SavedCalls:
         return self._listing
 
     async def call(
-        self, tool: str, arguments: dict[str, Any] | None, timeout: float, progress: ProgressFnT | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        timeout: float,
+        progress: ProgressFnT | None = None,
+        caller: Caller | None = None,
     ) -> types.CallToolResult:
         program = self.programs.get(tool)
         if program is None:
