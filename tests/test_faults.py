@@ -355,11 +355,11 @@ def test_exec_and_generate_with_a_dead_server(tmp_path):
     r = gocode("exec", "-c", cfg, "-", stdin=WEATHER_CODE)
     assert r.returncode == 0 and r.stdout == "4\n", r.stderr
     assert "MCP server 'dead' (command: sh -c" in r.stderr and "exited with status 7" in r.stderr
-    # Code that needs the dead server's tools: exit 1, with the reason.
+    # Code that needs the dead server's tools: exit 2 (a server that failed to start), with the reason.
     r = gocode("exec", "-c", cfg, "-", stdin=PING)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert "undefined: ping" in r.stderr
-    assert "note: unavailable: MCP server 'dead' failed: the server exited with status 7" in r.stderr
+    assert "MCP server 'dead' failed: the server exited with status 7 (its tools are not in the program)" in r.stderr
     r = gocode("exec", "--direct", "-c", cfg, "-", stdin=WEATHER_CODE)
     assert r.returncode == 0 and r.stdout == "4\n", r.stderr
     r = gocode("generate", "-c", cfg)
@@ -614,7 +614,7 @@ def test_what_the_model_reads_of_a_failed_server_never_carries_its_command_line(
             seen = [json.dumps([t.model_dump() for t in box.tools()]), *box.warnings]
             r = await box.execute(PING)
             seen.append(r.error_text())
-            assert "note: unavailable: MCP server 'dead' failed: the server exited with status 7" in seen[-1]
+            assert "MCP server 'dead' failed: the server exited with status 7 (its tools are not in the program)" in seen[-1]
             assert all(secret not in s and "sh -c" not in s for s in seen), seen
 
     anyio.run(go)

@@ -99,7 +99,10 @@ def test_uvx_from_the_wheel_serves_with_no_go_installed(tmp_path):
     assert shutil.which("go", path=env["PATH"]) is None and shutil.which("gocode", path=env["PATH"]) is None
     config = tmp_path / "gocode.yaml"
     # The config as the README shows it: the demo server, started by uvx from the same wheel.
-    demo = {"command": "uvx", "args": ["--from", str(wheel), "gocode", "demo-server"]}
+    # A stdio server gets only its config's env and a minimal base (docs/operations.md): uv's own
+    # settings go in its env, as a user's would.
+    uv_env = {k: env[k] for k in ("UV_CACHE_DIR", "UV_PYTHON_DOWNLOADS")}
+    demo = {"command": "uvx", "args": ["--from", str(wheel), "gocode", "demo-server"], "env": uv_env}
     config.write_text(yaml.safe_dump({"mcpServers": {"weather": demo}}))
     # The client's config line as the README shows it.
     params = StdioServerParameters(
