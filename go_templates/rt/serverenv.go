@@ -7,11 +7,12 @@ import (
 
 // serverEnvPassed is the minimal base of this program's environment that a stdio server it
 // starts gets, besides the config's env for that server: what the MCP SDKs pass by default,
-// the locale, the timezone and the temporary directory. gocode's controller uses the same list
+// the locale, the timezone, the temporary directory and the paths of the machine's TLS trust. gocode's controller uses the same list
 // (gocode/mcp/serverenv.py), so a server sees the same in every mode.
 var serverEnvPassed = []string{
 	"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER",
 	"LANG", "LANGUAGE", "TZ", "TMPDIR",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
 	"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PROCESSOR_ARCHITECTURE", "PROGRAMFILES",
 	"SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE",
 }

@@ -8,7 +8,10 @@ environment (``GOCODE_TOKEN``, API keys, cloud credentials, a shell's variables)
 The base follows what the MCP SDKs pass by default (Python's ``get_default_environment()``,
 TypeScript's ``getDefaultEnvironment()``: ``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``,
 ``USER``, and on Windows its system directories and profile), plus the locale, the timezone and
-the temporary directory, which servers written for a terminal read. A value that starts with
+the temporary directory, which servers written for a terminal read, and the paths of the
+machine's TLS trust (``SSL_CERT_FILE`` and its kin), which a server needs to reach anything over
+HTTPS on a machine with a private CA. Proxies are not passed (their URLs may carry credentials):
+a server that needs one gets it through its config ``env``. A value that starts with
 ``()`` is a shell function exported by bash, never passed (the SDKs' rule). The Go runtime
 keeps the same list (``go_templates/rt/serverenv.go``; ``tests/test_server_env.py`` checks that
 both agree).
@@ -32,6 +35,13 @@ PASSED = (
     "LANGUAGE",
     "TZ",
     "TMPDIR",
+    # where the machine's TLS trust is (a private CA): paths, not secrets, without which a
+    # server behind an intercepting proxy cannot reach anything over HTTPS
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
     # what both MCP SDKs pass on Windows
     "APPDATA",
     "HOMEDRIVE",
