@@ -614,7 +614,10 @@ def test_what_the_model_reads_of_a_failed_server_never_carries_its_command_line(
             seen = [json.dumps([t.model_dump() for t in box.tools()]), *box.warnings]
             r = await box.execute(PING)
             seen.append(r.error_text())
-            assert "MCP server 'dead' failed: the server exited with status 7 (its tools are not in the program)" in seen[-1]
+            assert (
+                "MCP server 'dead' failed: the server exited with status 7 (its tools are not in the program)"
+                in seen[-1]
+            )
             assert all(secret not in s and "sh -c" not in s for s in seen), seen
 
     anyio.run(go)

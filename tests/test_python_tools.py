@@ -194,6 +194,8 @@ _, err = wrong(ctx, WrongInput{N: 1})
 fmt.Println("wrong:", err)
 any, err := callTool(ctx, "python.shout", map[string]any{"text": "by name"})
 fmt.Println("by name:", any, err)
+_, err = callTool(ctx, "python.missing", nil)
+fmt.Println("missing:", err)
 """
 
 
@@ -215,6 +217,8 @@ def test_a_program_calls_python_functions_and_an_mcp_tool(module_cache):
                 "wrong: tool wrong (server python) failed: wrong returned 'not a number', which its return "
                 "annotation does not allow: Input should be a valid integer, unable to parse string as an integer",
                 "by name: BY NAME <nil>",
+                'missing: calling tool missing (server python): calling "tools/call": '
+                "server 'python' has no tool 'missing'",
             ]
             calls = [(c.server, c.tool, c.error) for c in r.tool_calls]
             assert calls == [
@@ -223,8 +227,13 @@ def test_a_program_calls_python_functions_and_an_mcp_tool(module_cache):
                 ("weather", "get_weather", None),
                 ("python", "shout", None),
                 ("python", "tags", None),
-                ("python", "refuse", "isError"),
-                ("python", "wrong", "isError"),
+                ("python", "refuse", "PermissionError: account a-1 is frozen"),
+                (
+                    "python",
+                    "wrong",
+                    "wrong returned 'not a number', which its return annotation does not allow: "
+                    "Input should be a valid integer, unable to parse string as an integer",
+                ),
                 ("python", "shout", None),
             ]
             # The model sees them beside the MCP tools, and a near-miss gets "did you mean".
