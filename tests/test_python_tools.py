@@ -286,6 +286,41 @@ def test_an_excluded_python_tool_is_a_regular_tool(module_cache):
     anyio.run(go)
 
 
+def maybe_rate(base: str) -> float | None:
+    """The rate, or none when it is not known."""
+    return 1.5 if base == "EUR" else None
+
+
+@pytest_go
+def test_an_optional_scalar_result_is_a_pointer(module_cache):
+    """`float | None` is `*float64`: nil when the tool returns None, never a 0 that reads as a rate."""
+    code = """\
+for _, base := range []string{"EUR", "XXX"} {
+	r, err := maybeRate(ctx, MaybeRateInput{Base: base})
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		fmt.Println(base, "none")
+	} else {
+		fmt.Println(base, *r)
+	}
+}
+"""
+
+    async def go() -> None:
+        config = config_from({}, defaults={"codeMode": {"sandbox": "off", "timeout": 8}})
+        async with Toolbox(config, module_cache=module_cache, tools=[maybe_rate], prewarm=False) as box:
+            assert "func maybeRate(context.Context, MaybeRateInput) (*float64, error)" in (
+                box.tools()[0].description or ""
+            )
+            r = await box.execute(code)
+            assert r.ok, r.error_text()
+            assert r.output == "EUR 1.5\nXXX none\n"
+
+    anyio.run(go)
+
+
 # A process that closes a toolbox whose sync tool never returns in time (it sleeps 60 s): after
 # the run timed out ("timeout"), or while the call is in flight ("close").
 HUNG_PROCESS = """
