@@ -54,6 +54,7 @@ from gocode.schema.names import (
 )
 from gocode.schema.schemahelp import (
     ToolContext,
+    admits_null,
     basic_for_value,
     common_basic,
     constraints_only,
@@ -63,7 +64,6 @@ from gocode.schema.schemahelp import (
     has_enum,
     has_input,
     infer_type,
-    admits_null,
     is_null,
     is_structlike,
     kind_of,
