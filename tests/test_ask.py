@@ -218,7 +218,11 @@ def test_a_missing_key_names_the_variable_and_sends_nothing(tmp_path: Path) -> N
 def test_an_unreachable_endpoint_is_retried_then_reported(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     config = write_config(tmp_path / "gocode.json", "openai", url)
-    got = gocode_ask(config, PROMPT)
+    got = gocode_ask(config, PROMPT, "--json")
     assert got.returncode == 2
     assert f"gocode: model error: cannot reach model 'm' (openai at {url}) after 4 attempts" in got.stderr
     assert "Traceback" not in got.stderr and KEY not in got.stderr
+    # The transcript counts the attempts of the request that failed, and the waits between them.
+    t = json.loads(got.stdout)
+    (decide,) = t["steps"]
+    assert (t["phase"], decide["ok"], decide["attempts"], len(decide["retry_waits_s"])) == ("model", False, 4, 3)

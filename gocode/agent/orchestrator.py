@@ -359,6 +359,7 @@ class Orchestrator:
         try:
             reply: Reply = await self.client.complete(system, messages)
         except ModelError as exc:
+            step.attempts, step.retry_waits_s = exc.attempts, exc.retry_waits_s
             self._end(step, ok=False, summary=str(exc))
             raise
         step.reply, step.usage, step.attempts, step.retry_waits_s = (
