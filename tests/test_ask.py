@@ -213,6 +213,13 @@ def test_a_missing_key_names_the_variable_and_sends_nothing(tmp_path: Path) -> N
         "gocode: model error: the API key of model 'm' is missing: set the environment variable TEST_KEY"
     )
     assert llm.requests == []
+    # --json promises a document on stdout: a failure before the first step is one too.
+    with ScriptedLLM([]) as llm:
+        got = gocode_ask(config, PROMPT, "--json", "--model", "m", key=None)
+    assert got.returncode == 2 and llm.requests == []
+    t = json.loads(got.stdout)
+    assert (t["ok"], t["phase"], t["answer"], t["steps"], t["model"]["ref"]) == (False, "model", None, [], "m")
+    assert t["error"] == "the API key of model 'm' is missing: set the environment variable TEST_KEY"
 
 
 def test_an_unreachable_endpoint_is_retried_then_reported(tmp_path: Path) -> None:
