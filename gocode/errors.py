@@ -203,7 +203,7 @@ class UnsetVariable(Exception):
 
 
 # Where an agent's attempt can end without an answer.
-FailPhase = Literal["model", "tools", "code", "cannot", "setup"]
+FailPhase = Literal["model", "tools", "code", "cannot", "setup", "approval"]
 
 
 class AttemptFailed(Exception):

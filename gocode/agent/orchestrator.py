@@ -330,6 +330,8 @@ class Orchestrator:
                     break
                 if run.phase == "setup":  # Go could not be set up here: no repair of the code helps
                     raise AttemptFailed("setup", run.stderr.strip())
+                if run.phase == "approval":  # the person said no (or no one could say yes): not the code's fault
+                    raise AttemptFailed("approval", run.error_message())
                 failure = f"the program failed ({run.phase}): {_first_line(run.stderr) or run.phase}"
                 feedback = prompts.repair_request(run.error_text())
             if t.repairs >= self.max_repairs:
