@@ -118,6 +118,7 @@ def parse_arguments(listed: ServerTools, tool: ToolInfo, args_json: str | None, 
             raise _refused(listed, tool, f"--args is not JSON: {exc}") from None
         if not isinstance(arguments, dict):
             raise _refused(listed, tool, f"--args must be a JSON object, not {type(arguments).__name__}")
+    given = set(arguments)
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
@@ -126,10 +127,15 @@ def parse_arguments(listed: ServerTools, tool: ToolInfo, args_json: str | None, 
             value = coerce(schema, key, text)
         except ValueError as exc:
             raise _refused(listed, tool, f"{key}={text}: {exc}") from None
-        if key in arguments and isinstance(arguments[key], list) and isinstance(value, list):
+        # A key given twice is refused rather than one silently winning; only pairs add to a list.
+        if key in given:
+            raise _refused(listed, tool, f"{key!r} is given both in --args and as {key}=...")
+        if key not in arguments:
+            arguments[key] = value
+        elif isinstance(arguments[key], list) and isinstance(value, list):
             arguments[key] = [*arguments[key], *value]  # tag=a tag=b
         else:
-            arguments[key] = value
+            raise _refused(listed, tool, f"{key!r} is given more than once")
     problems = _violations(schema, arguments)
     if problems:
         raise _refused(listed, tool, "; ".join(problems))

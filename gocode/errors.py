@@ -162,9 +162,14 @@ class ModelError(GocodeError):
 
     phase = "model"
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, attempts: int = 0, retry_waits_s: list[float] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        # The requests sent before giving up and the waits between them (none for a request never sent).
+        self.attempts = attempts
+        self.retry_waits_s = list(retry_waits_s or [])
 
 
 # --- signals turned into answers where they are caught ----------------------------------------------
@@ -198,7 +203,7 @@ class UnsetVariable(Exception):
 
 
 # Where an agent's attempt can end without an answer.
-FailPhase = Literal["model", "tools", "code", "cannot", "setup"]
+FailPhase = Literal["model", "tools", "code", "cannot", "setup", "approval"]
 
 
 class AttemptFailed(Exception):

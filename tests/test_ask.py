@@ -213,12 +213,95 @@ def test_a_missing_key_names_the_variable_and_sends_nothing(tmp_path: Path) -> N
         "gocode: model error: the API key of model 'm' is missing: set the environment variable TEST_KEY"
     )
     assert llm.requests == []
+    # --json promises a document on stdout: a failure before the first step is one too.
+    with ScriptedLLM([]) as llm:
+        got = gocode_ask(config, PROMPT, "--json", "--model", "m", key=None)
+    assert got.returncode == 2 and llm.requests == []
+    t = json.loads(got.stdout)
+    assert (t["ok"], t["phase"], t["answer"], t["steps"], t["model"]["ref"]) == (False, "model", None, [], "m")
+    assert t["error"] == "the API key of model 'm' is missing: set the environment variable TEST_KEY"
 
 
 def test_an_unreachable_endpoint_is_retried_then_reported(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     config = write_config(tmp_path / "gocode.json", "openai", url)
-    got = gocode_ask(config, PROMPT)
+    got = gocode_ask(config, PROMPT, "--json")
     assert got.returncode == 2
     assert f"gocode: model error: cannot reach model 'm' (openai at {url}) after 4 attempts" in got.stderr
     assert "Traceback" not in got.stderr and KEY not in got.stderr
+    # The transcript counts the attempts of the request that failed, and the waits between them.
+    t = json.loads(got.stdout)
+    (decide,) = t["steps"]
+    assert (t["phase"], decide["ok"], decide["attempts"], len(decide["retry_waits_s"])) == ("model", False, 4, 3)
+
+
+# --- a program held for approval ----------------------------------------------------------------
+
+NOTES = {"command": sys.executable, "args": [str(ROOT / "tests" / "servers" / "notes_server.py")]}
+DELETE_NOTE = (
+    'n := must(readNote(ctx, ReadNoteInput{Name: "hello"}))\nfmt.Println(n.Result)\n'
+    'must(deleteNote(ctx, DeleteNoteInput{Name: "hello"}))\nfmt.Println("deleted")\n'
+)
+
+
+def notes_config(path: Path, base_url: str) -> Path:
+    model = {"ref": "m", "type": "openai", "id": "test-model", "base_url": base_url, "api_key_env": "TEST_KEY"}
+    mode = {"approval": {"ask": ["notes.delete_note"]}}
+    doc = {"mcpServers": {"notes": NOTES}, "models": [model], "defaults": {"codeMode": mode}}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def notes_script(rec: Recorded) -> Turn:
+    if "TOOLS:" in rec.system:
+        return Turn("TOOLS: read a note; delete a note")
+    if "Run Go" in rec.system:
+        return Turn(go_block(DELETE_NOTE))
+    return Turn("The note said hello and is deleted.")
+
+
+def test_a_held_program_is_a_question_not_a_repair(tmp_path: Path) -> None:
+    """Without a terminal or --approve (or with an --approve naming other tools), the held
+    program is refused and the prompt ends: no repair is asked for, exit 1, and stderr says how
+    to approve. --approve naming the tool (or all) runs it."""
+    for flags in ((), ("--approve", "notes.read_note")):
+        with ScriptedLLM(notes_script) as llm:
+            config = notes_config(tmp_path / "gocode.json", llm.openai_url)
+            got = gocode_ask(config, "Read the note hello, then delete it", "--json", *flags)
+        assert got.returncode == 1, got.stderr
+        assert len(llm.requests) == 2  # decide, write: the held program is not sent back to be "fixed"
+        t = json.loads(got.stdout)
+        assert (t["phase"], t["repairs"], t["steps"][-1]["run"]["phase"]) == ("approval", 0, "approval")
+        assert "need approval (notes.delete_note)" in t["error"], t["error"]
+        assert "gocode: approval error: " in got.stderr and "--approve" in got.stderr
+        assert "run gocode ask on a terminal" in got.stderr
+    assert "--approve does not name notes.delete_note" in t["error"]
+    for approve in ("notes.delete_note", "all"):
+        with ScriptedLLM(notes_script) as llm:
+            config = notes_config(tmp_path / "gocode.json", llm.openai_url)
+            got = gocode_ask(config, "Read the note hello, then delete it", "--approve", approve)
+        assert (got.returncode, got.stdout) == (0, "The note said hello and is deleted.\n"), got.stderr
+        assert "Hello, world.\ndeleted" in last_user(llm.requests[-1])
+    got = gocode_ask(config, "x", "--approve", "notes.*")
+    assert got.returncode == 2 and "--approve takes `all` or comma-separated server.tool names" in got.stderr
+
+
+def test_on_a_terminal_the_person_is_asked_and_no_means_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_approvals import on_a_terminal
+
+    monkeypatch.setenv("TEST_KEY", KEY)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    for answer, status in ((b"y\n", 0), (b"\n", 1)):
+        with ScriptedLLM(notes_script) as llm:
+            config = notes_config(tmp_path / "gocode.json", llm.openai_url)
+            argv = [sys.executable, "-m", "gocode.cli", "ask", "-c", str(config), "Read the note hello, then delete it"]
+            got, seen = on_a_terminal(argv, answer)
+        assert got == status, seen
+        assert "It can call tools that need approval: notes.delete_note" in seen and "Run it? [y/N]" in seen, seen
+        if status == 0:
+            assert "\nThe note said hello and is deleted.\n" in seen, seen
+            assert len(llm.requests) == 3
+        else:
+            assert "approval error" in seen and "it was not approved" in seen, seen
+            assert "--approve" not in seen and "Hello, world." not in seen  # nothing ran
+            assert len(llm.requests) == 2

@@ -60,6 +60,9 @@ def test_bad_arguments_are_refused_with_the_go_declaration():
         ("[1]", [], "--args must be a JSON object, not list"),
         ("{", [], "--args is not JSON"),
         (None, ["amount"], "'amount' is not key=value"),
+        ('{"amount": 5}', ["amount=6"], "'amount' is given both in --args and as amount=..."),
+        ('{"tags": ["a"]}', ["tags=b"], "'tags' is given both in --args and as tags=..."),
+        (None, ["amount=5", "amount=6"], "'amount' is given more than once"),
     ]:
         with pytest.raises(CallError) as caught:
             parse_arguments(listed, tool, args_json, pairs)

@@ -227,6 +227,7 @@ def test_langgraph_react_agent_drives_execute_go_code(module_cache):
     replies = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     check_outputs([str(m.content) for m in replies])
     assert [m.status for m in replies] == ["success", "success", "error", "success"]
+    assert replies[2].artifact["isError"] is True and replies[2].artifact["_meta"]["io.gocode/run"]["phase"]
     assert [m.name for m in replies] == [SEARCH_TOOL_NAME, "get_city", TOOL_NAME, TOOL_NAME]
     # The artifact is the MCP result: the program's call to the weather server is in its _meta.
     calls = replies[-1].artifact["_meta"]["io.gocode/run"]["toolCalls"]
@@ -244,6 +245,9 @@ def test_langchain_tools_over_a_sync_toolbox_invoke_synchronously(module_cache):
         assert message.content == RAN and message.status == "success"
         failed = tools[TOOL_NAME].invoke({"type": "tool_call", "name": TOOL_NAME, "args": {"code": "x :="}, "id": "c2"})
         assert failed.status == "error" and "syntax error" in failed.content
+        # The error's artifact is the MCP result as for a success: the run's phase is in its _meta.
+        assert failed.artifact["isError"] is True
+        assert failed.artifact["_meta"]["io.gocode/run"]["phase"] == "compile", failed.artifact
 
 
 @pytest.mark.go

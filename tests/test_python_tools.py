@@ -194,6 +194,8 @@ _, err = wrong(ctx, WrongInput{N: 1})
 fmt.Println("wrong:", err)
 any, err := callTool(ctx, "python.shout", map[string]any{"text": "by name"})
 fmt.Println("by name:", any, err)
+_, err = callTool(ctx, "python.missing", nil)
+fmt.Println("missing:", err)
 """
 
 
@@ -215,6 +217,8 @@ def test_a_program_calls_python_functions_and_an_mcp_tool(module_cache):
                 "wrong: tool wrong (server python) failed: wrong returned 'not a number', which its return "
                 "annotation does not allow: Input should be a valid integer, unable to parse string as an integer",
                 "by name: BY NAME <nil>",
+                'missing: calling tool missing (server python): calling "tools/call": '
+                "server 'python' has no tool 'missing'",
             ]
             calls = [(c.server, c.tool, c.error) for c in r.tool_calls]
             assert calls == [
@@ -223,8 +227,13 @@ def test_a_program_calls_python_functions_and_an_mcp_tool(module_cache):
                 ("weather", "get_weather", None),
                 ("python", "shout", None),
                 ("python", "tags", None),
-                ("python", "refuse", "isError"),
-                ("python", "wrong", "isError"),
+                ("python", "refuse", "PermissionError: account a-1 is frozen"),
+                (
+                    "python",
+                    "wrong",
+                    "wrong returned 'not a number', which its return annotation does not allow: "
+                    "Input should be a valid integer, unable to parse string as an integer",
+                ),
                 ("python", "shout", None),
             ]
             # The model sees them beside the MCP tools, and a near-miss gets "did you mean".
@@ -273,6 +282,41 @@ def test_an_excluded_python_tool_is_a_regular_tool(module_cache):
             r = await box.call("shout", {"text": "direct", "times": 2})
             assert not r.is_error and r.text == "DIRECT DIRECT"
             assert "func shout" not in (box.tools()[0].description or "")
+
+    anyio.run(go)
+
+
+def maybe_rate(base: str) -> float | None:
+    """The rate, or none when it is not known."""
+    return 1.5 if base == "EUR" else None
+
+
+@pytest_go
+def test_an_optional_scalar_result_is_a_pointer(module_cache):
+    """`float | None` is `*float64`: nil when the tool returns None, never a 0 that reads as a rate."""
+    code = """\
+for _, base := range []string{"EUR", "XXX"} {
+	r, err := maybeRate(ctx, MaybeRateInput{Base: base})
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		fmt.Println(base, "none")
+	} else {
+		fmt.Println(base, *r)
+	}
+}
+"""
+
+    async def go() -> None:
+        config = config_from({}, defaults={"codeMode": {"sandbox": "off", "timeout": 8}})
+        async with Toolbox(config, module_cache=module_cache, tools=[maybe_rate], prewarm=False) as box:
+            assert "func maybeRate(context.Context, MaybeRateInput) (*float64, error)" in (
+                box.tools()[0].description or ""
+            )
+            r = await box.execute(code)
+            assert r.ok, r.error_text()
+            assert r.output == "EUR 1.5\nXXX none\n"
 
     anyio.run(go)
 

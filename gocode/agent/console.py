@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO
+from typing import IO, Any
 
 import anyio
 from rich.console import Console
@@ -19,6 +19,9 @@ from rich.status import Status
 
 from gocode.agent.orchestrator import Orchestrator, Step, Transcript
 from gocode.config import Config, load_config
+from gocode.errors import GocodeError
+from gocode.execution import Approved, Ask, approver_for
+from gocode.run.approvals import ApprovalRequest
 
 EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
 _ERROR_LINES = 12  # of a failed run's error, on the terminal (the transcript has it whole)
@@ -62,6 +65,12 @@ class StepPrinter:
             more = [f"… ({len(lines) - _ERROR_LINES} more lines)"] if len(lines) > _ERROR_LINES else []
             self._block("\n".join(lines[:_ERROR_LINES] + more))
 
+    def pause(self) -> None:
+        """Stop the running step's spinner (before a question is asked on the terminal)."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
     def note(self, text: str) -> None:
         """A line from gocode itself between steps (the first run's set-up saying what it does)."""
         if self.live:
@@ -97,33 +106,62 @@ def ask(
     as_json: bool,
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
+    toolbox_options: dict[str, Any] | None = None,
+    approved: Approved = frozenset(),
+    ask_person: Ask | None = None,
+    approval_hint: str | None = None,
 ) -> int:
     """Run one prompt as ``gocode ask`` does and return the exit status. Errors that stop the
-    orchestrator from starting (config, key, toolchain) are raised as :class:`GocodeError`."""
+    orchestrator from starting (config, key, toolchain) are raised as :class:`GocodeError`.
+
+    A program held for approval runs when ``approved`` names every tool it is held for, else
+    when ``ask_person`` says yes; refused, the prompt ends there (``approval_hint`` then said)."""
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     printer = StepPrinter(stderr)
-    loaded = config if isinstance(config, Config) else load_config(config)
 
-    async def main() -> Transcript:
-        # The program reaches the servers through the toolbox; warming up in the background
-        # overlaps the bindings' build with the first model requests.
-        # The machine's one-off set-up (a first run) says what it does, as `gocode exec` does.
-        options = {"progress": lambda line: printer.note(line)}
-        async with Orchestrator(
-            loaded, model, max_repairs=max_repairs, observer=printer, toolbox_options=options
-        ) as orchestrator:
-            return await orchestrator.ask(prompt)
+    def asked(request: ApprovalRequest) -> bool:
+        assert ask_person is not None
+        printer.pause()  # the question is not drawn over by the run's spinner
+        return ask_person(request)
 
-    transcript = anyio.run(main)
+    options = {"approve": approver_for(approved, asked if ask_person is not None else None), **(toolbox_options or {})}
+    try:
+        loaded = config if isinstance(config, Config) else load_config(config)
+        transcript = _run(loaded, prompt, model, max_repairs, printer, options)
+    except GocodeError as exc:
+        if as_json:  # --json promises one document on stdout, also when nothing could start
+            failed = Transcript(prompt, {"ref": model, "provider": None, "id": None}, max_repairs, error=str(exc))
+            doc = {**failed.as_json(), "phase": exc.phase}
+            stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+            stdout.flush()
+        raise
     if as_json:
         stdout.write(json.dumps(transcript.as_json(), ensure_ascii=False) + "\n")
     elif transcript.answer is not None:
         stdout.write(transcript.answer.rstrip() + "\n")
     if not transcript.ok:
         stderr.write(f"gocode: {transcript.phase} error: {transcript.error}\n")
+        if transcript.phase == "approval" and approval_hint is not None:
+            stderr.write(f"gocode: {approval_hint}\n")
     usage = transcript.usage()
     stderr.write(
         f"gocode: {usage['requests']} requests, {usage['input']} tokens in, {usage['output']} out; "
         f"{transcript.repairs} repair{'' if transcript.repairs == 1 else 's'}; {transcript.duration_ms / 1000:.1f} s\n"
     )
     return exit_code(transcript)
+
+
+def _run(
+    config: Config, prompt: str, model: str | None, max_repairs: int, printer: StepPrinter, options: dict[str, Any]
+) -> Transcript:
+    async def main() -> Transcript:
+        # The program reaches the servers through the toolbox; warming up in the background
+        # overlaps the bindings' build with the first model requests.
+        # The machine's one-off set-up (a first run) says what it does, as `gocode exec` does.
+        toolbox_options = {"progress": lambda line: printer.note(line), **options}
+        async with Orchestrator(
+            config, model, max_repairs=max_repairs, observer=printer, toolbox_options=toolbox_options
+        ) as orchestrator:
+            return await orchestrator.ask(prompt)
+
+    return anyio.run(main)

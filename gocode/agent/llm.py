@@ -153,11 +153,18 @@ class _SDKClient:
                 with attempt:
                     attempts += 1
                     text, usage = await self._send(system, messages)
+        except ModelError as exc:  # a reply _send could not read
+            failed = exc
         except sdk.APIError as exc:
-            raise self._error(exc, attempts) from None
+            failed = self._error(exc, attempts)
         except ValueError as exc:  # a body that is not JSON (the SDKs let the decoder's error through)
-            raise self.unreadable(f"{type(exc).__name__}: {exc}") from None
-        return Reply(text, usage, (time.monotonic() - start) * 1000, attempts, waits)
+            failed = self.unreadable(f"{type(exc).__name__}: {exc}")
+        else:
+            return Reply(text, usage, (time.monotonic() - start) * 1000, attempts, waits)
+        # A failed request was still made: the transcript counts its attempts as a reply's. The
+        # retrier reckons a wait after the last attempt too, which no one waited.
+        failed.attempts, failed.retry_waits_s = attempts, waits[: max(attempts - 1, 0)]
+        raise failed from None
 
     def _error(self, exc: Any, attempts: int) -> ModelError:
         sdk = self._sdk

@@ -330,6 +330,8 @@ class Orchestrator:
                     break
                 if run.phase == "setup":  # Go could not be set up here: no repair of the code helps
                     raise AttemptFailed("setup", run.stderr.strip())
+                if run.phase == "approval":  # the person said no (or no one could say yes): not the code's fault
+                    raise AttemptFailed("approval", run.error_message())
                 failure = f"the program failed ({run.phase}): {_first_line(run.stderr) or run.phase}"
                 feedback = prompts.repair_request(run.error_text())
             if t.repairs >= self.max_repairs:
@@ -359,6 +361,7 @@ class Orchestrator:
         try:
             reply: Reply = await self.client.complete(system, messages)
         except ModelError as exc:
+            step.attempts, step.retry_waits_s = exc.attempts, exc.retry_waits_s
             self._end(step, ok=False, summary=str(exc))
             raise
         step.reply, step.usage, step.attempts, step.retry_waits_s = (

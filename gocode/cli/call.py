@@ -20,7 +20,12 @@ if TYPE_CHECKING:
 @click.argument("server")
 @click.argument("tool")
 @click.argument("pairs", nargs=-1, metavar="[KEY=VALUE]...")
-@click.option("--args", "args_json", metavar="JSON", help="The arguments as a JSON object (KEY=VALUE pairs add to it).")
+@click.option(
+    "--args",
+    "args_json",
+    metavar="JSON",
+    help="The arguments as a JSON object (KEY=VALUE pairs add keys it does not give).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole MCP result as JSON.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the output to this file instead of stdout.")
 @click.option("--timeout", type=SECONDS, help="Seconds to wait for the tool (default: the model's codeMode.timeout).")

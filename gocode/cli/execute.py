@@ -25,12 +25,13 @@ if TYPE_CHECKING:
     from gocode.run.result import RunResult
 
 
-# Without a terminal to ask on and without --approve: say how to let the program run.
-APPROVAL_HINT = (
-    "to approve from the shell, pass --approve with the tools named above (comma-separated server.tool, "
-    "or --approve all), or run gocode exec on a terminal to be asked; to allow them always, name them in "
-    "codeMode.approval.allow of the config (see docs/approvals.md)."
-)
+def approval_hint(command: str) -> str:
+    """Without a terminal to ask on and without --approve: how to let the program run."""
+    return (
+        "to approve from the shell, pass --approve with the tools named above (comma-separated server.tool, "
+        f"or --approve all), or run gocode {command} on a terminal to be asked; to allow them always, name them "
+        "in codeMode.approval.allow of the config (see docs/approvals.md)."
+    )
 
 
 def ask_on_terminal() -> Ask | None:
@@ -145,7 +146,7 @@ def _report(result: RunResult, as_json: bool, hint: bool = True) -> NoReturn:
         if not result.ok:
             say_error(result.error_message())  # its output is printed above
             if result.phase == "approval" and hint:
-                say_error(APPROVAL_HINT)
+                say_error(approval_hint("exec"))
         elif result.stderr.strip():
             say_error(result.stderr.rstrip())
     # A machine gocode could not set up (no Go, no module proxy) is gocode not running, not the code failing.

@@ -16,8 +16,8 @@ to a chat model as they are). A tool's message content is the result's text (wit
 list of standard ``text`` and ``image`` content blocks); its artifact the
 MCP result as JSON (``structuredContent``, and for Go code the run's timings and tool calls in
 ``_meta``). A failed call (a compile error, a tool error, a timeout) becomes a ``ToolMessage``
-with ``status="error"`` and the error text, which the model reads and can act on; it never
-stops the graph.
+with ``status="error"``, the error text, and the same artifact (the run's phase and ``_meta``),
+which the model reads and can act on; it never stops the graph.
 
 Over a :class:`~gocode.Toolbox` the tools are asynchronous (``ainvoke``, LangGraph's
 ``astream``/``ainvoke``); over a :class:`~gocode.SyncToolbox` they also work synchronously. The
@@ -35,7 +35,8 @@ from gocode.integrations import AnyToolbox, call, call_blocking, input_schema, m
 from gocode.results import ToolResult
 
 try:
-    from langchain_core.tools import BaseTool, BaseToolkit, ToolException
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import BaseTool, BaseToolkit
 except ImportError as exc:  # pragma: no cover - exercised by the missing-extra test
     raise missing_framework("LangChain", "langchain", exc) from exc
 
@@ -59,6 +60,14 @@ class GocodeTool(BaseTool):
     async def _arun(self, **arguments: Any) -> tuple[str | list[Any], dict[str, Any]]:
         return _answer(await call(self.toolbox, self.name, arguments))
 
+    # A failed call is answered, not raised (a ToolException's message would lose the artifact:
+    # the run's phase and _meta); the message it becomes is marked as the error it is.
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        return _marked(super().run(*args, **kwargs))
+
+    async def arun(self, *args: Any, **kwargs: Any) -> Any:
+        return _marked(await super().arun(*args, **kwargs))
+
 
 class GocodeToolkit(BaseToolkit):
     """The toolbox's tools as a LangChain toolkit."""
@@ -80,11 +89,9 @@ def langchain_tools(toolbox: AnyToolbox) -> list[GocodeTool]:
 
 
 def _answer(result: ToolResult) -> tuple[str | list[Any], dict[str, Any]]:
-    if result.is_error:
-        raise ToolException(result.text)
     found = parts(result)
     content: str | list[Any] = result.text
-    if found is not None:  # standard content blocks, which every chat model integration reads
+    if found is not None and not result.is_error:  # standard content blocks, which every chat model integration reads
         content = [
             {"type": "text", "text": p}
             if isinstance(p, str)
@@ -92,3 +99,11 @@ def _answer(result: ToolResult) -> tuple[str | list[Any], dict[str, Any]]:
             for p in found
         ]
     return content, result.result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _marked(output: Any) -> Any:
+    """``output`` with ``status="error"`` when it is the message of a failed call (its artifact,
+    the MCP result, says ``isError``)."""
+    if isinstance(output, ToolMessage) and isinstance(output.artifact, dict) and output.artifact.get("isError") is True:
+        output.status = "error"
+    return output

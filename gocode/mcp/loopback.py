@@ -57,7 +57,7 @@ from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider
 from gocode.mcp.shapes import ShapeRecorder
-from gocode.mcp.toolcall import ToolCall
+from gocode.mcp.toolcall import ToolCall, error_message
 from gocode.toolset import LEGACY_PROTOCOL, ServerTools
 
 SERVER_HEADER = "X-Gocode-Server"
@@ -343,6 +343,8 @@ class Loopback:
             return await anyio.to_thread.run_sync(self._search, ctx, params)
         provider, known, run = self._target(ctx)
         server = known.server
+        if not any(t.name == params.name for t in known.tools):
+            raise MCPError(code=types.INVALID_PARAMS, message=f"server {server!r} has no tool {params.name!r}")
         if not self._allows(run, server, params.name):
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -385,7 +387,7 @@ class Loopback:
                 error = "cancelled: the program's run ended"
                 return types.CallToolResult(content=[types.TextContent(type="text", text=error)], is_error=True)
             if result.is_error:
-                error = "isError"
+                error = error_message(result)
             return result
         except MCPError as exc:
             error = str(exc)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import mcp_types as types
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -20,3 +22,15 @@ class ToolCall:
         if self.error is not None:
             out["error"] = self.error
         return out
+
+
+# An upstream's message is untrusted and may be megabytes: the record keeps its head.
+ERROR_LIMIT = 1000
+
+
+def error_message(result: types.CallToolResult) -> str:
+    """What an ``isError`` result says (its text parts), cut to ``ERROR_LIMIT`` characters."""
+    text = "\n".join(p.text for p in result.content if isinstance(p, types.TextContent)).strip()
+    if not text:
+        text = "the tool reported an error and said nothing"
+    return text if len(text) <= ERROR_LIMIT else text[: ERROR_LIMIT - 1] + "…"

@@ -54,6 +54,7 @@ from gocode.schema.names import (
 )
 from gocode.schema.schemahelp import (
     ToolContext,
+    admits_null,
     basic_for_value,
     common_basic,
     constraints_only,
@@ -469,8 +470,13 @@ class _Builder:
             output_type = name
             if expr != name and kind_of(ctx_out.root, info.output_schema) in (*SCALAR_KINDS, "array"):
                 # A scalar or list result (Python tools have them; MCP results are objects) is
-                # its Go type as it is: `(float64, error)`, not a named type wrapping it.
+                # its Go type as it is: `(float64, error)`, not a named type wrapping it. One that
+                # may be null is a pointer, as an optional field is: nil, not a zero that means a value.
                 output_type = expr
+                if kind_of(ctx_out.root, info.output_schema) in SCALAR_KINDS and admits_null(
+                    ctx_out.root, info.output_schema
+                ):
+                    output_type = "*" + expr
             elif expr != name:
                 lines = description_lines(info.output_schema) + notes or ["The tool's structured result."]
                 ctx_out.decls.append(TypeDecl(name, doc_lines(name, lines), expr, Source(info.server, info.name)))

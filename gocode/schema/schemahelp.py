@@ -44,6 +44,23 @@ def is_null(schema: Any) -> bool:
     )
 
 
+def admits_null(root: dict[str, Any], schema: Any, depth: int = 0) -> bool:
+    """Whether null is one of a schema's values (a null alternative, or "null" among its types)."""
+    if depth > 20 or not isinstance(schema, dict):
+        return False
+    if is_null(schema):
+        return True
+    if isinstance(schema.get("$ref"), str):
+        return admits_null(root, resolve_ref(root, schema["$ref"]), depth + 1)
+    t = schema.get("type")
+    if isinstance(t, list) and "null" in t:
+        return True
+    return any(
+        isinstance(schema.get(key), list) and any(admits_null(root, b, depth + 1) for b in schema[key])
+        for key in ("anyOf", "oneOf")
+    )
+
+
 _ANNOTATION_KEYS = frozenset({"type", "title", "description", "examples", "$comment"})
 
 
