@@ -40,6 +40,7 @@ STAGES: dict[str, int] = {
     "gocode.toolset": 0,
     "gocode.paths": 0,
     "gocode.files": 0,
+    "gocode.terminal": 0,
     "gocode.mcp": 1,
     "gocode.schema": 2,
     "gocode.view": 3,

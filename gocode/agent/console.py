@@ -22,8 +22,16 @@ from gocode.config import Config, load_config
 from gocode.errors import GocodeError
 from gocode.execution import Approved, Ask, approver_for
 from gocode.run.approvals import ApprovalRequest
+from gocode.terminal import terminal_text
 
 EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
+
+
+def _shown(text: str) -> str:
+    """Rich markup escaped, and no control character (a server's error may carry some)."""
+    return escape(terminal_text(text))
+
+
 _ERROR_LINES = 12  # of a failed run's error, on the terminal (the transcript has it whole)
 
 
@@ -41,7 +49,7 @@ class StepPrinter:
 
     def started(self, step: Step) -> None:
         if self.live:
-            self._status = self._console.status(escape(step.title) + "…", spinner="dots")
+            self._status = self._console.status(_shown(step.title) + "…", spinner="dots")
             self._status.start()
         else:
             self._line(f"gocode: {step.title}…")
@@ -55,7 +63,7 @@ class StepPrinter:
         retries = f", {step.attempts - 1} retries" if step.attempts > 1 else ""
         head = f"{mark} {step.title}: {step.summary} ({step.duration_ms / 1000:.1f} s{tokens}{retries})"
         if self.live:
-            self._console.print(escape(head), style="green" if step.ok else "yellow")
+            self._console.print(_shown(head), style="green" if step.ok else "yellow")
         else:
             self._line(f"gocode: {head}")
         if step.kind == "write" and step.code:
@@ -74,14 +82,14 @@ class StepPrinter:
     def note(self, text: str) -> None:
         """A line from gocode itself between steps (the first run's set-up saying what it does)."""
         if self.live:
-            self._console.print(escape(text), style="dim")
+            self._console.print(_shown(text), style="dim")
         else:
             self._line(f"gocode: {text}")
 
     def _block(self, text: str) -> None:
         body = "\n".join("    " + line for line in text.rstrip().splitlines())
         if self.live:
-            self._console.print(escape(body), style="dim")
+            self._console.print(_shown(body), style="dim")
         else:
             self._line(body)
 
@@ -140,7 +148,7 @@ def ask(
     elif transcript.answer is not None:
         stdout.write(transcript.answer.rstrip() + "\n")
     if not transcript.ok:
-        stderr.write(f"gocode: {transcript.phase} error: {transcript.error}\n")
+        stderr.write(terminal_text(f"gocode: {transcript.phase} error: {transcript.error}\n"))
         if transcript.phase == "approval" and approval_hint is not None:
             stderr.write(f"gocode: {approval_hint}\n")
     usage = transcript.usage()

@@ -12,7 +12,6 @@ import functools
 import logging
 import math
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -21,18 +20,9 @@ from typing import Any, TypeVar
 import click
 
 from gocode.errors import GocodeError
+from gocode.terminal import terminal_text
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-# What a server's text must not bring to a terminal: control characters (escape sequences can
-# retitle, clear or rewrite a screen) and the bidirectional overrides that reorder what is read.
-_UNSHOWABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def terminal_text(text: str) -> str:
-    """``text`` from outside (a server's tool names, descriptions, errors) as the terminal
-    should print it: every control character but newline and tab becomes ``?``."""
-    return _UNSHOWABLE.sub("?", text)
 
 
 class Seconds(click.ParamType[float, Any]):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
+if TYPE_CHECKING:  # what `gocode list` reads of a run's records needs no SDK
+    import mcp_types as types
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ ERROR_LIMIT = 1000
 
 def error_message(result: types.CallToolResult) -> str:
     """What an ``isError`` result says (its text parts), cut to ``ERROR_LIMIT`` characters."""
+    import mcp_types as types
+
     text = "\n".join(p.text for p in result.content if isinstance(p, types.TextContent)).strip()
     if not text:
         text = "the tool reported an error and said nothing"

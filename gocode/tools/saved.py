@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING, Any
 from gocode.compile.modcache import ModuleCache
 from gocode.config import Config
 from gocode.errors import SavedProgramError
-from gocode.mcp.backchannel import Caller
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode
 from gocode.program.plan import Plan
@@ -63,6 +62,8 @@ from gocode.toolset import ServerTools, ToolInfo
 if TYPE_CHECKING:  # the SDK loads with the first call: showing tools (gocode list) needs none
     import mcp_types as types
     from mcp.shared.dispatcher import ProgressFnT
+
+    from gocode.mcp.backchannel import Caller
 
 SAVED_DIR = "saved"
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
