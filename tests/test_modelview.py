@@ -15,6 +15,7 @@ from gocode.program.code import Prepared
 from gocode.program.render import render_bindings, render_main
 from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from gocode.view import rules as rules_mod
 from gocode.view import tokens
 from gocode.view.disclosure import choose
 from gocode.view.modelview import render_full, render_funcs, render_index, render_names
@@ -294,14 +295,24 @@ def test_golden_corpus_is_the_model_view():
     assert Path(CORPUS / "golden").is_dir()
 
 
-def test_the_mcp_server_instructions_carry_the_rules():
+def _sentences(text: str) -> set[str]:
+    return {s.strip() for s in re.split(r"(?<=[.:;])\s+|\n", text) if len(s.strip()) > 12}
+
+
+def test_the_mcp_server_instructions_point_at_the_description_and_repeat_none_of_it():
+    """A client sends the instructions and the tool's description with every request: the rules
+    are in the description alone, the instructions say what gocode is and where to look."""
     from gocode.serve.server import ToolServer
     from gocode.toolbox import Toolbox
 
     box = Toolbox(Config.model_validate({"mcpServers": {}}))
     instructions = ToolServer(box).server.instructions or ""
-    assert "execute_go_code" in instructions and "golang.org/x/sync/errgroup" in instructions
-    assert "must(" in instructions and "output capped at 65536 bytes" in instructions
+    assert "execute_go_code" in instructions and "search_go_tools" in instructions
+    assert tokens.count(instructions) < 60, tokens.count(instructions)
+    for tier in ("full", "index", "names"):
+        description = box.code_mode.rules() + rules_mod.search_hint(tier)
+        assert not _sentences(instructions) & _sentences(description), tier
+    assert "golang.org/x/sync/errgroup" not in instructions and "must(" not in instructions
 
 
 @pytest.mark.fast

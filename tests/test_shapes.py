@@ -243,7 +243,6 @@ def test_what_one_project_learns_never_reaches_another_with_the_same_model(modul
     assert "Result seen" not in second and "Initech" not in second and "AttackerField" not in second, second
 
 
-
 @pytest.mark.go
 def test_definitions_and_declarations_read_the_same_call_after_call(module_cache, tmp_path):
     """A text result's format is shown after its first call; later calls of the same shape
