@@ -356,3 +356,31 @@ def test_the_rules_say_whether_a_runs_threads_are_its_own():
     shared = rules(settings, "1.26", "netns", "shared")
     assert ", 2048 threads shared with other programs" in shared and "of its own" not in shared
     assert "threads" not in rules(settings, "1.26", "netns", "none")
+
+
+@pytest.mark.fast
+def test_the_index_line_carries_what_decides_a_call():
+    """Required fields, a short enum's values and a default that changes results are on the
+    tool's one line; a long enum, a long or multi-line value, and zero defaults are not."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "number"},
+            "currency": {"type": "string", "enum": ["dollar", "euro"]},
+            "region": {"type": "string", "enum": [f"r{i}" for i in range(9)]},
+            "page_size": {"type": "integer", "default": 50},
+            "verbose": {"type": "boolean", "default": False},
+            "note": {"type": "string", "default": "a|b; {injected} text that is long"},
+        },
+        "required": ["amount", "currency", "region"],
+    }
+    line = render_index(build_package(toolset(tool("bank", "convert", schema)))).splitlines()[1]
+    assert line.startswith("convert(ConvertInput{Amount; Currency: dollar|euro; Region; PageSize=50}) string //"), line
+    assert "r0" not in line and "Verbose" not in line and "injected" not in line
+    many = {
+        "type": "object",
+        "properties": {f"f{i}": {"type": "string"} for i in range(6)},
+        "required": [f"f{i}" for i in range(6)],
+    }
+    line = render_index(build_package(toolset(tool("s", "wide", many)))).splitlines()[1]
+    assert "{F0; F1; F2; F3; …}" in line, line
