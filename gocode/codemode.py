@@ -154,6 +154,12 @@ def module_cache_or_alias(
     return workspace
 
 
+def server_notes(config: Config) -> dict[str, str]:
+    """Each server's config ``note``, by name: what the model view shows once per server (never
+    its env, headers or args, which may hold secrets)."""
+    return {name: server.note for name, server in config.mcp_servers.items() if server.note}
+
+
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
@@ -333,7 +339,7 @@ class CodeMode:
 
     def declarations(self) -> str:
         """The model view of every tool (what the model reads at the full tier)."""
-        return render_full(self.package, self.shape_comments())
+        return render_full(self.package, self.shape_comments(), server_notes(self.config))
 
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
@@ -344,7 +350,7 @@ class CodeMode:
         return ".".join(version.removeprefix("go").split(".")[:2])
 
     def rules(self) -> str:
-        """The usage rules alone: the head of the description, and the MCP server's instructions."""
+        """The usage rules alone: the head of the description."""
         tier = self.sandbox_state()["tier"]
         kind = process_limit(self.settings.limits)[0] if tier is not None else "none"
         return rules_text(self.settings, self.go_version(), tier, kind)
@@ -362,7 +368,8 @@ class CodeMode:
         def describe(text: str, tier: Tier) -> str:
             return _describe(head, text, tier)
 
-        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe, notes)
+        budget = self.settings.description_tokens  # the notes of servers are config: fixed, like the key
+        got = choose(package, self.settings.disclosure, budget, describe, notes, server_notes(self.config))
         self._disclosure = (package, head, got, notes)
         return got
 
@@ -391,7 +398,7 @@ class CodeMode:
             got = search_answer(self.search_index(), arguments, self.view.excluded)
         except SearchRequestError as exc:
             return f"{SEARCH_TOOL_NAME}: {exc}", True
-        return answer_text(self.package, got, self.shape_comments()), False
+        return answer_text(self.package, got, self.shape_comments(), server_notes(self.config)), False
 
     async def resolve_sandbox(self) -> dict[str, Any]:
         """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for

@@ -384,3 +384,26 @@ def test_the_index_line_carries_what_decides_a_call():
     }
     line = render_index(build_package(toolset(tool("s", "wide", many)))).splitlines()[1]
     assert "{F0; F1; F2; F3; …}" in line, line
+
+
+def test_a_server_note_is_shown_once_above_its_tools_and_nothing_else_of_its_config(module_cache):
+    """The config's ``note`` reaches the model once per server (full tier, index tier, search
+    answers) as one bounded line without control characters; env, args and cwd never do."""
+    from gocode.codemode import server_notes
+    from tests.conftest import code_mode, config_from, demo_stdio
+
+    secret = "sk-live-0123456789abcdefghijkl"
+    note = "Serves the\x1b[2J weather\nof /srv/app.\u202e\x00" + " padding" * 100
+    server = demo_stdio() | {"note": note, "env": {"API_KEY": secret}}
+    cm = code_mode(config_from({"weather": server}), module_cache)
+    full = cm.declarations()
+    found, failed = cm.search_answer({"query": "weather"})
+    assert not failed
+    index = render_index(cm.package, about=server_notes(cm.config))
+    for text in (full, found, index, cm.disclosure().text):
+        lines = [line for line in text.splitlines() if line.startswith("// Note: ")]
+        assert len(lines) == 1, text
+        assert lines[0].startswith("// Note: Serves the"), lines
+        assert "weather of /srv/app." in lines[0] and len(lines[0]) <= 320, lines
+        assert lines[0].isprintable() and "\u202e" not in lines[0] and "\x1b" not in lines[0]
+        assert secret not in text and "API_KEY" not in text

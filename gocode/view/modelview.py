@@ -58,10 +58,17 @@ def _comment(text: str) -> str:
     return f"// {text}\n" if text else ""
 
 
-def header(server: str, count: int) -> str:
-    """The one-line header above a server's declarations."""
+# A server's note (config ``note``): its longest, in characters, once made one line.
+NOTE_CHARS = 300
+_HEADER = "// ===== server "
+
+
+def header(server: str, count: int, note: str = "") -> str:
+    """The header above a server's declarations: a line naming it, then its note (what the
+    operator wrote of it in the config), one line without control characters, bounded."""
     noun = "tool" if count == 1 else "tools"
-    return f"// ===== server {one_line(server, 200)} ({count} {noun}) =====\n"
+    said = one_line(note, NOTE_CHARS)
+    return f"{_HEADER}{one_line(server, 200)} ({count} {noun}) =====\n" + (f"// Note: {said}\n" if said else "")
 
 
 def first_sentence(text: str) -> str:
@@ -262,10 +269,17 @@ _SERVERS_LINE_CHARS = 100
 # --- tiers --------------------------------------------------------------------------------------
 
 
-def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = False, shapes: Shapes | None = None) -> str:
+def render_funcs(
+    pkg: Package,
+    funcs: Iterable[ToolFunc],
+    *,
+    ranked: bool = False,
+    shapes: Shapes | None = None,
+    about: Mapping[str, str] | None = None,
+) -> str:
     """Full declarations of ``funcs`` (tools of ``pkg``), each type they need declared once,
-    grouped by server (``ranked``: in the given order): what the full view or a search answer
-    shows."""
+    grouped by server (``ranked``: in the given order; ``about``: a note per server, under its
+    header): what the full view or a search answer shows."""
     chosen = with_companions(pkg, funcs)
     decls = {d.name: d for d in pkg.decls if not (isinstance(d, TypeDecl) and d.hidden)}
     roots = [t for f in chosen for t in (f.input_type, f.output_type) if t]
@@ -278,7 +292,7 @@ def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = Fals
     if pkg.uses_ptr() and any(_uses_ptr(decls[n]) for n in needed):
         blocks.append(_ptr_doc())
     for server, group in _group(chosen, ranked=ranked):
-        blocks.append(header(server, sum(not f.companion for f in group)).rstrip("\n"))
+        blocks.append(header(server, sum(not f.companion for f in group), (about or {}).get(server, "")).rstrip("\n"))
         said: set[Row] = set()
         for f in group:
             # A tool's types come right before it, unless an earlier tool shown already needed them.
@@ -300,15 +314,16 @@ def _join(blocks: list[str]) -> str:
     """The blocks, each ending in a newline, a blank line between them except after a server header."""
     parts: list[str] = []  # joined once at the end: appending to one string copies it each time
     for b in blocks:
-        if parts and not parts[-1].endswith("=====\n"):
+        if parts and not parts[-1].startswith(_HEADER):
             parts.append("\n")
         parts.append(b if b.endswith("\n") else b + "\n")
     return "".join(parts)
 
 
-def render_full(pkg: Package, shapes: Shapes | None = None) -> str:
-    """Every declaration of the tool set, grouped by server (``shapes``: learned results as comments)."""
-    return render_funcs(pkg, pkg.funcs, shapes=shapes)
+def render_full(pkg: Package, shapes: Shapes | None = None, about: Mapping[str, str] | None = None) -> str:
+    """Every declaration of the tool set, grouped by server (``shapes``: learned results as
+    comments; ``about``: a note per server)."""
+    return render_funcs(pkg, pkg.funcs, shapes=shapes, about=about)
 
 
 # What the index tier's line says of a tool's input: at most this many fields, enums of at
@@ -370,14 +385,14 @@ def index_line(f: ToolFunc, notes: Shapes | None = None, decls: Mapping[str, Dec
     return f"{sig} // {desc}" if desc else sig
 
 
-def render_index(pkg: Package, notes: Shapes | None = None) -> str:
+def render_index(pkg: Package, notes: Shapes | None = None, about: Mapping[str, str] | None = None) -> str:
     """Per server, one line per tool: its compact signature (with what decides a call: see
     :func:`input_summary`) and its description's first sentence."""
     blocks = []
     decls = {d.name: d for d in pkg.decls}
     for server, group in _group(pkg.tool_funcs):
         lines = "".join(index_line(f, notes, decls) + "\n" for f in with_companions(pkg, group))
-        blocks.append(header(server, len(group)) + lines)
+        blocks.append(header(server, len(group), (about or {}).get(server, "")) + lines)
     return "\n".join(blocks)
 
 
