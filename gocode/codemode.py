@@ -19,7 +19,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -154,10 +154,18 @@ def module_cache_or_alias(
     return workspace
 
 
-def server_notes(config: Config) -> dict[str, str]:
-    """Each server's config ``note``, by name: what the model view shows once per server (never
-    its env, headers or args, which may hold secrets)."""
-    return {name: server.note for name, server in config.mcp_servers.items() if server.note}
+def server_notes(config: Config, servers: Iterable[ServerTools] = ()) -> dict[str, str]:
+    """What the model view shows once per server, by name, one labelled line each: its config
+    ``note`` (never its env, headers or args, which may hold secrets), then its own
+    ``instructions`` from initialize (untrusted, like its tool descriptions)."""
+    said = {s.server: s.instructions for s in servers if s.instructions.strip()}
+    out = {}
+    for name in [*config.mcp_servers, *(n for n in said if n not in config.mcp_servers)]:
+        note = config.mcp_servers[name].note if name in config.mcp_servers else ""
+        parts = [f"Note: {note}" if note.strip() else "", f"From the server: {said[name]}" if name in said else ""]
+        if any(parts):
+            out[name] = "\n".join(p.replace("\n", " ") for p in parts if p)
+    return out
 
 
 class CodeMode:
@@ -184,6 +192,7 @@ class CodeMode:
         self._infos: dict[tuple[str, str], ToolInfo] = {}
         self._unavailable: dict[str, str] = {}  # server -> why it is down
         self._tool_warnings: tuple[str, ...] = ()
+        self._about: dict[str, str] = {}  # a note per server (see server_notes)
         self._saved_notes: tuple[str, ...] = ()
         self._active = self.settings.enabled is True
         self._disclosure: tuple[Package, str, Disclosure, dict[tuple[str, str], list[str]]] | None = None
@@ -261,6 +270,7 @@ class CodeMode:
         self._active = enabled
         self._unavailable = dict(sorted((unavailable or {}).items()))
         self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
+        self._about = server_notes(self.config, servers)
         self._saved_notes = saved_notes
 
     def saved_store(self) -> SavedStore:
@@ -339,7 +349,7 @@ class CodeMode:
 
     def declarations(self) -> str:
         """The model view of every tool (what the model reads at the full tier)."""
-        return render_full(self.package, self.shape_comments(), server_notes(self.config))
+        return render_full(self.package, self.shape_comments(), self._about)
 
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
@@ -368,8 +378,7 @@ class CodeMode:
         def describe(text: str, tier: Tier) -> str:
             return _describe(head, text, tier)
 
-        budget = self.settings.description_tokens  # the notes of servers are config: fixed, like the key
-        got = choose(package, self.settings.disclosure, budget, describe, notes, server_notes(self.config))
+        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe, notes, self._about)
         self._disclosure = (package, head, got, notes)
         return got
 
@@ -398,7 +407,7 @@ class CodeMode:
             got = search_answer(self.search_index(), arguments, self.view.excluded)
         except SearchRequestError as exc:
             return f"{SEARCH_TOOL_NAME}: {exc}", True
-        return answer_text(self.package, got, self.shape_comments(), server_notes(self.config)), False
+        return answer_text(self.package, got, self.shape_comments(), self._about), False
 
     async def resolve_sandbox(self) -> dict[str, Any]:
         """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for

@@ -407,3 +407,32 @@ def test_a_server_note_is_shown_once_above_its_tools_and_nothing_else_of_its_con
         assert "weather of /srv/app." in lines[0] and len(lines[0]) <= 320, lines
         assert lines[0].isprintable() and "\u202e" not in lines[0] and "\x1b" not in lines[0]
         assert secret not in text and "API_KEY" not in text
+
+
+def test_a_servers_own_instructions_are_shown_once_bounded_and_survive_the_listing_cache(module_cache, tmp_path):
+    """What a server says of itself in ``initialize`` is kept with its listing (also from the
+    cache) and shown once under its header, after the config's note: one line, bounded."""
+    import sys
+
+    import anyio
+
+    from gocode.mcp.cache import ListingCache
+    from gocode.toolbox import Toolbox
+    from tests.conftest import config_from
+
+    wild = Path(__file__).parent / "servers" / "wild_server.py"
+    said = "Use the\x07 staging\u2066 tenant.\n" + "y" * 5000
+    server = {"command": sys.executable, "args": [str(wild), "--ttl", "60000", "--instructions", said], "note": "Ours"}
+    config = config_from({"wild": server}, defaults={"codeMode": {"sandbox": "off"}})
+
+    async def texts() -> list[str]:
+        cache = ListingCache(tmp_path)
+        async with Toolbox(config, module_cache=module_cache, prewarm=False, listing_cache=cache) as box:
+            return [box.code_mode.declarations(), box.code_mode.disclosure().text]
+
+    for _ in range(2):  # listed, then from the cache
+        for text in anyio.run(texts):
+            head = text[text.index("// ===== server wild") :].splitlines()[:3]
+            assert head[1] == "// Note: Ours", head
+            assert head[2].startswith("// From the server: Use the staging tenant. yyy") and len(head[2]) <= 310, head
+            assert head[2].isprintable() and text.count("From the server") == 1

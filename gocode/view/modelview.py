@@ -64,11 +64,11 @@ _HEADER = "// ===== server "
 
 
 def header(server: str, count: int, note: str = "") -> str:
-    """The header above a server's declarations: a line naming it, then its note (what the
-    operator wrote of it in the config), one line without control characters, bounded."""
+    """The header above a server's declarations: a line naming it, then each line of its note
+    (what the config and the server said of it), without control characters, bounded."""
     noun = "tool" if count == 1 else "tools"
-    said = one_line(note, NOTE_CHARS)
-    return f"{_HEADER}{one_line(server, 200)} ({count} {noun}) =====\n" + (f"// Note: {said}\n" if said else "")
+    said = [one_line(line, NOTE_CHARS) for line in note.split("\n")[:2]]
+    return f"{_HEADER}{one_line(server, 200)} ({count} {noun}) =====\n" + "".join(f"// {s}\n" for s in said if s)
 
 
 def first_sentence(text: str) -> str:
