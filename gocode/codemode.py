@@ -41,6 +41,7 @@ from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, s
 from gocode.run.result import RunResult, compile_failure, finish, keep_value
 from gocode.run.runner import LineFn, run_program
 from gocode.run.sandbox import Confinement, probe_state, process_limit
+from gocode.schema.doctext import one_line
 from gocode.schema.inferred import typeable, typeable_tools, with_inferred_outputs
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
@@ -154,6 +155,11 @@ def module_cache_or_alias(
     return workspace
 
 
+# Of a server's own instructions, declarations show this much: they are often a manual (its
+# first lines say what it is). The description leaves them out: every request carries it.
+SAID_CHARS = 120
+
+
 def server_notes(config: Config, servers: Iterable[ServerTools] = ()) -> dict[str, str]:
     """What the model view shows once per server, by name, one labelled line each: its config
     ``note`` (never its env, headers or args, which may hold secrets), then its own
@@ -162,7 +168,10 @@ def server_notes(config: Config, servers: Iterable[ServerTools] = ()) -> dict[st
     out = {}
     for name in [*config.mcp_servers, *(n for n in said if n not in config.mcp_servers)]:
         note = config.mcp_servers[name].note if name in config.mcp_servers else ""
-        parts = [f"Note: {note}" if note.strip() else "", f"From the server: {said[name]}" if name in said else ""]
+        parts = [
+            f"Note: {note}" if note.strip() else "",
+            f"From the server: {one_line(said[name], SAID_CHARS)}" if name in said else "",
+        ]
         if any(parts):
             out[name] = "\n".join(p.replace("\n", " ") for p in parts if p)
     return out
@@ -192,7 +201,7 @@ class CodeMode:
         self._infos: dict[tuple[str, str], ToolInfo] = {}
         self._unavailable: dict[str, str] = {}  # server -> why it is down
         self._tool_warnings: tuple[str, ...] = ()
-        self._about: dict[str, str] = {}  # a note per server (see server_notes)
+        self._notes = self._about = server_notes(config)  # declarations add the servers' own words
         self._saved_notes: tuple[str, ...] = ()
         self._active = self.settings.enabled is True
         self._disclosure: tuple[Package, str, Disclosure, dict[tuple[str, str], list[str]]] | None = None
@@ -378,7 +387,7 @@ class CodeMode:
         def describe(text: str, tier: Tier) -> str:
             return _describe(head, text, tier)
 
-        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe, notes, self._about)
+        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe, notes, self._notes)
         self._disclosure = (package, head, got, notes)
         return got
 

@@ -411,7 +411,8 @@ def test_a_server_note_is_shown_once_above_its_tools_and_nothing_else_of_its_con
 
 def test_a_servers_own_instructions_are_shown_once_bounded_and_survive_the_listing_cache(module_cache, tmp_path):
     """What a server says of itself in ``initialize`` is kept with its listing (also from the
-    cache) and shown once under its header, after the config's note: one line, bounded."""
+    cache) and shown once under its header in declarations and search answers, after the
+    config's note: one line, bounded; the description (sent with every request) leaves it out."""
     import sys
 
     import anyio
@@ -428,11 +429,13 @@ def test_a_servers_own_instructions_are_shown_once_bounded_and_survive_the_listi
     async def texts() -> list[str]:
         cache = ListingCache(tmp_path)
         async with Toolbox(config, module_cache=module_cache, prewarm=False, listing_cache=cache) as box:
-            return [box.code_mode.declarations(), box.code_mode.disclosure().text]
+            found, failed = box.code_mode.search_answer({"query": "ping"})
+            assert not failed and "From the server" not in box.code_mode.disclosure().text
+            return [box.code_mode.declarations(), found]
 
     for _ in range(2):  # listed, then from the cache
         for text in anyio.run(texts):
             head = text[text.index("// ===== server wild") :].splitlines()[:3]
             assert head[1] == "// Note: Ours", head
-            assert head[2].startswith("// From the server: Use the staging tenant. yyy") and len(head[2]) <= 310, head
+            assert head[2].startswith("// From the server: Use the staging tenant. yyy") and len(head[2]) <= 150, head
             assert head[2].isprintable() and text.count("From the server") == 1
