@@ -19,7 +19,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -41,6 +41,7 @@ from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, s
 from gocode.run.result import RunResult, compile_failure, finish, keep_value
 from gocode.run.runner import LineFn, run_program
 from gocode.run.sandbox import Confinement, probe_state, process_limit
+from gocode.schema.doctext import one_line
 from gocode.schema.inferred import typeable, typeable_tools, with_inferred_outputs
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
@@ -154,6 +155,28 @@ def module_cache_or_alias(
     return workspace
 
 
+# Of a server's own instructions, declarations show this much: they are often a manual (its
+# first lines say what it is). The description leaves them out: every request carries it.
+SAID_CHARS = 120
+
+
+def server_notes(config: Config, servers: Iterable[ServerTools] = ()) -> dict[str, str]:
+    """What the model view shows once per server, by name, one labelled line each: its config
+    ``note`` (never its env, headers or args, which may hold secrets), then its own
+    ``instructions`` from initialize (untrusted, like its tool descriptions)."""
+    said = {s.server: s.instructions for s in servers if s.instructions.strip()}
+    out = {}
+    for name in [*config.mcp_servers, *(n for n in said if n not in config.mcp_servers)]:
+        note = config.mcp_servers[name].note if name in config.mcp_servers else ""
+        parts = [
+            f"Note: {note}" if note.strip() else "",
+            f"From the server: {one_line(said[name], SAID_CHARS)}" if name in said else "",
+        ]
+        if any(parts):
+            out[name] = "\n".join(p.replace("\n", " ") for p in parts if p)
+    return out
+
+
 class CodeMode:
     """Go code mode for one model of a config. Call :meth:`refresh` (or use ``async with``) first."""
 
@@ -178,6 +201,7 @@ class CodeMode:
         self._infos: dict[tuple[str, str], ToolInfo] = {}
         self._unavailable: dict[str, str] = {}  # server -> why it is down
         self._tool_warnings: tuple[str, ...] = ()
+        self._notes = self._about = server_notes(config)  # declarations add the servers' own words
         self._saved_notes: tuple[str, ...] = ()
         self._active = self.settings.enabled is True
         self._disclosure: tuple[Package, str, Disclosure, dict[tuple[str, str], list[str]]] | None = None
@@ -255,6 +279,7 @@ class CodeMode:
         self._active = enabled
         self._unavailable = dict(sorted((unavailable or {}).items()))
         self._tool_warnings = tuple(f"{s.server}: {w}" for s in servers for w in s.warnings)
+        self._about = server_notes(self.config, servers)
         self._saved_notes = saved_notes
 
     def saved_store(self) -> SavedStore:
@@ -333,7 +358,7 @@ class CodeMode:
 
     def declarations(self) -> str:
         """The model view of every tool (what the model reads at the full tier)."""
-        return render_full(self.package, self.shape_comments())
+        return render_full(self.package, self.shape_comments(), self._about)
 
     def go_version(self) -> str:
         """``1.26`` for the toolchain in use (``1.25+``, the minimum, when it cannot be found yet)."""
@@ -344,7 +369,7 @@ class CodeMode:
         return ".".join(version.removeprefix("go").split(".")[:2])
 
     def rules(self) -> str:
-        """The usage rules alone: the head of the description, and the MCP server's instructions."""
+        """The usage rules alone: the head of the description."""
         tier = self.sandbox_state()["tier"]
         kind = process_limit(self.settings.limits)[0] if tier is not None else "none"
         return rules_text(self.settings, self.go_version(), tier, kind)
@@ -362,7 +387,7 @@ class CodeMode:
         def describe(text: str, tier: Tier) -> str:
             return _describe(head, text, tier)
 
-        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe, notes)
+        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe, notes, self._notes)
         self._disclosure = (package, head, got, notes)
         return got
 
@@ -391,7 +416,7 @@ class CodeMode:
             got = search_answer(self.search_index(), arguments, self.view.excluded)
         except SearchRequestError as exc:
             return f"{SEARCH_TOOL_NAME}: {exc}", True
-        return answer_text(self.package, got, self.shape_comments()), False
+        return answer_text(self.package, got, self.shape_comments(), self._about), False
 
     async def resolve_sandbox(self) -> dict[str, Any]:
         """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for

@@ -60,6 +60,9 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
 
+NOTE_MAX_CHARS = 2000  # a server's config note; the model view shows at most its first 300
+
+
 class ServerConfig(_Strict):
     """One MCP server: stdio (``command``) or remote (``type: http|sse`` with ``url``)."""
 
@@ -84,6 +87,13 @@ class ServerConfig(_Strict):
         strict=True,
         alias="inferResultTypes",
         description="type a tool's Go result by the JSON its results had, where it declares no output schema",
+    )
+
+    note: str = Field(
+        default="",
+        strict=True,
+        max_length=NOTE_MAX_CHARS,
+        description="what the model should know of this server (e.g. the repository it serves), shown once above its tools",
     )
 
     @model_validator(mode="before")

@@ -56,6 +56,7 @@ class ServerTools:
     server_info: str = ""
     # Tools changed to a fallback or left out when listed (see gocode.mcp.listing).
     warnings: tuple[str, ...] = ()
+    instructions: str = ""  # the server's own (initialize), untrusted: the model view bounds it
 
 
 @dataclass(frozen=True)

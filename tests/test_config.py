@@ -157,3 +157,13 @@ def test_a_key_close_to_a_gocode_key_is_a_warning_and_the_agents_own_keys_are_ke
         "g.yaml: models[0].codeMdoe: not a gocode key (kept for your agent); did you mean `codeMode`?"
     ]
     assert cfg.models[0].code_mode is None  # the misspelt block did not apply
+
+
+@pytest.mark.fast
+def test_a_server_note_is_a_bounded_string():
+    cfg = parse_config('mcpServers:\n  git:\n    command: x\n    note: "The repository at /src/app"\n', "g.yaml")
+    assert cfg.mcp_servers["git"].note == "The repository at /src/app"
+    assert parse_config("mcpServers:\n  git:\n    command: x\n", "g.yaml").mcp_servers["git"].note == ""
+    for bad in ("note: 12", "note: [a]", f"note: {'x' * 2001}"):
+        with pytest.raises(ConfigError, match="note"):
+            parse_config(f"mcpServers:\n  git:\n    command: x\n    {bad}\n", "g.yaml")

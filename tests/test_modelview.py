@@ -15,6 +15,7 @@ from gocode.program.code import Prepared
 from gocode.program.render import render_bindings, render_main
 from gocode.schema.builder import build_package
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
+from gocode.view import rules as rules_mod
 from gocode.view import tokens
 from gocode.view.disclosure import choose
 from gocode.view.modelview import render_full, render_funcs, render_index, render_names
@@ -294,14 +295,24 @@ def test_golden_corpus_is_the_model_view():
     assert Path(CORPUS / "golden").is_dir()
 
 
-def test_the_mcp_server_instructions_carry_the_rules():
+def _sentences(text: str) -> set[str]:
+    return {s.strip() for s in re.split(r"(?<=[.:;])\s+|\n", text) if len(s.strip()) > 12}
+
+
+def test_the_mcp_server_instructions_point_at_the_description_and_repeat_none_of_it():
+    """A client sends the instructions and the tool's description with every request: the rules
+    are in the description alone, the instructions say what gocode is and where to look."""
     from gocode.serve.server import ToolServer
     from gocode.toolbox import Toolbox
 
     box = Toolbox(Config.model_validate({"mcpServers": {}}))
     instructions = ToolServer(box).server.instructions or ""
-    assert "execute_go_code" in instructions and "golang.org/x/sync/errgroup" in instructions
-    assert "must(" in instructions and "output capped at 65536 bytes" in instructions
+    assert "execute_go_code" in instructions and "search_go_tools" in instructions
+    assert tokens.count(instructions) < 60, tokens.count(instructions)
+    for tier in ("full", "index", "names"):
+        description = box.code_mode.rules() + rules_mod.search_hint(tier)
+        assert not _sentences(instructions) & _sentences(description), tier
+    assert "golang.org/x/sync/errgroup" not in instructions and "must(" not in instructions
 
 
 @pytest.mark.fast
@@ -345,3 +356,86 @@ def test_the_rules_say_whether_a_runs_threads_are_its_own():
     shared = rules(settings, "1.26", "netns", "shared")
     assert ", 2048 threads shared with other programs" in shared and "of its own" not in shared
     assert "threads" not in rules(settings, "1.26", "netns", "none")
+
+
+@pytest.mark.fast
+def test_the_index_line_carries_what_decides_a_call():
+    """Required fields, a short enum's values and a default that changes results are on the
+    tool's one line; a long enum, a long or multi-line value, and zero defaults are not."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "number"},
+            "currency": {"type": "string", "enum": ["dollar", "euro"]},
+            "region": {"type": "string", "enum": [f"r{i}" for i in range(9)]},
+            "page_size": {"type": "integer", "default": 50},
+            "verbose": {"type": "boolean", "default": False},
+            "note": {"type": "string", "default": "a|b; {injected} text that is long"},
+        },
+        "required": ["amount", "currency", "region"],
+    }
+    line = render_index(build_package(toolset(tool("bank", "convert", schema)))).splitlines()[1]
+    assert line.startswith("convert(ConvertInput{Amount; Currency: dollar|euro; Region; PageSize=50}) string //"), line
+    assert "r0" not in line and "Verbose" not in line and "injected" not in line
+    many = {
+        "type": "object",
+        "properties": {f"f{i}": {"type": "string"} for i in range(6)},
+        "required": [f"f{i}" for i in range(6)],
+    }
+    line = render_index(build_package(toolset(tool("s", "wide", many)))).splitlines()[1]
+    assert "{F0; F1; F2; F3; …}" in line, line
+
+
+def test_a_server_note_is_shown_once_above_its_tools_and_nothing_else_of_its_config(module_cache):
+    """The config's ``note`` reaches the model once per server (full tier, index tier, search
+    answers) as one bounded line without control characters; env, args and cwd never do."""
+    from gocode.codemode import server_notes
+    from tests.conftest import code_mode, config_from, demo_stdio
+
+    secret = "sk-live-0123456789abcdefghijkl"
+    note = "Serves the\x1b[2J weather\nof /srv/app.\u202e\x00" + " padding" * 100
+    server = demo_stdio() | {"note": note, "env": {"API_KEY": secret}}
+    cm = code_mode(config_from({"weather": server}), module_cache)
+    full = cm.declarations()
+    found, failed = cm.search_answer({"query": "weather"})
+    assert not failed
+    index = render_index(cm.package, about=server_notes(cm.config))
+    for text in (full, found, index, cm.disclosure().text):
+        lines = [line for line in text.splitlines() if line.startswith("// Note: ")]
+        assert len(lines) == 1, text
+        assert lines[0].startswith("// Note: Serves the"), lines
+        assert "weather of /srv/app." in lines[0] and len(lines[0]) <= 320, lines
+        assert lines[0].isprintable() and "\u202e" not in lines[0] and "\x1b" not in lines[0]
+        assert secret not in text and "API_KEY" not in text
+
+
+def test_a_servers_own_instructions_are_shown_once_bounded_and_survive_the_listing_cache(module_cache, tmp_path):
+    """What a server says of itself in ``initialize`` is kept with its listing (also from the
+    cache) and shown once under its header in declarations and search answers, after the
+    config's note: one line, bounded; the description (sent with every request) leaves it out."""
+    import sys
+
+    import anyio
+
+    from gocode.mcp.cache import ListingCache
+    from gocode.toolbox import Toolbox
+    from tests.conftest import config_from
+
+    wild = Path(__file__).parent / "servers" / "wild_server.py"
+    said = "Use the\x07 staging\u2066 tenant.\n" + "y" * 5000
+    server = {"command": sys.executable, "args": [str(wild), "--ttl", "60000", "--instructions", said], "note": "Ours"}
+    config = config_from({"wild": server}, defaults={"codeMode": {"sandbox": "off"}})
+
+    async def texts() -> list[str]:
+        cache = ListingCache(tmp_path)
+        async with Toolbox(config, module_cache=module_cache, prewarm=False, listing_cache=cache) as box:
+            found, failed = box.code_mode.search_answer({"query": "ping"})
+            assert not failed and "From the server" not in box.code_mode.disclosure().text
+            return [box.code_mode.declarations(), found]
+
+    for _ in range(2):  # listed, then from the cache
+        for text in anyio.run(texts):
+            head = text[text.index("// ===== server wild") :].splitlines()[:3]
+            assert head[1] == "// Note: Ours", head
+            assert head[2].startswith("// From the server: Use the staging tenant. yyy") and len(head[2]) <= 150, head
+            assert head[2].isprintable() and text.count("From the server") == 1

@@ -242,7 +242,7 @@ def test_a_tool_answering_undeclared_json_gets_a_typed_result(module_cache, tmp_
             # The declared function keeps its signature; the learned type comes beside it.
             assert "func repoStats(context.Context, RepoStatsInput) (string, error)" in view
             assert "func repoStats_typed(context.Context, RepoStatsInput) (RepoStats_Result, error)" in view
-            assert "// Result typed by the _typed function below (learned from 3 calls)." in view
+            assert "// Result typed by the _typed function below (learned from its results)." in view
             assert "Commits []RepoStats_ResultCommitsItem" in view and "Open    int" in view
             assert "RepoStats_Result" in box.tools()[0].description  # the definitions the client lists
             r = await box.call("execute_go_code", {"code": CALL + "fmt.Println(len(r) > 0)"})

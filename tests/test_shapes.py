@@ -153,7 +153,7 @@ def test_git_log_shape_is_learned_and_shown_in_search(module_cache, tmp_path, mo
     assert "Result seen" not in anyio.run(go, False)
     text = anyio.run(go, True)
     shown = [line for line in text.splitlines() if line.startswith("// Result seen") or line.startswith("//   ")]
-    assert shown[0] == "// Result seen (3 calls), text starting:"
+    assert shown[0] == "// Result seen, text starting:"
     assert "//   Commit: <hex:40>" in shown and "//   Author: Robin" in shown
     print(f"learned shape: {count(chr(10).join(shown))} tokens (o200k)\n" + "\n".join(shown))
     on_disk = "".join(p.read_text() for p in (tmp_path / "cache" / "shapes").iterdir())
@@ -241,3 +241,31 @@ def test_what_one_project_learns_never_reaches_another_with_the_same_model(modul
     assert "AttackerField" in first  # learned, in its own project
     second = anyio.run(read)
     assert "Result seen" not in second and "Initech" not in second and "AttackerField" not in second, second
+
+
+@pytest.mark.go
+def test_definitions_and_declarations_read_the_same_call_after_call(module_cache, tmp_path):
+    """A text result's format is shown after its first call; later calls of the same shape
+    change neither the tool definitions a client was sent nor the declarations (no counts)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _repo(repo)
+    config = config_from({"git": {"command": need(GIT_SERVER)}}, defaults={"codeMode": {"sandbox": "off"}})
+    cache = ListingCache(tmp_path / "cache")
+    code = f"out := must(gitLog(ctx, GitLogInput{{RepoPath: {json.dumps(str(repo))}}}))\nfmt.Println(len(out) > 0)"
+
+    async def go() -> tuple[list[str], list[str]]:
+        async with Toolbox(config, module_cache=module_cache, prewarm=False, listing_cache=cache) as box:
+            definitions, declarations = [json.dumps(box.definitions())], [box.code_mode.declarations()]
+            for _ in range(3):
+                r = await box.call("execute_go_code", {"code": code})
+                assert r.text == "true\n", r.text
+                definitions.append(json.dumps(box.definitions()))
+                declarations.append(box.code_mode.declarations())
+            return definitions, declarations
+
+    definitions, declarations = anyio.run(go)
+    assert len(set(definitions)) == 1
+    assert "Author: Robin" not in declarations[0]
+    assert "//   Author: Robin" in declarations[1], declarations[1]  # after the first call
+    assert declarations[1] == declarations[2] == declarations[3]

@@ -84,6 +84,7 @@ class ListingCache:
                 warnings=list(doc["warnings"]),
                 ttl_ms=doc.get("ttlMs"),
                 cache_scope=doc.get("cacheScope"),
+                instructions=str(doc.get("instructions") or ""),
             )
             return CachedListing(listing, str(doc["protocolVersion"]), str(doc["serverInfo"]), float(doc["expires"]))
         except (OSError, ValueError, KeyError, TypeError):
@@ -100,6 +101,7 @@ class ListingCache:
             "cacheScope": listing.cache_scope,
             "protocolVersion": protocol_version,
             "serverInfo": server_info,
+            "instructions": listing.instructions,
             "tools": listing.tools,
             "warnings": listing.warnings,
         }
@@ -147,6 +149,7 @@ class RecentListings(ListingCache):
         try:
             doc = json.loads(self._path(name, server).read_text(encoding="utf-8"))
             listing = Listing(tools=list(doc["tools"]), warnings=list(doc["warnings"]), ttl_ms=doc.get("ttlMs"))
+            listing.instructions = str(doc.get("instructions") or "")
             version, info = str(doc["protocolVersion"]), str(doc["serverInfo"])
             return CachedListing(listing, version, info, expires=0.0, listed=float(doc["listed"]))
         except (OSError, ValueError, KeyError, TypeError):
@@ -161,6 +164,7 @@ class RecentListings(ListingCache):
             "ttlMs": listing.ttl_ms,
             "protocolVersion": protocol_version,
             "serverInfo": server_info,
+            "instructions": listing.instructions,
             "tools": listing.tools,
             "warnings": listing.warnings,
         }

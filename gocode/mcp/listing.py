@@ -43,6 +43,10 @@ class Listing:
     warnings: list[str] = field(default_factory=list)
     ttl_ms: int | None = None  # the smallest ttlMs of the pages (None: the server gave none)
     cache_scope: str | None = None  # "private" wins over "public" across pages
+    instructions: str = ""  # the server's own, from initialize (untrusted; at most INSTRUCTIONS_CHARS)
+
+
+INSTRUCTIONS_CHARS = 4000  # of a server's instructions kept (the model view shows fewer)
 
 
 async def list_tools(client: Client) -> Listing:
@@ -67,6 +71,8 @@ async def list_tools(client: Client) -> Listing:
     else:
         raise DiscoveryError(f"tools/list returned more than {MAX_PAGES} pages; giving up")
     listing.tools, listing.warnings = vet_tools(raw_tools)
+    said = client.instructions
+    listing.instructions = said[:INSTRUCTIONS_CHARS] if isinstance(said, str) else ""
     absorb(client, listing.tools)
     return listing
 
@@ -207,7 +213,7 @@ def server_tools(name: str, server: ServerConfig, listing: Listing, version: str
     """
     tools = tuple(_tool_info(name, t) for t in listing.tools if server.allows(str(t.get("name", ""))))
     label = info if isinstance(info, str) else f"{info.name} {info.version}" if info is not None else ""
-    return ServerTools(name, tools, version, label, tuple(listing.warnings))
+    return ServerTools(name, tools, version, label, tuple(listing.warnings), listing.instructions)
 
 
 # A short repr: asyncio.run formats its main task's (its result included) when it restores the

@@ -316,7 +316,7 @@ class ToolShape:
     samples: int = 0
     json_samples: int = 0
     json: Shape = None
-    text: list[str] = field(default_factory=list)  # the latest text result's first lines, redacted
+    text: list[str] = field(default_factory=list)  # the first text result's first lines, redacted
 
     def observe(self, result: types.CallToolResult) -> None:
         import mcp_types as types
@@ -334,7 +334,9 @@ class ToolShape:
         if value is not None:
             self.json_samples += 1
             self.json = merge(self.json, shape_of(value))
-        elif text:
+        elif text and not self.text:
+            # The first sample is kept: it shows the format, and a later one (other data, same
+            # format) would change the declarations with every call.
             # Cut first, then redact: the work on a line is bounded whatever its length.
             lines = [redact(line)[:LINE_CHARS].rstrip() for line in head_lines(text)]
             while lines and not lines[-1]:
@@ -350,18 +352,20 @@ class ToolShape:
 
     def comment(self, typed: bool = False) -> list[str]:
         """Comment lines for the tool's result in the model view (``typed``: its typed
-        companion, shown after it, returns the type inferred from them, which says the rest)."""
-        n = f"{self.samples} call{'s' if self.samples != 1 else ''}"
+        companion, shown after it, returns the type inferred from them, which says the rest).
+
+        No call counts: the lines change only when the shape does, so declarations a client
+        was sent (and a provider's prompt cache of them) stay valid call after call."""
         if typed:
-            return [f"Result typed by the _typed function below (learned from {n})."]
+            return ["Result typed by the _typed function below (learned from its results)."]
         out = []
         if self.json_samples:
             line = render(self.json)
             if len(line) > RENDER_CHARS:
                 line = line[:RENDER_CHARS] + "…"
-            out.append(f"Result seen ({n}), JSON: {line}")
+            out.append(f"Result seen, JSON: {line}")
         if self.text:
-            out.append(f"Result seen ({n}), text starting:" if not out else "Also text starting:")
+            out.append("Result seen, text starting:" if not out else "Also text starting:")
             out += [f"  {line}" for line in self.text]
         return out
 

@@ -4,7 +4,7 @@ model reads (Go declarations, the next matches one line each, notes)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,10 +162,13 @@ def one_line(e: ToolEntry) -> str:
     return f"{e.server}: {e.function}" + (f" — {first}" if first else "")
 
 
-def answer_text(package: Package, got: SearchAnswer, shapes: Shapes | None = None) -> str:
+def answer_text(
+    package: Package, got: SearchAnswer, shapes: Shapes | None = None, about: Mapping[str, str] | None = None
+) -> str:
     """The Go declarations of the tools found, best first (each type once), the next matches one
-    line each, then the notes."""
-    text = render_funcs(package, [e.func for e in got.found], ranked=True, shapes=shapes) if got.found else ""
+    line each, then the notes (``about``: a note per server, under its header)."""
+    found = [e.func for e in got.found]
+    text = render_funcs(package, found, ranked=True, shapes=shapes, about=about) if got.found else ""
     if got.more:
         head = "Also matching" if got.found else "Nearest"
         text += f"\n// {head} (ask for `names` to see their declarations):\n"

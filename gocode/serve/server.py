@@ -63,6 +63,12 @@ log = logging.getLogger("gocode.serve.server")
 MCP_PATH = "/mcp"
 NOTIFY_TIMEOUT_S = 2.0
 LIST_TTL_MS = 60_000
+# The server's instructions: what gocode is, and where the rules are (never the rules again).
+INSTRUCTIONS = (
+    "gocode offers these tools as typed Go functions: call execute_go_code with a Go program that uses "
+    f"them. Its description has the rules and the declarations; where it only names a tool, {SEARCH_TOOL_NAME} "
+    "gives the declaration."
+)
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -135,18 +141,14 @@ class ToolServer:
         self.unsubscribe = toolbox.on_tools_changed(self._tools_changed)
 
     def _instructions(self) -> str | None:
-        """The usage rules, for clients that hide tool definitions behind their own search."""
+        """What gocode is, pointing at execute_go_code's description: the rules live there alone,
+        as a client sends both with every request (repeated, they would be paid twice)."""
         if not self.toolbox.settings.enabled:
             return None
-        return (
-            "Call execute_go_code with Go code that uses the tools as typed functions. Its description "
-            f"declares them or, when there are many, names them: then call {SEARCH_TOOL_NAME} with a query "
-            "or names for their declarations.\n" + self.toolbox.code_mode.rules()
-        )
+        return INSTRUCTIONS
 
     def mark_ready(self) -> None:
         """The toolbox is settled (see :meth:`Toolbox.settle`): lists and calls are answered."""
-        self.server.instructions = self._instructions()  # the rules now name the sandbox tier
         self.ready.set()
 
     def readiness(self) -> tuple[bool, str]:

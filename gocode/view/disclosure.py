@@ -9,7 +9,7 @@ as many names each as fit: that last tier grows with the number of servers, not 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,23 +45,29 @@ class Disclosure:
 
 
 def choose(
-    pkg: Package, mode: Mode, budget: int, describe: Callable[[str, Tier], str], notes: Shapes | None = None
+    pkg: Package,
+    mode: Mode,
+    budget: int,
+    describe: Callable[[str, Tier], str],
+    notes: Shapes | None = None,
+    about: Mapping[str, str] | None = None,
 ) -> Disclosure:
     """The most detailed tier whose description (``describe(text, tier)``, counted as the JSON
     string it travels in) fits ``budget``; the names tier shrinks its lists until it fits, and
     is returned even when a bare count per server is still too long. ``notes``: comment lines
-    per tool (that it needs approval), in the full and index tiers."""
+    per tool (that it needs approval), in the full and index tiers; ``about``: a note per server
+    (its header's), in those tiers too."""
 
     def attempt(tier: Tier, text: str) -> Disclosure:
         return Disclosure(tier, text, tokens.wire_json(describe(text, tier)))
 
     if mode == "full" or not pkg.funcs:
-        return attempt("full", render_full(pkg, notes))
+        return attempt("full", render_full(pkg, notes, about))
     if mode == "auto":
-        full = attempt("full", render_full(pkg, notes))
+        full = attempt("full", render_full(pkg, notes, about))
         if full.fits(budget):
             return full
-    index = attempt("index", render_index(pkg, notes))
+    index = attempt("index", render_index(pkg, notes, about))
     if index.fits(budget):
         return index
     most = max(sum(1 for f in pkg.tool_funcs if f.server == s) for s in {f.server for f in pkg.tool_funcs})

@@ -58,10 +58,17 @@ def _comment(text: str) -> str:
     return f"// {text}\n" if text else ""
 
 
-def header(server: str, count: int) -> str:
-    """The one-line header above a server's declarations."""
+# A server's note (config ``note``): its longest, in characters, once made one line.
+NOTE_CHARS = 300
+_HEADER = "// ===== server "
+
+
+def header(server: str, count: int, note: str = "") -> str:
+    """The header above a server's declarations: a line naming it, then each line of its note
+    (what the config and the server said of it), without control characters, bounded."""
     noun = "tool" if count == 1 else "tools"
-    return f"// ===== server {one_line(server, 200)} ({count} {noun}) =====\n"
+    said = [one_line(line, NOTE_CHARS) for line in note.split("\n")[:2]]
+    return f"{_HEADER}{one_line(server, 200)} ({count} {noun}) =====\n" + "".join(f"// {s}\n" for s in said if s)
 
 
 def first_sentence(text: str) -> str:
@@ -262,10 +269,17 @@ _SERVERS_LINE_CHARS = 100
 # --- tiers --------------------------------------------------------------------------------------
 
 
-def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = False, shapes: Shapes | None = None) -> str:
+def render_funcs(
+    pkg: Package,
+    funcs: Iterable[ToolFunc],
+    *,
+    ranked: bool = False,
+    shapes: Shapes | None = None,
+    about: Mapping[str, str] | None = None,
+) -> str:
     """Full declarations of ``funcs`` (tools of ``pkg``), each type they need declared once,
-    grouped by server (``ranked``: in the given order): what the full view or a search answer
-    shows."""
+    grouped by server (``ranked``: in the given order; ``about``: a note per server, under its
+    header): what the full view or a search answer shows."""
     chosen = with_companions(pkg, funcs)
     decls = {d.name: d for d in pkg.decls if not (isinstance(d, TypeDecl) and d.hidden)}
     roots = [t for f in chosen for t in (f.input_type, f.output_type) if t]
@@ -278,7 +292,7 @@ def render_funcs(pkg: Package, funcs: Iterable[ToolFunc], *, ranked: bool = Fals
     if pkg.uses_ptr() and any(_uses_ptr(decls[n]) for n in needed):
         blocks.append(_ptr_doc())
     for server, group in _group(chosen, ranked=ranked):
-        blocks.append(header(server, sum(not f.companion for f in group)).rstrip("\n"))
+        blocks.append(header(server, sum(not f.companion for f in group), (about or {}).get(server, "")).rstrip("\n"))
         said: set[Row] = set()
         for f in group:
             # A tool's types come right before it, unless an earlier tool shown already needed them.
@@ -300,21 +314,70 @@ def _join(blocks: list[str]) -> str:
     """The blocks, each ending in a newline, a blank line between them except after a server header."""
     parts: list[str] = []  # joined once at the end: appending to one string copies it each time
     for b in blocks:
-        if parts and not parts[-1].endswith("=====\n"):
+        if parts and not parts[-1].startswith(_HEADER):
             parts.append("\n")
         parts.append(b if b.endswith("\n") else b + "\n")
     return "".join(parts)
 
 
-def render_full(pkg: Package, shapes: Shapes | None = None) -> str:
-    """Every declaration of the tool set, grouped by server (``shapes``: learned results as comments)."""
-    return render_funcs(pkg, pkg.funcs, shapes=shapes)
+def render_full(pkg: Package, shapes: Shapes | None = None, about: Mapping[str, str] | None = None) -> str:
+    """Every declaration of the tool set, grouped by server (``shapes``: learned results as
+    comments; ``about``: a note per server)."""
+    return render_funcs(pkg, pkg.funcs, shapes=shapes, about=about)
 
 
-def index_line(f: ToolFunc, notes: Shapes | None = None) -> str:
-    """``name(Input) Output // first sentence``: a tool in one line for the index tier
-    (``notes``' first line for it, e.g. that it needs approval, before the sentence)."""
-    sig = f"{f.name}({f.input_type or ''}) {f.output_type}"
+# What the index tier's line says of a tool's input: at most this many fields, enums of at
+# most this many values, each value and default at most this long (else left to search).
+SUMMARY_FIELDS = 4
+SUMMARY_ENUM_VALUES = 4
+SUMMARY_VALUE_CHARS = 16
+
+
+def _short(value: str) -> str | None:
+    """A value as the summary shows it (a string unquoted), or None when too long or not one line."""
+    if value.startswith('"') and value.endswith('"') and len(value) >= 2:
+        value = value[1:-1]
+    ok = value and len(value) <= SUMMARY_VALUE_CHARS and value.isprintable() and not any(c in value for c in "|,;{}")
+    return value if ok else None
+
+
+def _enum_values(decl: Decl | None) -> str | None:
+    if not isinstance(decl, EnumDecl) or not 0 < len(decl.values) <= SUMMARY_ENUM_VALUES:
+        return None
+    values = [_short(v.literal) for v in decl.values]
+    return "|".join(v for v in values if v) if all(values) else None
+
+
+def input_summary(f: ToolFunc, decls: Mapping[str, Decl]) -> str:
+    """What decides a call, inside the index tier's ``Input{…}``: the required fields, with a
+    short enum's values (``Currency: dollar|euro``), then optional fields whose default
+    changes results (``Limit=20``). Empty when the input has none of them."""
+    struct = decls.get(f.input_type or "")
+    if not isinstance(struct, StructDecl):
+        return ""
+    parts: list[str] = []
+    defaults: list[str] = []  # after the required fields: those are what a call cannot leave out
+    for fld in struct.fields:
+        if fld.optional:
+            default = next((n.removeprefix("default ") for n in fld.notes if n.startswith("default ")), None)
+            value = _short(default) if default is not None else None
+            if value is not None:
+                defaults.append(f"{fld.name}={value}")
+            continue
+        values = _enum_values(decls.get(fld.type.lstrip("*")))
+        parts.append(f"{fld.name}: {values}" if values else fld.name)
+    parts += defaults
+    if len(parts) > SUMMARY_FIELDS:
+        parts = [*parts[:SUMMARY_FIELDS], "…"]
+    return "; ".join(parts)
+
+
+def index_line(f: ToolFunc, notes: Shapes | None = None, decls: Mapping[str, Decl] | None = None) -> str:
+    """``name(Input{Field; Kind: a|b; Limit=20}) Output // first sentence``: a tool in one line
+    for the index tier (``notes``' first line for it, e.g. that it needs approval, before the
+    sentence; ``decls``: the package's declarations by name, for the input's summary)."""
+    summary = input_summary(f, decls) if decls is not None and not f.companion else ""
+    sig = f"{f.name}({f.input_type or ''}{'{' + summary + '}' if summary else ''}) {f.output_type}"
     if f.companion:
         return sig  # under its tool's line, which says what it does
     said = (notes or {}).get((f.server, f.tool)) or ()
@@ -322,12 +385,14 @@ def index_line(f: ToolFunc, notes: Shapes | None = None) -> str:
     return f"{sig} // {desc}" if desc else sig
 
 
-def render_index(pkg: Package, notes: Shapes | None = None) -> str:
-    """Per server, one line per tool: its compact signature and its description's first sentence."""
+def render_index(pkg: Package, notes: Shapes | None = None, about: Mapping[str, str] | None = None) -> str:
+    """Per server, one line per tool: its compact signature (with what decides a call: see
+    :func:`input_summary`) and its description's first sentence."""
     blocks = []
+    decls = {d.name: d for d in pkg.decls}
     for server, group in _group(pkg.tool_funcs):
-        lines = "".join(index_line(f, notes) + "\n" for f in with_companions(pkg, group))
-        blocks.append(header(server, len(group)) + lines)
+        lines = "".join(index_line(f, notes, decls) + "\n" for f in with_companions(pkg, group))
+        blocks.append(header(server, len(group), (about or {}).get(server, "")) + lines)
     return "\n".join(blocks)
 
 

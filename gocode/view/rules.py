@@ -1,4 +1,4 @@
-"""The usage rules every description starts with (and the MCP server's ``instructions``).
+"""The usage rules every description starts with.
 
 Paid on every turn, so short: the Go version and what is importable, how to call a tool, the
 limits in force, ``result(v)`` for a structured answer, and one example using ``must``. Every

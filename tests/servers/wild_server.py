@@ -7,6 +7,7 @@ the client as a real server would send them. Options:
     --tools-file PATH  serve the "tools" of a JSON file instead (a captured tools/list)
     --noise            print banners, log lines and garbage on stdout between JSON messages
     --protocol V       answer ``initialize`` with this version whatever the client offers
+    --instructions T   answer ``initialize`` with these instructions
     --ttl MS           put ``ttlMs``/``cacheScope: private`` on the ``tools/list`` result
     --list-log PATH    append one line to PATH per ``tools/list`` served
     --fail-unless PATH exit 4 with a message on stderr unless PATH exists (a server that comes back)
@@ -132,6 +133,8 @@ class Wild:
                 "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": {"name": "wild", "version": "1.0"},
             }
+            if self.args.instructions is not None:
+                result["instructions"] = self.args.instructions
             if self.args.quit_after_initialize:
                 os.close(0)
             self.send({"jsonrpc": "2.0", "id": mid, "result": result})
@@ -215,6 +218,7 @@ def main() -> None:
     p.add_argument("--start-delay", type=float, default=0.0)
     p.add_argument("--quit-after-initialize", action="store_true")
     p.add_argument("--start-log")
+    p.add_argument("--instructions", help="answer initialize with these instructions")
     p.add_argument("--http", type=int, help="serve streamable HTTP (JSON answers, stateless) on this port")
     args = p.parse_args()
     if args.start_log:
