@@ -28,7 +28,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
 from gocode.demo.runner import DEMO_CODE
-from gocode.serve.server import bind_address
+from gocode.serve.server import INSTRUCTIONS, bind_address
 from tests.conftest import ROOT, demo_stdio, free_port
 
 pytestmark = pytest.mark.go
@@ -474,17 +474,17 @@ def test_from_an_empty_cache_the_first_call_is_answered_and_the_definitions_neve
         assert json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
         assert "sandboxed (netns tier)" in before[0]["description"]
         assert list_changed
-        # The instructions the first session got (at once, while warming) are the final ones.
-        assert instructions[0] is not None and "sandboxed (netns tier)" in instructions[0]
-        assert instructions[0] == instructions[1]
+        # The instructions the first session got (at once, while warming) are the final ones:
+        # one fixed sentence pointing at the description (which states the sandbox tier).
+        assert instructions[0] == instructions[1] == INSTRUCTIONS
     finally:
         stop(s)
 
 
 def test_over_stdio_from_an_empty_cache_what_the_client_is_sent_never_changes(tmp_path):
     """stdio from an empty cache: initialize is answered once the definitions are settled, so
-    its instructions (which state the sandbox tier the warm-up finds) and the two lists around
-    the first call are byte-identical to what a later serve, on the now-warm cache, sends."""
+    its instructions and the two lists around the first call (whose description states the
+    sandbox tier the warm-up finds) are byte-identical to what a later serve, on the now-warm cache, sends."""
     from gocode.paths import cache_dir
 
     cache = tmp_path / "cache"
@@ -513,8 +513,7 @@ def test_over_stdio_from_an_empty_cache_what_the_client_is_sent_never_changes(tm
     assert r is not None
     text = "".join(p.text for p in r.content if hasattr(p, "text"))
     assert not r.is_error and text == WEATHER_OUT, text
-    assert cold[0] is not None and "sandboxed (netns tier)" in cold[0]
-    assert cold[0] == warm[0]
+    assert cold[0] == warm[0] == INSTRUCTIONS
     assert cold[1] == cold[2] == warm[1]
     assert "sandboxed (netns tier)" in json.loads(cold[1])[0]["description"]
 
