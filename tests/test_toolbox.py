@@ -380,7 +380,11 @@ fmt.Println(total)
             assert r.pooled and len(r.tool_calls) == 20
             assert {(c.server, c.tool, c.error) for c in r.tool_calls} == {("weather", "get_weather", None)}
             bad = await tools.execute('_, err := getWeather(ctx, GetWeatherInput{City: "Atlantis"})\nreturn err')
-            assert not bad.ok and "unknown city" in bad.stderr and bad.tool_calls[0].error == "isError"
+            assert not bad.ok and "unknown city" in bad.stderr
+            # The record carries what the tool said, not the flag.
+            assert bad.tool_calls[0].error == (
+                "Error executing tool get_weather: unknown city 'Atlantis'; known cities: Nairobi, New York, Oslo, Paris, Tokyo"
+            )
             meta = (await tools.call(TOOL_NAME, {"code": WEATHER})).result.meta["io.gocode/run"]
             assert meta["pooled"] and [c["tool"] for c in meta["toolCalls"]] == ["get_city", "get_weather"]
 
