@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from gocode.cli.common import config_option, handle_errors
+from gocode.cli.common import approve_option, config_option, handle_errors
 
 
 @click.command()
@@ -17,13 +17,7 @@ from gocode.cli.common import config_option, handle_errors
 @click.option(
     "--max-repairs", type=click.IntRange(0, 10), default=2, show_default=True, help="Fixes after a failed run."
 )
-@click.option(
-    "--approve",
-    "approve",
-    metavar="TOOLS|all",
-    help="Approve a program held for approval when it is held only for these tools (comma-separated "
-    "server.tool names), or for any (all). Without it, a terminal is asked; else the program is refused.",
-)
+@approve_option
 @handle_errors
 def ask(
     prompt: str, config_path: str | None, model: str | None, as_json: bool, max_repairs: int, approve: str | None

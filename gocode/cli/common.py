@@ -55,6 +55,14 @@ config_option = click.option(
 model_option = click.option(
     "--model", "model", envvar="GOCODE_MODEL", show_envvar=True, help="Model ref whose codeMode settings apply."
 )
+# exec and ask: what a person approves without being asked (gocode.execution.approver_for).
+approve_option = click.option(
+    "--approve",
+    "approve",
+    metavar="TOOLS|all",
+    help="Approve a program held for approval when it is held only for these tools (comma-separated "
+    "server.tool names), or for any (all). Without it, a terminal is asked; else the program is refused.",
+)
 
 
 _json_logs = False  # serve --log-format json: messages become log records, one JSON object per line

@@ -10,6 +10,7 @@ import click
 
 from gocode.cli.common import (
     SECONDS,
+    approve_option,
     config_option,
     handle_errors,
     model_option,
@@ -87,13 +88,7 @@ def approved_option(value: str | None) -> Approved:
 @click.option(
     "--plan", "plan_only", is_flag=True, help="Only check the code and print the tools it can call; run nothing."
 )
-@click.option(
-    "--approve",
-    "approve",
-    metavar="TOOLS|all",
-    help="Approve a program held for approval when it is held only for these tools (comma-separated "
-    "server.tool names), or for any (all). Without it, a terminal is asked; else the program is refused.",
-)
+@approve_option
 @click.argument("source", metavar="FILE|-", required=False)
 @handle_errors
 def exec_cmd(
