@@ -78,17 +78,23 @@ class Client_:
         return part.text
 
 
-@pytest.fixture(scope="module")
-def url(tmp_path_factory) -> Iterator[str]:
-    config = tmp_path_factory.mktemp("backchannel") / "gocode.json"
+def serve_talk(folder: Path, code_mode: bool) -> Iterator[str]:
+    """`gocode serve` over HTTP with the talking server upstream (its tools passed through, or
+    in code mode); yields the endpoint's URL."""
+    config = folder / "gocode.json"
     config.write_text(json.dumps({
         "mcpServers": {"talk": {"command": sys.executable, "args": [str(SERVER)], "timeout": 60}},
-        "defaults": {"codeMode": {"enabled": False, "sandbox": "off"}},
+        "defaults": {"codeMode": {"enabled": code_mode, "sandbox": "off"}},
     }))  # fmt: skip
     port = free_port()
     with background([GOCODE, "serve", "-c", str(config), "--transport", "http", "--port", str(port)], port,
                     env={"GOCODE_TOKEN": TOKEN}):  # fmt: skip
         yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory) -> Iterator[str]:
+    yield from serve_talk(tmp_path_factory.mktemp("backchannel"), code_mode=False)
 
 
 async def tool_names(c: Client_) -> list[str]:
@@ -238,15 +244,7 @@ def test_a_request_outside_any_call_is_refused(url, tmp_path):
 
 @pytest.fixture(scope="module")
 def code_url(tmp_path_factory) -> Iterator[str]:
-    config = tmp_path_factory.mktemp("backchannel-code") / "gocode.json"
-    config.write_text(json.dumps({
-        "mcpServers": {"talk": {"command": sys.executable, "args": [str(SERVER)], "timeout": 60}},
-        "defaults": {"codeMode": {"enabled": True, "sandbox": "off"}},
-    }))  # fmt: skip
-    port = free_port()
-    with background([GOCODE, "serve", "-c", str(config), "--transport", "http", "--port", str(port)], port,
-                    env={"GOCODE_TOKEN": TOKEN}):  # fmt: skip
-        yield f"http://127.0.0.1:{port}/mcp"
+    yield from serve_talk(tmp_path_factory.mktemp("backchannel-code"), code_mode=True)
 
 
 ASKING_PROGRAM = """\
