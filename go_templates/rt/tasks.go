@@ -316,7 +316,9 @@ func (c *taskConn) drive(call *taskCall, raw json.RawMessage) {
 		}
 		c.progress(call.token, float64(steps), message)
 	}
-	report(task)
+	if task.message != "" {
+		report(task)
+	}
 	ctx, stop := context.WithCancel(call.ctx)
 	defer stop()
 	go func() {

@@ -111,7 +111,7 @@ class _Reporter:
             self.server_speaks = True
             await self.progress(progress, total, message)
 
-    async def status(self, task: _Task) -> None:
+    async def status(self, task: TaskState) -> None:
         if self.progress is None or self.server_speaks:
             return
         self.steps += 1
@@ -119,7 +119,7 @@ class _Reporter:
 
 
 @dataclass(frozen=True)
-class _Task:
+class TaskState:
     """What gocode reads of a task the server reported (only what it uses, each checked)."""
 
     id: str
@@ -128,20 +128,21 @@ class _Task:
     poll_s: float
 
 
-def _task(raw: Any, label: str, tool: str, what: str) -> _Task:
+def parse_task(raw: Any, label: str, tool: str, what: str) -> TaskState:
+    """The task in ``raw`` (``what`` the server answered for ``tool``), or the reason it is none."""
     if not isinstance(raw, Mapping):
         raise UpstreamError(f"{label}: {what} for {tool!r} is not a task")
     task_id, status = raw.get("taskId"), raw.get("status")
     if not isinstance(task_id, str) or not 0 < len(task_id) <= MAX_ID_CHARS:
         raise UpstreamError(f"{label}: {what} for {tool!r} has no usable taskId")
-    if status not in STATUSES:
+    if not isinstance(status, str) or status not in STATUSES:  # a dict would not even hash
         shown = repr(status)[:80]
         raise UpstreamError(f"{label}: {what} for {tool!r} has the status {shown}, not one of {sorted(STATUSES)}")
     message = raw.get("statusMessage")
     message = message[:MAX_MESSAGE_CHARS] if isinstance(message, str) else ""
     poll = raw.get("pollInterval")
     poll_s = poll / 1000 if isinstance(poll, int | float) and math.isfinite(poll) else POLL_DEFAULT_S
-    return _Task(task_id, str(status), message, min(max(poll_s, POLL_MIN_S), POLL_MAX_S))
+    return TaskState(task_id, str(status), message, min(max(poll_s, POLL_MIN_S), POLL_MAX_S))
 
 
 def _tool_result(raw: Any, label: str, tool: str) -> types.CallToolResult:
@@ -179,8 +180,9 @@ async def call_task(
         task_id = raw_task.get("taskId") if isinstance(raw_task, Mapping) else None
         ended = False
         try:
-            task = _task(raw_task, label, tool, "the task created")
-            await reporter.status(task)
+            task = parse_task(raw_task, label, tool, "the task created")
+            if task.message:
+                await reporter.status(task)
             raw = await _outcome(session, task, reporter, label, tool)
             ended = True
             return _tool_result(raw, label, tool)
@@ -189,7 +191,7 @@ async def call_task(
                 await _cancel(session, task_id)
 
 
-async def _outcome(session: ClientSession, task: _Task, reporter: _Reporter, label: str, tool: str) -> Any:
+async def _outcome(session: ClientSession, task: TaskState, reporter: _Reporter, label: str, tool: str) -> Any:
     """``tasks/result``'s answer; meanwhile ``tasks/get`` reports the status, and a status that is
     not one ends the wait."""
     outcome: list[Any] = []
@@ -217,10 +219,10 @@ async def _outcome(session: ClientSession, task: _Task, reporter: _Reporter, lab
     return outcome[0]
 
 
-async def _watch(session: ClientSession, task: _Task, reporter: _Reporter, label: str, tool: str) -> None:
+async def _watch(session: ClientSession, task: TaskState, reporter: _Reporter, label: str, tool: str) -> None:
     while task.status not in TERMINAL:
         await anyio.sleep(task.poll_s)
-        now = _task(await raw_request(session, "tasks/get", {"taskId": task.id}), label, tool, "tasks/get")
+        now = parse_task(await raw_request(session, "tasks/get", {"taskId": task.id}), label, tool, "tasks/get")
         if now.id != task.id:
             raise UpstreamError(f"{label}: tasks/get for {tool!r} answered about another task")
         if (now.status, now.message) != (task.status, task.message):
