@@ -287,7 +287,9 @@ func parseTask(raw json.RawMessage) (taskState, error) {
 		s.message = msg
 	}
 	if ms, ok := t.PollInterval.(float64); ok && !math.IsNaN(ms) {
-		s.poll = min(max(time.Duration(ms*float64(time.Millisecond)), taskPollMin), taskPollMax)
+		// Bounded before the conversion: a huge interval would overflow a Duration.
+		ms = min(max(ms, float64(taskPollMin/time.Millisecond)), float64(taskPollMax/time.Millisecond))
+		s.poll = time.Duration(ms * float64(time.Millisecond))
 	}
 	return s, nil
 }
