@@ -103,6 +103,7 @@ type taskCall struct {
 	token        any             // the call's progress token, or nil
 	ctx          context.Context // the caller's: when it ends, so does the task
 	serverSpeaks atomic.Bool     // the server sent progress for token itself
+	started      atomic.Bool     // the server made the task: a driver follows it
 }
 
 func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
@@ -146,9 +147,9 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if json.Unmarshal(req.Params, &params) == nil {
 			if id, err := jsonrpc.MakeID(params.RequestID); err == nil {
 				c.mu.Lock()
-				_, ours := c.calls[idKey(id)]
+				call := c.calls[idKey(id)]
 				c.mu.Unlock()
-				if ours {
+				if call != nil && call.started.Load() {
 					return nil
 				}
 			}
@@ -197,11 +198,14 @@ func (c *taskConn) route(msg jsonrpc.Message) bool {
 		call := c.calls[key]
 		c.mu.Unlock()
 		if mine {
-			wait <- m
+			select {
+			case wait <- m:
+			default: // a second answer to one request: a server's mistake, dropped
+			}
 			return true
 		}
-		if call == nil {
-			return false
+		if call == nil || call.started.Load() {
+			return false // a second answer to the call goes to the SDK, which ignores it
 		}
 		var created struct {
 			Task json.RawMessage `json:"task"`
@@ -210,6 +214,7 @@ func (c *taskConn) route(msg jsonrpc.Message) bool {
 			c.forget(call) // an error, or the server did the work at once
 			return false
 		}
+		call.started.Store(true)
 		c.drivers.Add(1)
 		go c.drive(call, created.Task)
 		return true
