@@ -22,8 +22,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from gocode import Toolbox
-from gocode.errors import UpstreamError
+from gocode import Toolbox, calling
+from gocode.errors import CallError, UpstreamError
 from gocode.mcp import stdio, tasks
 from gocode.toolbox import TOOL_NAME
 from tests.conftest import EVERYTHING, ROOT, background, code_mode, config_from, free_port, need, run
@@ -168,6 +168,25 @@ def test_a_task_result_over_the_line_limit_is_bounded_like_any_result(tmp_path, 
             assert r.is_error and "tool 'huge' did not answer within 3 s" in r.text, r.text[:200]
             r = await box.call("research", {"topic": "after", "steps": 1})
             assert not r.is_error and r.text == "done after"
+
+    anyio.run(go)
+
+
+def test_gocode_call_calls_a_task_tool_as_a_task(tmp_path):
+    log = tmp_path / "tasks.log"
+    config = config_from({"tasks": task_server(log)}, defaults={"codeMode": {"timeout": 2}})
+
+    async def go() -> None:
+        called = await calling.call_tool(config, "tasks", "research", args_json='{"topic": "cli", "steps": 1}')
+        assert not called.result.is_error and called.result.content[0].text == "done cli"  # type: ignore[union-attr]
+        called = await calling.call_tool(config, "tasks", "garbage")
+        assert called.result.is_error and "has the status 'exploded'" in called.result.content[0].text  # type: ignore[union-attr]
+        with pytest.raises(CallError, match="did not answer within 2 s"):
+            await calling.call_tool(config, "tasks", "forever")
+        # A session (and its server) per call, each numbering its tasks from 1: the garbage
+        # task and the one that never ended are cancelled, the finished one is not.
+        assert [m for m, _ in logged(log)].count("tasks/cancel") == 2
+        assert logged(log)[-1] == ("tasks/cancel", "task-1")
 
     anyio.run(go)
 
