@@ -262,6 +262,28 @@ def assert_stages(seen: list[str | None]) -> None:
     assert seen == sorted(set(seen), key=STAGES.index), seen
 
 
+def test_a_task_asks_the_client_of_its_call(served):
+    """A task that needs input (status input_required) asks while tasks/result waits: the
+    elicitation reaches the client of the call, and its answer the task."""
+    url, _ = served
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"interpretation": "historical"})
+
+    async def go() -> None:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+        client = Client(streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=elicit)
+        async with client:
+            result = await client.call_tool("simulate-research-query", {"topic": "rome", "ambiguous": True})
+            part = result.content[0]
+            assert isinstance(part, types.TextContent) and "- **Clarification**: historical" in part.text, part
+
+    anyio.run(go)
+    assert len(asked) == 1 and "rome" in asked[0]
+
+
 def test_a_client_that_cancels_cancels_the_task(served):
     url, log = served
 
