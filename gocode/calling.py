@@ -26,7 +26,8 @@ from mcp import Client
 from gocode.config import Config
 from gocode.errors import CallError, ConfigError, UpstreamError
 from gocode.mcp.discovery import connect, failure, list_all_tools, server_label, server_tools
-from gocode.mcp.tasks import ProgressRoutes, call_task, task_support
+from gocode.mcp.tasks import ProgressRoutes, call_task
+from gocode.mcp.tasksupport import task_support
 from gocode.schema.builder import build_package
 from gocode.schema.names import camel
 from gocode.toolset import ServerTools, ToolInfo, ToolSet

@@ -24,7 +24,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from gocode import Toolbox, calling
 from gocode.errors import CallError, UpstreamError
-from gocode.mcp import stdio, tasks
+from gocode.mcp import stdio, tasks, tasksupport
 from gocode.toolbox import TOOL_NAME
 from tests.conftest import EVERYTHING, ROOT, background, code_mode, config_from, free_port, need, run
 
@@ -62,12 +62,12 @@ def last_task(log: Path) -> str:
 
 @pytest.mark.fast
 def test_task_support_is_read_and_dropped_from_what_gocode_offers():
-    assert tasks.task_support({"execution": {"taskSupport": "required"}}) == "required"
-    assert tasks.task_support({"execution": {"taskSupport": "optional"}}) == "optional"
+    assert tasksupport.task_support({"execution": {"taskSupport": "required"}}) == "required"
+    assert tasksupport.task_support({"execution": {"taskSupport": "optional"}}) == "optional"
     for odd in ({}, {"execution": None}, {"execution": "required"}, {"execution": {"taskSupport": ["required"]}}):
-        assert tasks.task_support(odd) == "forbidden"
+        assert tasksupport.task_support(odd) == "forbidden"
     tool = {"name": "t", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}}
-    assert tasks.as_plain_tool(tool) == {"name": "t", "inputSchema": {"type": "object"}}
+    assert tasksupport.as_plain_tool(tool) == {"name": "t", "inputSchema": {"type": "object"}}
 
 
 @pytest.mark.fast

@@ -57,7 +57,7 @@ from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider
 from gocode.mcp.shapes import ShapeRecorder
-from gocode.mcp.tasks import as_plain_tool
+from gocode.mcp.tasksupport import as_plain_tool
 from gocode.mcp.toolcall import ToolCall, error_message
 from gocode.toolset import LEGACY_PROTOCOL, ServerTools
 

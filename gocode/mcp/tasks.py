@@ -15,8 +15,8 @@ them itself (:func:`gocode.mcp.sdk_private.raw_request`), and its caller sees on
   went away, the program that made it ended), within :data:`CANCEL_TIMEOUT_S`.
 
 gocode's own clients (serve's, a program's through the loopback) therefore get such a tool as a
-plain one: :func:`as_plain_tool` drops ``execution`` from the definition they are shown. A tool
-whose task support is ``"optional"`` is called plainly. Everything the server answers is
+plain one (:mod:`gocode.mcp.tasksupport` drops ``execution`` from the definition they are
+shown). A tool whose task support is ``"optional"`` is called plainly. Everything the server answers is
 untrusted: a task that is not one, a status outside the five the spec names, another task's id
 or a ``tasks/result`` that is not a tool result ends the call with the reason
 (:class:`~gocode.errors.UpstreamError`), and the task is cancelled.
@@ -53,19 +53,6 @@ MAX_ID_CHARS = 256  # a task id longer than this is not one a server meant
 MAX_MESSAGE_CHARS = 1024  # of a status message passed on as progress
 
 _tokens = itertools.count(1)
-
-
-def task_support(definition: Mapping[str, Any]) -> str:
-    """A listed tool's ``execution.taskSupport``: ``"required"``, ``"optional"`` or (absent or
-    anything else) ``"forbidden"``."""
-    execution = definition.get("execution")
-    support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
-    return support if support in ("required", "optional") else "forbidden"
-
-
-def as_plain_tool(definition: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool's definition as gocode offers it on: gocode makes the task, so its client calls plainly."""
-    return {k: v for k, v in definition.items() if k != "execution"}
 
 
 class ProgressRoutes:

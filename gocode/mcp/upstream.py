@@ -44,7 +44,8 @@ from gocode.mcp.discovery import (
 )
 from gocode.mcp.httpstatus import with_status
 from gocode.mcp.listing import absorb
-from gocode.mcp.tasks import ProgressRoutes, call_task, task_support
+from gocode.mcp.tasks import ProgressRoutes, call_task
+from gocode.mcp.tasksupport import task_support
 from gocode.toolset import MODERN_PROTOCOL, ServerTools
 
 log = logging.getLogger("gocode.mcp.upstream")

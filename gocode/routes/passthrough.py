@@ -12,7 +12,7 @@ import mcp_types as types
 
 from gocode.errors import ToolProviderError
 from gocode.mcp.provider import ToolProvider
-from gocode.mcp.tasks import as_plain_tool
+from gocode.mcp.tasksupport import as_plain_tool
 from gocode.results import error_result
 from gocode.routes.handler import Answer, CallContext, Kind
 from gocode.toolset import ToolInfo

@@ -11,7 +11,7 @@ from typing import Any
 
 from gocode.config import CodeModeConfig
 from gocode.mcp.listing import DiscoveryResult
-from gocode.mcp.tasks import task_support
+from gocode.mcp.tasksupport import task_support
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 
 
