@@ -21,10 +21,13 @@ from typing import Any
 import anyio
 import jsonschema
 import mcp_types as types
+from mcp import Client
 
 from gocode.config import Config
-from gocode.errors import CallError, ConfigError
-from gocode.mcp.discovery import connect, failure, list_all_tools, server_tools
+from gocode.errors import CallError, ConfigError, UpstreamError
+from gocode.mcp.discovery import connect, failure, list_all_tools, server_label, server_tools
+from gocode.mcp.tasks import ProgressRoutes, call_task
+from gocode.mcp.tasksupport import task_support
 from gocode.schema.builder import build_package
 from gocode.schema.names import camel
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
@@ -82,7 +85,7 @@ async def call_tool(
                     refused = exc
                 else:
                     with anyio.move_on_after(limit):
-                        result = await client.call_tool(info.name, arguments)
+                        result = await _call(client, server, info, arguments)
         except (Exception, BaseExceptionGroup) as exc:
             raise failure(server, spec, exc, log) from None
     if refused is not None:
@@ -90,6 +93,19 @@ async def call_tool(
     if result is None:
         raise CallError(f"{server}.{info.name} did not answer within {limit:g} s")
     return Called(info, arguments, result)
+
+
+async def _call(client: Client, server: str, info: ToolInfo, arguments: dict[str, Any]) -> types.CallToolResult:
+    """One call; a task-only tool's as a task (:mod:`gocode.mcp.tasks`), whose answer that is not
+    one is the call's error result (the server was reached: its failure is the tool's)."""
+    if task_support(info.definition) != "required":
+        return await client.call_tool(info.name, arguments)
+    try:
+        return await call_task(
+            client.session, info.name, arguments, label=server_label(server), routes=ProgressRoutes()
+        )  # fmt: skip
+    except UpstreamError as exc:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
 
 
 def find_tool(listed: ServerTools, name: str) -> ToolInfo:

@@ -487,7 +487,7 @@ class CodeMode:
         configured = self.config.mcp_servers if configured is None else configured
         # Only configured servers: others (saved programs) are answered by a controller.
         servers = [n for n in self.code_servers(view) if n in configured]
-        return {n: server_spec(configured[n], view.protocols[n]) for n in servers}
+        return {n: server_spec(configured[n], view.protocols[n], view.task_tools(n)) for n in servers}
 
     def warmup(self, progress: Progress | None = None) -> None:
         self.module_cache.ensure(progress)

@@ -46,6 +46,8 @@ type ServerSpec struct {
 	StreamURL string `json:"streamUrl,omitempty"`
 	// ClientVersion: gocode's version, which the program introduces itself with (clientInfo).
 	ClientVersion string `json:"clientVersion,omitempty"`
+	// TaskTools: the server's tools that run only as MCP tasks (see tasks.go).
+	TaskTools []string `json:"taskTools,omitempty"`
 }
 
 // A ToolError is a tool call that the server answered with isError: the tool's own message.
@@ -184,6 +186,9 @@ func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.Cli
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: onProgress,
 	})
+	if spec.Transport != "http" { // wrapped, a streamable connection would lose its protocol version header
+		transport = withTasks(transport, spec.TaskTools)
+	}
 	session, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: spec.ProtocolVersion})
 	if err != nil {
 		if errors.Is(context.Cause(cctx), context.DeadlineExceeded) {

@@ -57,6 +57,7 @@ from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward
 from gocode.mcp.provider import ToolProvider
 from gocode.mcp.shapes import ShapeRecorder
+from gocode.mcp.tasksupport import as_plain_tool
 from gocode.mcp.toolcall import ToolCall, error_message
 from gocode.toolset import LEGACY_PROTOCOL, ServerTools
 
@@ -327,7 +328,7 @@ class Loopback:
             return types.ListToolsResult(tools=tools)
         _, known, run = self._target(ctx)
         tools = [
-            types.Tool.model_validate(t.definition or t.as_json())
+            types.Tool.model_validate(as_plain_tool(t.definition) or t.as_json())
             for t in known.tools
             if self._allows(run, known.server, t.name)
         ]

@@ -44,6 +44,8 @@ from gocode.mcp.discovery import (
 )
 from gocode.mcp.httpstatus import with_status
 from gocode.mcp.listing import absorb
+from gocode.mcp.tasks import ProgressRoutes, call_task
+from gocode.mcp.tasksupport import task_support
 from gocode.toolset import MODERN_PROTOCOL, ServerTools
 
 log = logging.getLogger("gocode.mcp.upstream")
@@ -90,6 +92,7 @@ class Upstream:
         )
         self.listed_from_cache = False  # whether the current session's tools came from the cache
         self.inflight = InFlight(name)  # the calls in flight, whose clients the server's requests reach
+        self.task_progress = ProgressRoutes()  # the progress of the task calls in flight (gocode.mcp.tasks)
 
     @property
     def tools(self) -> ServerTools:
@@ -193,7 +196,9 @@ class Upstream:
         return tools
 
     async def _message(self, message: types.ServerNotification | Exception) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
+        if isinstance(message, types.ProgressNotification):
+            await self.task_progress.deliver(message.params)
+        elif isinstance(message, types.ToolListChangedNotification):
             if self._cache is not None:
                 self._cache.drop(self.name, self.server)
             self._tg.start_soon(self.relist)
@@ -277,7 +282,14 @@ class Upstream:
                 # A call without arguments still sends an object: servers validate against the
                 # tool's object schema and reject a missing or null one.
                 args = {} if arguments is None else arguments
+                if self._task_support(tool) == "required":
+                    return await call_task(
+                        client.session, tool, args, label=server_label(self.name), routes=self.task_progress,
+                        progress=progress, meta=self._opt_in(caller),
+                    )  # fmt: skip
                 return await client.call_tool(tool, args, progress_callback=progress, meta=self._opt_in(caller))
+        except UpstreamError:
+            raise  # the server answered, with what is not an answer (gocode.mcp.tasks): the session is fine
         except MCPError as exc:
             if sent_by_server(exc):
                 raise with_status(client, exc) from None
@@ -296,6 +308,11 @@ class Upstream:
                 raise (with_status(client, first) if isinstance(first, MCPError) else first) from None
             self.stop(client)  # the session is unusable; the next call reconnects
             raise UpstreamError(f"{server_label(self.name)}: calling {tool!r} failed: {exc}") from None
+
+    def _task_support(self, tool: str) -> str:
+        known = self._tools
+        found = next((t for t in known.tools if t.name == tool), None) if known is not None else None
+        return task_support(found.definition) if found is not None else "forbidden"
 
     def _opt_in(self, caller: Caller | None) -> types.RequestParamsMeta | None:
         # A 2026-07-28 server logs only for a request that opts in; the caller's own level is

@@ -12,6 +12,7 @@ import mcp_types as types
 
 from gocode.errors import ToolProviderError
 from gocode.mcp.provider import ToolProvider
+from gocode.mcp.tasksupport import as_plain_tool
 from gocode.results import error_result
 from gocode.routes.handler import Answer, CallContext, Kind
 from gocode.toolset import ToolInfo
@@ -38,8 +39,9 @@ class ProviderTool:
 
 
 def passthrough_tool(name: str, info: ToolInfo) -> types.Tool:
-    """The server's own tool definition under the name the client sees."""
-    raw = dict(info.definition) or info.as_json()
+    """The server's own tool definition under the name the client sees (a task-only tool as a
+    plain one: gocode runs the task, :mod:`gocode.mcp.tasks`)."""
+    raw = as_plain_tool(info.definition) or info.as_json()
     raw["name"] = name
     raw.setdefault("inputSchema", {"type": "object"})
     try:

@@ -15,7 +15,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,8 +54,9 @@ class Reach(Protocol):
         ...
 
 
-def server_spec(server: ServerConfig, protocol_version: str) -> dict[str, Any]:
-    """How the Go program reaches a server (the GOCODE_SERVERS entry; see go_templates/rt)."""
+def server_spec(server: ServerConfig, protocol_version: str, task_tools: Sequence[str] = ()) -> dict[str, Any]:
+    """How the Go program reaches a server (the GOCODE_SERVERS entry; see go_templates/rt);
+    ``task_tools``: its tools that run only as MCP tasks (the program makes their calls tasks)."""
     spec: dict[str, Any] = {
         "transport": server.type,
         "protocolVersion": protocol_version,
@@ -68,6 +69,8 @@ def server_spec(server: ServerConfig, protocol_version: str) -> dict[str, Any]:
             spec["cwd"] = server.cwd
     else:
         spec.update(url=server.url, headers=dict(server.headers))
+    if task_tools:
+        spec["taskTools"] = list(task_tools)
     return spec
 
 

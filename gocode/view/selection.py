@@ -11,6 +11,7 @@ from typing import Any
 
 from gocode.config import CodeModeConfig
 from gocode.mcp.listing import DiscoveryResult
+from gocode.mcp.tasksupport import task_support
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
 
 
@@ -22,6 +23,17 @@ class ToolView:
     excluded: tuple[ToolInfo, ...]
     protocols: dict[str, str]
     warnings: tuple[str, ...] = ()
+
+    def task_tools(self, server: str) -> list[str]:
+        """The server's tools in Go that run only as MCP tasks (:mod:`gocode.mcp.tasks`): a program
+        that opens its own session to the server makes each call of them a task."""
+        return sorted(
+            t.name
+            for s in self.code_tools.servers
+            if s.server == server
+            for t in s.tools
+            if task_support(t.definition) == "required"
+        )
 
 
 def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled: bool) -> ToolView:
