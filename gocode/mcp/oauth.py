@@ -125,6 +125,12 @@ class _Checked(OAuthClientProvider):
         if isinstance(self.context.storage, TokenFile):
             self.context.token_expiry_time = self.context.storage.expires_at()
 
+    def _ask_configured_scopes(self) -> None:
+        # The SDK asks for the scopes the server's challenge names; the configured ones are added.
+        if scopes := self._gocode.scopes:
+            asked = (self.context.client_metadata.scope or "").split()
+            self.context.client_metadata.scope = " ".join(dict.fromkeys([*asked, *scopes]))
+
 
 class _AuthorizationCode(_Checked):
     """A person signs in in a browser; the code comes back to a listener on 127.0.0.1."""
@@ -163,9 +169,7 @@ class _AuthorizationCode(_Checked):
         self.context.client_metadata.redirect_uris = [AnyUrl(self._redirect.uri)]
 
     async def _perform_authorization(self) -> httpx2.Request:
-        if scopes := self._gocode.scopes:
-            asked = (self.context.client_metadata.scope or "").split()
-            self.context.client_metadata.scope = " ".join(dict.fromkeys([*asked, *scopes]))
+        self._ask_configured_scopes()
         return await super()._perform_authorization()
 
     async def _send(self, authorization_url: str) -> None:
@@ -186,6 +190,10 @@ class _ClientCredentials(ClientCredentialsOAuthProvider, _Checked):
             super().__init__(
                 url, store, auth.client_id or "", auth.client_secret or "", scope=scope, issuer=auth.issuer
             )
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        self._ask_configured_scopes()
+        return await super()._perform_authorization()
 
     async def _initialize(self) -> None:
         await super()._initialize()  # the SDK's: kept tokens and the configured client
