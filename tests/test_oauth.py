@@ -20,9 +20,11 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from mcp.shared.auth import OAuthToken
 from pydantic import ValidationError
 
 from gocode.config import ServerConfig
+from gocode.mcp.httpstatus import describe_status
 from gocode.mcp.oauthredirect import Redirect
 from gocode.mcp.oauthstore import TokenFile
 from tests.conftest import ROOT, background, free_port
@@ -74,6 +76,13 @@ def test_sign_in_once_keep_the_token_private_and_reuse_it(oauth_server: str, tmp
     assert "echo: direct" in p.stdout and token not in p.stdout + p.stderr
     after = hits(oauth_server)
     assert after["/authorize"] == 1 and after["/mcp authorized"] > before + 2  # the program's own session
+
+    # A pooled program reaches the server through gocode: the token is nowhere in what it has.
+    code = 'fmt.Println(os.Environ()); out, err := echo(ctx, EchoInput{Text: "pooled"}); if err != nil { return err }; fmt.Println(out)'
+    p = gocode("exec", "-c", str(cfg), "-", stdin=code, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "echo: pooled" in p.stdout and "GOCODE_SERVERS" in p.stdout and token not in p.stdout + p.stderr
+    assert hits(oauth_server)["/authorize"] == 1
 
 
 @pytest.mark.parametrize("oauth_server", ["token-elsewhere"], indirect=True)
@@ -128,10 +137,13 @@ def test_the_redirect_listener_takes_only_this_sign_ins_state():
     asyncio.run(scenario())
 
 
+def test_a_401_from_an_oauth_server_points_at_the_sign_in_not_the_headers():
+    assert describe_status(401, signs_in=True).startswith("HTTP 401 Unauthorized: the OAuth sign-in gave no token")
+    assert describe_status(401) == "HTTP 401 Unauthorized: check the server's headers (its token) in the config"
+
+
 def test_kept_tokens_others_can_read_are_ignored(tmp_path: Path):
     store = TokenFile("https://mcp.example/mcp", None, tmp_path / "oauth")
-    from mcp.shared.auth import OAuthToken
-
     asyncio.run(store.set_tokens(OAuthToken(access_token="secret-token", expires_in=3600)))
     assert store.bearer() == "secret-token"
     os.chmod(store.path, 0o644)

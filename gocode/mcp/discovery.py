@@ -105,7 +105,7 @@ async def open_client(
     elif server.type == "http":
         sdk_private.tolerate_deep_messages()  # a tool nested too deep costs that tool, not the server
         # The SDK's own defaults for MCP over HTTP: 30 s, and 300 s to read a held-open stream.
-        status = StatusRecorder()
+        status = StatusRecorder(signs_in=server.auth is not None)
         http = httpx2.AsyncClient(
             auth=oauth_for(name, server),
             headers=dict(server.headers) or None,
