@@ -574,8 +574,7 @@ class CodeMode:
             )  # fmt: skip
         run = _Run(
             self.module_cache, self.settings, reach or OwnSessions(self.server_specs(state.view), self.config.mcp_servers),
-            self.workdir(session),
-            self.settings.clamp_timeout(timeout), on_line, program_env, godebug,
+            self.workdir(session), self.settings.clamp_timeout(timeout), on_line, program_env, godebug,
         )  # fmt: skip
         return await run.launch(build, plan, start)
 
