@@ -95,6 +95,24 @@ def test_metadata_pointing_the_token_endpoint_at_another_host_is_refused(oauth_s
     assert "/token" not in hits(oauth_server)  # the code never went there
 
 
+@pytest.mark.parametrize("oauth_server", ["authorize-elsewhere"], indirect=True)
+def test_metadata_pointing_the_sign_in_at_another_host_is_refused(oauth_server: str, tmp_path: Path):
+    cfg, env = configured(tmp_path, oauth_server)
+    p = gocode("call", "-c", str(cfg), "remote", "echo", "text=hi", env=env)
+    assert p.returncode != 0
+    port = oauth_server.rsplit(":", 1)[1]
+    assert f"refusing the authorization URL http://localhost:{port}/authorize?" in p.stderr
+    assert "sign in to" not in p.stderr and "/authorize" not in hits(oauth_server)  # nobody was sent there
+
+
+@pytest.mark.parametrize("oauth_server", ["token-plain-http"], indirect=True)
+def test_an_endpoint_over_plain_http_is_refused_even_on_a_trusted_host(oauth_server: str, tmp_path: Path):
+    cfg, env = configured(tmp_path, oauth_server, trustedHosts=["as.example"])
+    p = gocode("call", "-c", str(cfg), "remote", "echo", "text=hi", env=env)
+    assert p.returncode != 0
+    assert "refusing the OAuth request to http://as.example/token: OAuth needs https" in p.stderr
+
+
 @pytest.mark.parametrize("oauth_server", ["wrong-state"], indirect=True)
 def test_a_redirect_with_the_wrong_state_is_not_taken(oauth_server: str, tmp_path: Path):
     cfg, env = configured(tmp_path, oauth_server, loginTimeout=3)

@@ -7,6 +7,8 @@ agreed) and ``/token``. ``GET /hits`` counts the requests by path. VARIANT is ho
 
 - ``ok``: it does not;
 - ``token-elsewhere``: its metadata puts the token endpoint on another host (``localhost``);
+- ``authorize-elsewhere``: and the authorization endpoint;
+- ``token-plain-http``: the token endpoint on a host that is not loopback, over http;
 - ``wrong-state``: ``/authorize`` redirects with a state of its own;
 - ``garbage-token``: ``/token`` answers 200 with text that is not a token.
 """
@@ -51,9 +53,11 @@ class Handler(BaseHTTPRequestHandler):
         elif url.path == "/.well-known/oauth-protected-resource/mcp":
             self._send(200, {"resource": f"{BASE}/mcp", "authorization_servers": [BASE]})
         elif url.path == "/.well-known/oauth-authorization-server":
-            token_host = f"http://localhost:{PORT}" if VARIANT == "token-elsewhere" else BASE
+            token_host = {"token-elsewhere": f"http://localhost:{PORT}", "token-plain-http": "http://as.example"}
+            authorize_host = f"http://localhost:{PORT}" if VARIANT == "authorize-elsewhere" else BASE
             self._send(200, {
-                "issuer": BASE, "authorization_endpoint": f"{BASE}/authorize", "token_endpoint": f"{token_host}/token",
+                "issuer": BASE, "authorization_endpoint": f"{authorize_host}/authorize",
+                "token_endpoint": f"{token_host.get(VARIANT, BASE)}/token",
                 "registration_endpoint": f"{BASE}/register", "response_types_supported": ["code"],
                 "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"],
             })  # fmt: skip
