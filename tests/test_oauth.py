@@ -133,6 +133,7 @@ def test_a_token_response_of_garbage_is_refused(oauth_server: str, tmp_path: Pat
     )
 
 
+@pytest.mark.fast
 def test_the_redirect_listener_takes_only_this_sign_ins_state():
     async def scenario() -> None:
         redirect = Redirect(free_port(), "MCP server 'x'", timeout=20, open_browser=False)
@@ -155,11 +156,13 @@ def test_the_redirect_listener_takes_only_this_sign_ins_state():
     asyncio.run(scenario())
 
 
+@pytest.mark.fast
 def test_a_401_from_an_oauth_server_points_at_the_sign_in_not_the_headers():
     assert describe_status(401, signs_in=True).startswith("HTTP 401 Unauthorized: the OAuth sign-in gave no token")
     assert describe_status(401) == "HTTP 401 Unauthorized: check the server's headers (its token) in the config"
 
 
+@pytest.mark.fast
 def test_kept_tokens_others_can_read_are_ignored(tmp_path: Path):
     store = TokenFile("https://mcp.example/mcp", None, tmp_path / "oauth")
     asyncio.run(store.set_tokens(OAuthToken(access_token="secret-token", expires_in=3600)))
@@ -171,6 +174,7 @@ def test_kept_tokens_others_can_read_are_ignored(tmp_path: Path):
     assert store.bearer() is None  # within the margin of its end: a program would get a 401
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize(
     ("server", "message"),
     [

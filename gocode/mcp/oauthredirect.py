@@ -1,7 +1,8 @@
 """The sign-in redirect of the OAuth authorization-code flow: a listener on 127.0.0.1 for one sign-in.
 
 :meth:`Redirect.send` starts listening, then prints the authorization URL on stderr and opens
-it in the user's browser (Python's ``webbrowser``, which honours ``$BROWSER``);
+it in the user's browser (Python's ``webbrowser``, which honours ``$BROWSER``; only where one
+can open without taking the terminal);
 :meth:`Redirect.receive` waits (at most the configured ``loginTimeout``) for the browser to come
 back to ``/callback``. Only a callback carrying this sign-in's ``state`` is taken (a constant-time
 comparison); any other request is answered 400 or 404 and the wait goes on, so another local
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import sys
 import threading
@@ -63,7 +65,7 @@ class Redirect:
                 "set the server's `auth.redirectPort` to a free port"
             ) from None
         print(f"gocode: sign in to {self.label}: open {terminal_text(authorization_url)}", file=sys.stderr, flush=True)
-        if self.open_browser:
+        if self.open_browser and _has_browser():
             # In a thread of its own: a browser command may not return until it is closed.
             threading.Thread(target=_open, args=(authorization_url,), daemon=True).start()
 
@@ -126,6 +128,13 @@ class Redirect:
             return 400
         done.set_result(AuthorizationCodeResult(code=code, state=state, iss=query.get("iss", [None])[0]))
         return 200
+
+
+def _has_browser() -> bool:
+    """Whether a browser can be opened without taking the terminal: one named by ``$BROWSER``, a
+    desktop session, or macOS and Windows (else ``webbrowser`` may start a text browser in it)."""
+    names = ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY")
+    return any(os.environ.get(n) for n in names) or sys.platform in ("darwin", "win32")
 
 
 def _open(url: str) -> None:
