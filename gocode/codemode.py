@@ -573,8 +573,8 @@ class CodeMode:
                 duration_ms=(time.monotonic() - start) * 1000, asks=asks,
             )  # fmt: skip
         run = _Run(
-            self.module_cache, self.settings, reach or OwnSessions(self.server_specs(state.view)), self.workdir(session),
-            self.settings.clamp_timeout(timeout), on_line, program_env, godebug,
+            self.module_cache, self.settings, reach or OwnSessions(self.server_specs(state.view), self.config.mcp_servers),
+            self.workdir(session), self.settings.clamp_timeout(timeout), on_line, program_env, godebug,
         )  # fmt: skip
         return await run.launch(build, plan, start)
 

@@ -63,6 +63,62 @@ class _Strict(BaseModel):
 NOTE_MAX_CHARS = 2000  # a server's config note; the model view shows at most its first 300
 
 
+class OAuthConfig(_Strict):
+    """How gocode signs in to a remote server with OAuth (docs/oauth.md): the MCP SDK's client
+    finds the authorization server from the server's 401, registers (dynamically, by a client ID
+    metadata document, or with ``clientId`` given) and gets a token, kept by gocode for the URL."""
+
+    type: Literal["oauth"]
+    grant: Literal["authorization_code", "client_credentials"] = Field(
+        default="authorization_code",
+        description="authorization_code: a person signs in in a browser; client_credentials: a machine client",
+    )
+    client_id: str | None = Field(default=None, alias="clientId", min_length=1, max_length=2048)
+    client_secret: str | None = Field(default=None, alias="clientSecret", min_length=1, max_length=2048)
+    client_metadata_url: str | None = Field(
+        default=None,
+        alias="clientMetadataUrl",
+        description="an https URL of this client's metadata document, used as its client ID where the server allows",
+    )
+    scopes: tuple[str, ...] | None = Field(
+        default=None, description="the scopes to ask for; default: as the server says"
+    )
+    redirect_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        alias="redirectPort",
+        description="the port of the sign-in redirect on 127.0.0.1; 0: any",
+    )
+    open_browser: bool = Field(default=True, strict=True, alias="openBrowser")
+    login_timeout: float = Field(
+        default=300.0, gt=0, le=3600, alias="loginTimeout", description="how long a sign-in may take, seconds"
+    )
+    issuer: str | None = Field(
+        default=None,
+        description="the authorization server (its issuer URL) the client credentials belong to; they go nowhere else",
+    )
+    trusted_hosts: tuple[str, ...] = Field(
+        default=(),
+        alias="trustedHosts",
+        description="hosts besides the authorization server's own its endpoints may be on",
+    )
+
+    @model_validator(mode="after")
+    def _check_grant(self) -> OAuthConfig:
+        if self.client_secret is not None and self.client_id is None:
+            raise ValueError("`clientSecret` needs `clientId`")
+        if self.grant == "client_credentials" and (self.client_id is None or self.client_secret is None):
+            raise ValueError("`grant: client_credentials` needs `clientId` and `clientSecret`")
+        if self.client_metadata_url is not None and not re.fullmatch(
+            r"https://[^/?#]+/[^?#]+", self.client_metadata_url
+        ):
+            raise ValueError(f"`clientMetadataUrl` must be an https URL with a path, got {self.client_metadata_url!r}")
+        if any(not s or any(c.isspace() for c in s) for s in self.scopes or ()):
+            raise ValueError("each of `scopes` must be one word")
+        return self
+
+
 class ServerConfig(_Strict):
     """One MCP server: stdio (``command``) or remote (``type: http|sse`` with ``url``)."""
 
@@ -73,6 +129,7 @@ class ServerConfig(_Strict):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: OAuthConfig | None = None
     timeout: float = Field(default=DEFAULT_CONNECT_TIMEOUT_S, gt=0, description="connect timeout, seconds")
     enabled_tools: tuple[str, ...] | None = Field(default=None, alias="enabledTools")
     disabled_tools: tuple[str, ...] = Field(default=(), alias="disabledTools")
@@ -109,8 +166,8 @@ class ServerConfig(_Strict):
         if self.type == "stdio":
             if not self.command:
                 raise ValueError("a stdio server needs `command` (or set `type: http|sse` with `url`)")
-            if self.url or self.headers:
-                raise ValueError("`url`/`headers` are for `type: http|sse`; this server is stdio")
+            if self.url or self.headers or self.auth:
+                raise ValueError("`url`/`headers`/`auth` are for `type: http|sse`; this server is stdio")
         else:
             if not self.url:
                 raise ValueError(f"a `type: {self.type}` server needs `url`")
@@ -118,6 +175,8 @@ class ServerConfig(_Strict):
                 raise ValueError(f"`url` must start with http:// or https://, got {self.url!r}")
             if self.command or self.args or self.env or self.cwd:
                 raise ValueError(f"`command`/`args`/`env`/`cwd` are for stdio servers; this one is {self.type}")
+            if self.auth is not None and any(k.lower() == "authorization" for k in self.headers):
+                raise ValueError("set either `auth` or an `Authorization` header, not both")
         if self.enabled_tools is not None and self.disabled_tools:
             raise ValueError("use either `enabledTools` or `disabledTools`, not both")
         return self

@@ -26,3 +26,13 @@ def cache_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "gocode"
+
+
+def oauth_dir() -> Path:
+    """Where OAuth tokens and client registrations are kept (``GOCODE_OAUTH_DIR`` overrides): the
+    user's state directory, not the cache (pruned, maybe shared read-only by replicas) nor the
+    state directory above (programs write there)."""
+    if env := os.environ.get("GOCODE_OAUTH_DIR"):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "gocode" / "oauth"

@@ -70,7 +70,7 @@ def test_json_config(tmp_path):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("mcpServers:\n  w:\n    comand: x\n", "mcpServers.w.comand: unknown key (known keys: args, command,"),
+        ("mcpServers:\n  w:\n    comand: x\n", "mcpServers.w.comand: unknown key (known keys: args, auth, command,"),
         (
             "mcpServers:\n  w:\n    command: x\n    timeout: soon\n",
             "mcpServers.w.timeout: Input should be a valid number",
@@ -79,7 +79,7 @@ def test_json_config(tmp_path):
         ("mcpServer: {}\n", "mcpServer: unknown key (known keys: defaults, mcpServers, models"),
         ("mcpServers:\n  w:\n    type: http\n", "mcpServers.w: a `type: http` server needs `url`"),
         ("mcpServers:\n  w:\n    type: stdio\n", "mcpServers.w: a stdio server needs `command`"),
-        ("mcpServers:\n  w:\n    command: x\n    url: http://a\n", "`url`/`headers` are for `type: http|sse`"),
+        ("mcpServers:\n  w:\n    command: x\n    url: http://a\n", "`url`/`headers`/`auth` are for `type: http|sse`"),
         ("mcpServers:\n  w:\n    type: sse\n    url: ftp://x\n", "`url` must start with http:// or https://"),
         ("mcpServers:\n  'bad name!':\n    command: x\n", "server name 'bad name!' must start with a letter"),
         ("mcpServers:\n  w:\n    command: x\n    headers: {A: '${NOPE}'}\n", "is not set"),

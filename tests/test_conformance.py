@@ -35,7 +35,18 @@ SUITE = PREFIX / "node_modules" / "@modelcontextprotocol" / "conformance" / "dis
 HERE = ROOT / "tests" / "conformance"
 EXPECTED = yaml.safe_load((HERE / "expected-failures.yaml").read_text())
 GOCODE = str(Path(sys.executable).parent / "gocode")
-CLIENT_SCENARIOS = ("initialize", "tools_call", "sse-retry")
+# The auth scenarios: the 14 the suite requires of a client (its tier 1), the 2025-03-26
+# back-compat ones, its drafts and its extensions; see tests/conformance/client.py.
+AUTH_SCENARIOS = tuple(f"auth/{name}" for name in (
+    "metadata-default", "metadata-var1", "metadata-var2", "metadata-var3", "basic-cimd",
+    "scope-from-www-authenticate", "scope-from-scopes-supported", "scope-omitted-when-undefined",
+    "scope-step-up", "scope-retry-limit", "token-endpoint-auth-basic", "token-endpoint-auth-post",
+    "token-endpoint-auth-none", "pre-registration",
+    "2025-03-26-oauth-metadata-backcompat", "2025-03-26-oauth-endpoint-fallback",
+    "resource-mismatch", "offline-access-scope", "offline-access-not-supported",
+    "client-credentials-basic", "client-credentials-jwt", "cross-app-access-complete-flow",
+))  # fmt: skip
+CLIENT_SCENARIOS = ("initialize", "tools_call", "sse-retry", *AUTH_SCENARIOS)
 # The server scenarios that do not call the reference server's tools by name (in code mode the
 # only tool is execute_go_code).
 SERVER_SCENARIOS_IN_CODE_MODE = (
@@ -58,9 +69,11 @@ def node_env() -> dict[str, str]:
 def outcomes(out: Path, prefix: str = "") -> dict[str, bool]:
     """Each scenario the suite wrote results for: whether none of its checks failed."""
     found: dict[str, bool] = {}
-    for checks in out.glob("*/checks.json"):
-        # [prefix]<scenario>-<timestamp>; a scenario's name may hold dashes and digits.
-        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", checks.parent.name).removeprefix(prefix)
+    for checks in out.glob("**/checks.json"):
+        # [prefix]<scenario>-<timestamp>; a scenario's name may hold dashes and digits, and
+        # an `auth/` one is a directory deeper.
+        where = checks.parent.relative_to(out).as_posix()
+        name = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", where).removeprefix(prefix)
         found[name] = all(c.get("status") != "FAILURE" for c in json.loads(checks.read_text()))
     return found
 
@@ -145,7 +158,7 @@ def test_client_scenarios(tmp_path: Path, mode: str):
     installed()
     results: dict[str, bool] = {}
     for scenario in CLIENT_SCENARIOS:
-        out = tmp_path / scenario
+        out = tmp_path / scenario.replace("/", "-")
         command = f"{sys.executable} {HERE / 'client.py'} {mode}"
         p = run_suite(["client", "--command", command, "--scenario", scenario], out)
         found = outcomes(out)

@@ -41,6 +41,7 @@ from gocode.mcp.cache import RecentListings
 from gocode.mcp.clientinfo import client_info
 from gocode.mcp.httpstatus import StatusRecorder, describe_status, recording
 from gocode.mcp.listing import DiscoveryResult, Listing, list_tools, server_tools
+from gocode.mcp.oauth import connect_scope, oauth_for
 from gocode.mcp.prestart import server_env
 from gocode.mcp.stdio import exit_status, tolerant_stdio_client
 from gocode.toolset import LEGACY_PROTOCOL, MODERN_PROTOCOL, ServerTools
@@ -104,8 +105,9 @@ async def open_client(
     elif server.type == "http":
         sdk_private.tolerate_deep_messages()  # a tool nested too deep costs that tool, not the server
         # The SDK's own defaults for MCP over HTTP: 30 s, and 300 s to read a held-open stream.
-        status = StatusRecorder()
+        status = StatusRecorder(signs_in=server.auth is not None)
         http = httpx2.AsyncClient(
+            auth=oauth_for(name, server),
             headers=dict(server.headers) or None,
             timeout=httpx2.Timeout(30, read=300),
             event_hooks={"response": [status.seen]},
@@ -120,7 +122,9 @@ async def open_client(
                 status.explain(exc)
                 raise
     else:
-        transport = sse_client(server.url or "", headers=dict(server.headers) or None, timeout=server.timeout)
+        transport = sse_client(
+            server.url or "", headers=dict(server.headers) or None, timeout=server.timeout, auth=oauth_for(name, server)
+        )
         async with Client(transport, **opts) as client:
             yield _results_as_sent(client)
 
@@ -150,9 +154,14 @@ async def _open_within(
     in the order they were entered: a ``fail_after`` around the enter alone would not be.
     """
     with anyio.CancelScope(deadline=anyio.current_time() + server.timeout) as scope:
-        async with open_client(name, server, mode, errlog, **opts) as client:
-            scope.deadline = math.inf
-            yield client
+        # An OAuth sign-in lifts the deadline while a person signs in (gocode.mcp.oauth).
+        signing_in = connect_scope.set(scope)
+        try:
+            async with open_client(name, server, mode, errlog, **opts) as client:
+                scope.deadline = math.inf
+                yield client
+        finally:
+            connect_scope.reset(signing_in)
     if scope.cancelled_caught:
         raise TimeoutError(f"connecting took longer than {server.timeout:g} s")
 

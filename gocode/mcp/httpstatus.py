@@ -18,12 +18,15 @@ import httpx2
 from mcp.shared.exceptions import MCPError
 
 
-def describe_status(code: int) -> str:
-    """``HTTP 401 Unauthorized: check …``: the status, its name, what to check."""
+def describe_status(code: int, signs_in: bool = False) -> str:
+    """``HTTP 401 Unauthorized: check …``: the status, its name, what to check (``signs_in``:
+    the server is configured with OAuth, not a token in its headers)."""
     try:
         what = f"HTTP {code} {http.HTTPStatus(code).phrase}"
     except ValueError:
         what = f"HTTP {code}"
+    if code in (401, 403) and signs_in:
+        return what + ": the OAuth sign-in gave no token the server takes (see the server's `auth`, docs/oauth.md)"
     if code in (401, 403):
         return what + ": check the server's headers (its token) in the config"
     if code in (404, 405):
@@ -34,8 +37,9 @@ def describe_status(code: int) -> str:
 class StatusRecorder:
     """The error status of the last POST a session's HTTP client sent (0: it succeeded)."""
 
-    def __init__(self) -> None:
+    def __init__(self, signs_in: bool = False) -> None:
         self.last = 0
+        self.signs_in = signs_in
 
     async def seen(self, response: httpx2.Response) -> None:
         # A session's end (DELETE) and the optional standalone stream (GET, 405 when a server
@@ -44,7 +48,7 @@ class StatusRecorder:
             self.last = response.status_code if response.status_code >= 400 else 0
 
     def hint(self) -> str:
-        return describe_status(self.last) if self.last else ""
+        return describe_status(self.last, self.signs_in) if self.last else ""
 
     def explain(self, exc: BaseException) -> None:
         """Add the status to each error in ``exc`` (a note, which :func:`reason` reads)."""

@@ -16,13 +16,14 @@ import os
 import stat
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from gocode.compile.modcache import ModuleCache
 from gocode.config import CodeModeConfig, ServerConfig
 from gocode.mcp.clientinfo import client_version
+from gocode.mcp.oauth import bearer
 from gocode.run.sandbox import Confinement, Unconfined, confine_direct, confine_pooled
 
 RESULT_FILE_ENV = "GOCODE_RESULT_FILE"  # where a program without a controller writes result() (rt.EnvResultFile)
@@ -76,17 +77,27 @@ def server_spec(server: ServerConfig, protocol_version: str, task_tools: Sequenc
 
 @dataclass(frozen=True)
 class OwnSessions:
-    """Direct mode: the program opens its own sessions to ``specs`` (from :func:`server_spec`)."""
+    """Direct mode: the program opens its own sessions to ``specs`` (from :func:`server_spec`).
+    ``configured``: the servers' settings; a server signed in to with OAuth gets the kept access
+    token as its ``Authorization`` header (the refresh token and client secret stay here)."""
 
     specs: Mapping[str, Mapping[str, Any]]
+    configured: Mapping[str, ServerConfig] = field(default_factory=dict)
 
     def servers(self) -> dict[str, dict[str, Any]]:
         # Servers the program starts itself run where gocode was started, not in the workspace.
         cwd = os.getcwd()
         return {
-            name: {**spec, "cwd": spec.get("cwd", cwd)} if spec["transport"] == "stdio" else dict(spec)
+            name: {**spec, "cwd": spec.get("cwd", cwd)} if spec["transport"] == "stdio" else self._signed(name, spec)
             for name, spec in self.specs.items()
         }
+
+    def _signed(self, name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+        server = self.configured.get(name)
+        token = bearer(server) if server is not None and server.url == spec.get("url") else None
+        if token is None:
+            return dict(spec)
+        return {**spec, "headers": {**spec.get("headers", {}), "Authorization": f"Bearer {token}"}}
 
     def server_envs(self) -> list[Mapping[str, str]]:
         return [spec.get("env") or {} for spec in self.specs.values()]
