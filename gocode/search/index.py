@@ -42,7 +42,7 @@ from typing import Any
 from gocode.errors import EmbeddingUnavailable
 from gocode.schema.ir import Package
 from gocode.schema.names import words
-from gocode.search import background, bm25, learned
+from gocode.search import background, bm25, learned, parts
 from gocode.search import semantic as semantic_mod
 from gocode.search.analysis import (
     STOP_WORDS,
@@ -399,6 +399,23 @@ class SearchIndex:
                 ]
             return self._verb_cache
 
+    @functools.cached_property
+    def actions(self) -> frozenset[str]:
+        """The words that start a part of a request (gocode.search.parts): the first word of each
+        tool's name that says what it does, as written, and the words related to them."""
+        names = self._lex().name_terms
+        verbs = set()
+        for i, e in enumerate(self.entries):
+            verbs.update(
+                next((w for w in prepare(e.tool).split() if set(analyzer().analyze(w)) & names[i]), "").split()
+            )
+        return parts.action_words(verbs)
+
+    def split(self, query: str) -> list[str]:
+        """A request's parts (gocode.search.parts): one for a request asking one thing."""
+        servers = {w.lower() for e in self.entries for w in WORD.findall(e.server)}
+        return parts.split(query, self.actions, frozenset(self._lex().named) | servers)
+
     def _name_cover(self, i: int, own: set[str], related: set[str]) -> float:
         """How much of a tool's name the query says: the share of its name's words (server
         words aside) among the query's own terms, a related term counting RELATED_BOOST."""
@@ -409,6 +426,15 @@ class SearchIndex:
         said = sum(1 for t in terms if t in own)
         implied = sum(1 for t in terms if t not in own and t in related)
         return (said + RELATED_BOOST * implied) / len(terms)
+
+    def in_context(self, part: str, query: str) -> str:
+        """A part of a request as it is searched: with the words of the whole request that name a
+        server and the part does not say ("assign it to me", of "mark Sentry issue X resolved and
+        assign it to me", is about Sentry)."""
+        said = {w.lower() for w in WORD.findall(part)}
+        named = self._lex().named
+        words = [w for w in WORD.findall(query) if w.lower() in named and w.lower() not in said | _NOT_NAMES]
+        return " ".join([part, *dict.fromkeys(words)])
 
     def named(self, query: str) -> frozenset[int]:
         """The entries of the servers a query names (by server, product or vendor name)."""
