@@ -535,7 +535,7 @@ def test_a_request_in_parts_gets_the_best_declarations_for_each_part():
     assert tokens.count(text) < 1500
 
     got = answer(index, {"query": "list the open pull requests, then schedule a massage for saturday afternoon"})
-    assert [p.text for p in got.parts][0] == "list the open pull requests" and len(got.parts) == 2
+    assert len(got.parts) == 2 and got.parts[0].text == "list the open pull requests"
     assert got.parts[1].note == "no tool fits 'schedule a massage for saturday afternoon'; the nearest are listed"
     assert "// no tool fits 'schedule a massage" in answer_text(pkg, got)
 
