@@ -556,3 +556,21 @@ def test_single_requests_answer_as_before():
     index, bench = corpus()
     split = [q["query"] for q in bench.queries() if answer(index, {"query": q["query"]}).parts]
     assert len(split) <= 5, split
+
+
+@pytest.mark.fast
+def test_splitting_a_request_is_linear_in_it():
+    """A request is untrusted: 20,000 characters of one cut, conjunction or lead-in word split
+    in well under a second (each cut reads a bounded stretch past it; reading the whole rest
+    from every cut took 4 to 9 s)."""
+    import time
+
+    from gocode.search import parts
+
+    actions = parts.action_words({"list", "read"})
+    for unit in (",", "and ", " and list x", "; a", ". read y", "\n", "then also ", "'a; b' and "):
+        text = (unit * (20_000 // len(unit) + 1))[:20_000]
+        start = time.perf_counter()
+        got = parts.split(text, actions)
+        assert time.perf_counter() - start < 1.0, unit
+        assert 1 <= len(got) <= parts.MAX_PARTS

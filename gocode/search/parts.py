@@ -15,6 +15,7 @@ request quotes or names (``'a; b'``, ``src/a.py``) are never cut.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Collection
 
@@ -23,8 +24,12 @@ from gocode.search.analysis import VALUE, WORD, analyzer, prepare, related
 # More parts than this are searched as the last one (the answer stays bounded).
 MAX_PARTS = 4
 # Where a request always divides, and where it divides before an action.
-_HARD = re.compile(r"\s*(?:;|[.!?](?=\s)|\n)\s*")
-_SOFT = re.compile(r"\s*(?:,\s*(?:(?:and|then|also|plus)\s+)*|\s(?:and|then|also|plus)(?:\s+(?:then|also))*\s+)", re.I)
+_HARD = re.compile(r"[;\n]|[.!?](?=\s)")
+# Each starts at a comma or a space and reads on a bounded way: linear in the request.
+_SOFT = re.compile(r",(?:\s*(?:and|then|also|plus)\b)*|\s(?:and|then|also|plus)\b(?:\s+(?:then|also)\b)*", re.I)
+# How far past a cut its action is looked for: a few words of lead-in at most.
+_LOOK_WORDS = 8
+_LOOK_CHARS = 200
 # Words that may come before the action of a part ("and then please also create …", "and I
 # want you to create …"); not articles: "the diff between HEAD and a branch" is one part.
 _LEAD = frozenset(
@@ -51,15 +56,15 @@ def _content(text: str) -> bool:
     return bool(analyzer().analyze(prepare(text)))
 
 
-def _starts_with_action(text: str, actions: frozenset[str], leads: frozenset[str]) -> bool:
-    """Whether ``text`` starts with an action (after words that may lead one: "then", "please",
-    a server's name as in "git log") and says something after it ("find and replace X" is one
-    action, "rename it" another)."""
-    said = WORD.findall(text)
-    for i, w in enumerate(said):
-        low = w.lower()
-        if low in actions and i + 1 < len(said):
-            return True
+def _starts_with_action(text: str, actions: frozenset[str], leads: frozenset[str], at: int = 0) -> bool:
+    """Whether ``text`` from ``at`` starts with an action (after words that may lead one: "then",
+    "please", a server's name as in "git log") and says something after it ("find and replace X"
+    is one action, "rename it" another). Reads a bounded stretch: linear in a whole request."""
+    said = WORD.finditer(text, at, at + _LOOK_CHARS)
+    for m in itertools.islice(said, _LOOK_WORDS):
+        low = m.group(0).lower()
+        if low in actions:
+            return next(said, None) is not None
         if low not in _LEAD and low not in leads:
             return False
     return False
@@ -71,7 +76,7 @@ def split(query: str, actions: frozenset[str], leads: frozenset[str] = frozenset
     masked = _masked(query)
     cuts: list[tuple[int, int]] = [(m.start(), m.end()) for m in _HARD.finditer(masked)]
     for m in _SOFT.finditer(masked):
-        if _starts_with_action(masked[m.end() :], actions, leads):
+        if _starts_with_action(masked, actions, leads, m.end()):
             cuts.append((m.start(), m.end()))
     pieces: list[str] = []
     at = 0
