@@ -117,6 +117,19 @@ def test_the_plan_text_names_the_tools_a_program_calls_even_when_it_may_call_any
 
 
 @pytest.mark.fast
+def test_a_plan_says_how_and_where_the_code_calls_a_tool():
+    """As the code calls it and on which lines, a few at most (the code is the model's: it may
+    call a tool on every line); a tool it does not call by name (through a saved program) is named."""
+    many = Plan(
+        tools=(("notes", "delete_note"),), sites=(("notes", "delete_note", "deleteNote", tuple(range(1, 10001))),)
+    )
+    assert many.calls_of("notes", "delete_note") == "deleteNote (notes.delete_note), lines 1, 2, 3, 4, 5 and 9995 more"
+    assert many.calls_of("notes", "delete_note", lines=False) == "deleteNote (notes.delete_note)"
+    assert many.calls_of("notes", "read_note") == "notes.read_note"
+    assert many == Plan(tools=(("notes", "delete_note"),))  # where the calls are is not what a plan is
+
+
+@pytest.mark.fast
 def test_approval_config_is_strict():
     with pytest.raises(ConfigError, match="approval"):
         config_from({}, defaults={"codeMode": {"approval": {"ask": ["x"], "askk": ["y"]}}})

@@ -18,6 +18,8 @@ from typing import Any
 from gocode.schema.ir import Package, ToolFunc
 
 PLAN_META_KEY = "io.gocode/plan"
+# A refusal names at most this many lines of each call (a program may call a tool anywhere).
+_SHOWN_LINES = 5
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,10 @@ class Plan:
             return f"{server}.{tool}"
         out = []
         for written, at in said:
-            where = f", line{'s' if len(at) > 1 else ''} {', '.join(map(str, at))}" if lines else ""
+            shown = ", ".join(map(str, at[:_SHOWN_LINES])) + (
+                f" and {len(at) - _SHOWN_LINES} more" if len(at) > _SHOWN_LINES else ""
+            )
+            where = f", line{'s' if len(at) > 1 else ''} {shown}" if lines else ""
             out.append(f"{written} ({server}.{tool}){where}")
         return "; ".join(out)
 
