@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from gocode.compile.modcache import BuildResult, ModuleCache, Progress, check_and_build
 from gocode.config import ApprovalConfig, CodeModeConfig, Config, ServerConfig
-from gocode.errors import GocodeError, SandboxError, SearchRequestError
+from gocode.errors import GocodeError, SandboxError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
@@ -45,16 +45,15 @@ from gocode.schema.doctext import one_line
 from gocode.schema.inferred import typeable, typeable_tools, with_inferred_outputs
 from gocode.schema.ir import Package
 from gocode.schema.kept import package_for
-from gocode.search.answer import answer as search_answer
-from gocode.search.answer import answer_text
+from gocode.search.answer import respond
 from gocode.search.index import SearchIndex
 from gocode.tools.saved import SAVED_SERVER, SavedProgram, SavedStore, approved_text, expand_plan, legacy_names
 from gocode.tools.saved import listing as saved_listing
 from gocode.toolset import ServerTools, ToolInfo
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import merged_comments, render_full
-from gocode.view.rules import SEARCH_TOOL_NAME, search_hint
 from gocode.view.rules import rules as rules_text
+from gocode.view.rules import search_hint
 from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools
 
 TOOL_NAME = "execute_go_code"
@@ -412,11 +411,8 @@ class CodeMode:
 
     def search_answer(self, arguments: dict[str, Any] | None) -> tuple[str, bool]:
         """``search_go_tools``' answer to a request: (text, is_error); never raises for bad input."""
-        try:
-            got = search_answer(self.search_index(), arguments, self.view.excluded)
-        except SearchRequestError as exc:
-            return f"{SEARCH_TOOL_NAME}: {exc}", True
-        return answer_text(self.package, got, self.shape_comments(), self._about), False
+        index, notes, budget = self.search_index(), self.shape_comments(), self.settings.description_tokens
+        return respond(index, self.package, arguments, self.view.excluded, notes, self._about, budget)
 
     async def resolve_sandbox(self) -> dict[str, Any]:
         """Find the tier ``codeMode.sandbox`` gets on this host (for ``auto``: probe it), for

@@ -117,6 +117,19 @@ def test_the_plan_text_names_the_tools_a_program_calls_even_when_it_may_call_any
 
 
 @pytest.mark.fast
+def test_a_plan_says_how_and_where_the_code_calls_a_tool():
+    """As the code calls it and on which lines, a few at most (the code is the model's: it may
+    call a tool on every line); a tool it does not call by name (through a saved program) is named."""
+    many = Plan(
+        tools=(("notes", "delete_note"),), sites=(("notes", "delete_note", "deleteNote", tuple(range(1, 10001))),)
+    )
+    assert many.calls_of("notes", "delete_note") == "deleteNote (notes.delete_note), lines 1, 2, 3, 4, 5 and 9995 more"
+    assert many.calls_of("notes", "delete_note", lines=False) == "deleteNote (notes.delete_note)"
+    assert many.calls_of("notes", "read_note") == "notes.read_note"
+    assert many == Plan(tools=(("notes", "delete_note"),))  # where the calls are is not what a plan is
+
+
+@pytest.mark.fast
 def test_approval_config_is_strict():
     with pytest.raises(ConfigError, match="approval"):
         config_from({}, defaults={"codeMode": {"approval": {"ask": ["x"], "askk": ["y"]}}})
@@ -149,6 +162,12 @@ def test_plan_names_the_tools_without_running_anything(module_cache):  # noqa: F
     got = asyncio.run(go())
     assert got["typed"] == Plan(tools=(("notes", "delete_note"), ("notes", "read_note")))
     assert got["constant"] == Plan(tools=(("notes", "add_note"),))
+    # Where the code calls each tool, as it calls it (what a refusal points at).
+    assert got["typed"].sites == (
+        ("notes", "delete_note", "deleteNote", (7,)),
+        ("notes", "read_note", "readNote", (1,)),
+    )
+    assert got["constant"].sites == (("notes", "add_note", 'callTool("notes.add_note")', (1,)),)
     assert got["computed"] is not None and got["computed"].any_tool == (
         "model.go:2: callTool with a name computed at run time",
     )
@@ -480,3 +499,43 @@ def test_the_declarations_mark_the_tools_that_need_approval(module_cache):  # no
             marked = text.split(f"// {note}")[1].split("\nfunc ", 1)[1]
             assert marked.startswith("deleteNote("), text
             assert text.count("Needs approval") == 1, text
+
+
+@pytest.mark.go
+def test_a_refusal_names_the_calls_that_need_approval_and_suggests_running_the_rest(module_cache):  # noqa: F811
+    """A held program is refused naming the calls that need approval (the function as the code
+    calls it, its tool, its lines) and the calls that need none, with the advice to run those as
+    a program of their own, which then runs unasked; a program that may call any tool is told to
+    name its tools so only the calls needing approval hold it."""
+    by_name = (
+        'if _, err := callTool(ctx, "notes.delete_note", map[string]any{"name": "x"}); err != nil {\n\treturn err\n}\n'
+    )
+    computed = (
+        'name := "notes." + "delete_note"\n_, err := callTool(ctx, name, map[string]any{"name": "x"})\nreturn err\n'
+    )
+
+    async def go():
+        config = config_from({"notes": NOTES}, defaults={"codeMode": {"sandbox": "off"}})
+        async with Toolbox(config, module_cache=module_cache, prewarm=False) as box:
+            got = [await box.execute(code) for code in (BOTH, by_name + BOTH, DELETE, computed)]
+            return [*got, await box.execute(READ)]
+
+    both, twice, alone, anyone, rest = asyncio.run(go())
+    assert all(r.phase == "approval" and r.tool_calls == [] for r in (both, twice, alone, anyone))
+    assert both.stderr.splitlines()[1:] == [
+        "The calls that need approval: deleteNote (notes.delete_note), line 7.",
+        "Its other calls (readNote (notes.read_note)) need none: run the rest as its own program, without the "
+        "calls above, and it runs without asking.",
+    ], both.stderr
+    assert (
+        'The calls that need approval: callTool("notes.delete_note") (notes.delete_note), line 1; '
+        "deleteNote (notes.delete_note), line 10." in twice.stderr
+    ), twice.stderr
+    assert alone.stderr.endswith(
+        "The calls that need approval: deleteNote (notes.delete_note), line 1. Every tool it calls needs approval: "
+        "without them nothing of it is left to run here."
+    ), alone.stderr
+    assert "It may call any tool (model.go:2: callTool with a name computed at run time)" in anyone.stderr
+    assert "callTool with a constant name, and only those calls are held" in anyone.stderr
+    # What the refusal suggests works: the rest, on its own, runs without asking.
+    assert (rest.ok, rest.output) == (True, "Hello, world.\n")

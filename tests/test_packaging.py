@@ -27,6 +27,7 @@ def test_wheel_ships_templates_and_go_mod(tmp_path):
         "gocode/go_templates/gofix/main.go",  # Go's parser and type checker, built on first use
         "gocode/program/typecheck.py",  # runs that helper
         "gocode/search/rank_model.json",  # the learned ranking's trees, read beside the module
+        "gocode/search/background.npz",  # what search measures a tool's similarity against
     ):
         assert needed in names
     assert "gocode/demo/server.py" in names

@@ -483,3 +483,94 @@ def test_the_learned_weighing_ranks_the_corpus_and_leaves_no_fit_alone():
     assert ranking.scored == tuple((index.entries[i], sig.fused[i]) for i in best)
     assert not index.ranking("order me a large pepperoni pizza for delivery", 5).fits
     assert index.search("zzzqqq", 5) == []
+
+
+@pytest.mark.fast
+def test_a_request_is_split_where_each_part_starts_an_action():
+    """Cut at hard punctuation, and at a comma or a conjunction before an action; never inside a
+    value; a request that does not start with an action, or whose parts say nothing past their
+    verb, is one request."""
+    from gocode.search import parts
+
+    actions = parts.action_words({"log", "write", "read", "list", "rename", "find", "replace", "create"})
+    assert {"save", "show", "get"} <= actions  # related to write, list, read (the analyser's table)
+    split = functools.partial(parts.split, actions=actions, leads=frozenset({"git"}))
+    assert split("git log latest commit author and changed files; write text file") == [
+        "git log latest commit author and changed files",
+        "write text file",
+    ]
+    assert split("find callers of parse_config, then please rename it") == [
+        "find callers of parse_config",
+        "please rename it",
+    ]
+    assert split("read 'notes; draft' and then save it to src/a.py") == ["read 'notes; draft'", "save it to src/a.py"]
+    for one in (
+        "why did the build fail? show me the logs",  # a question with its request: one
+        "find and replace text in a Word document",  # one action on one object
+        "get the diff between HEAD and a branch",  # an article, not an action, after "and"
+        "list open pull requests",
+    ):
+        assert split(one) == [one], one
+    many = split("list a. read b. write c. create d. rename e. find f")
+    assert len(many) == parts.MAX_PARTS and many[-1] == "create d rename e find f"
+
+
+def test_a_request_in_parts_gets_the_best_declarations_for_each_part():
+    """Each part is searched alone (with the servers the request names) and answered under its
+    own heading, each type declared once in the whole answer; a part nothing fits says so; a
+    request one tool does whole is answered as one; the answer keeps within a token budget."""
+    from gocode.view import tokens
+
+    index, _ = corpus()
+    pkg = index_package()
+    got = answer(index, {"query": "git log latest commit author and changed files; write text file"})
+    assert [p.text for p in got.parts] == ["git log latest commit author and changed files", "write text file"]
+    assert "git.git_log" in qualified(got.parts[0].found)
+    assert any(e.tool == "write_file" for e in got.parts[1].found), qualified(got.parts[1].found)
+    text = answer_text(pkg, got)
+    first, second = text.index("// ----- 1. 'git log latest"), text.index("// ----- 2. 'write text file' -----")
+    assert first < text.index("func gitLog(") < second < text.index("func writeFile(")
+    declared = re.findall(r"^type (\w+) ", text, re.M)
+    assert len(declared) == len(set(declared)) and text.count("func ptr[") <= 1
+    assert tokens.count(text) < 1500
+
+    got = answer(index, {"query": "list the open pull requests, then schedule a massage for saturday afternoon"})
+    assert len(got.parts) == 2 and got.parts[0].text == "list the open pull requests"
+    assert got.parts[1].note == "no tool fits 'schedule a massage for saturday afternoon'; the nearest are listed"
+    assert "// no tool fits 'schedule a massage" in answer_text(pkg, got)
+
+    # "Mark … resolved and assign it to me" is one tool's work: answered as one request.
+    one = answer(index, {"query": "Mark Sentry issue BACKEND-12 as resolved and assign it to me"})
+    assert one.parts == () and qualified(one.found)[0] == "sentry.update_issue"
+
+    # Over budget: full declarations become lines, the last first, while a part keeps more than one.
+    wide = answer(index, {"query": "run a shell command and read its output"})
+    assert len(wide.parts) == 2 and sum(len(p.found) for p in wide.parts) > 2
+    full, tight = answer_text(pkg, wide), answer_text(pkg, wide, budget=600)
+    assert tokens.count(tight) < tokens.count(full) and len(re.findall(r"^func \w+\(", tight, re.M)) == 2, tight
+
+
+def test_single_requests_answer_as_before():
+    """Of the 1,160 phrasings of the query sets (each one request), all but a handful that ask
+    for two actions in turn are answered as one request."""
+    index, bench = corpus()
+    split = [q["query"] for q in bench.queries() if answer(index, {"query": q["query"]}).parts]
+    assert len(split) <= 5, split
+
+
+@pytest.mark.fast
+def test_splitting_a_request_is_linear_in_it():
+    """A request is untrusted: 20,000 characters of one cut, conjunction or lead-in word split
+    in well under a second (each cut reads a bounded stretch past it; reading the whole rest
+    from every cut took 4 to 9 s)."""
+    import time
+
+    from gocode.search import parts
+
+    actions = parts.action_words({"list", "read"})
+    for unit in (",", "and ", " and list x", "; a", ". read y", "\n", "then also ", "'a; b' and "):
+        text = (unit * (20_000 // len(unit) + 1))[:20_000]
+        start = time.perf_counter()
+        got = parts.split(text, actions)
+        assert time.perf_counter() - start < 1.0, unit
+        assert 1 <= len(got) <= parts.MAX_PARTS

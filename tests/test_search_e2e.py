@@ -209,6 +209,26 @@ def test_cli_search_and_describe(tmp_path):
     )
 
 
+def test_the_demos_own_tools_are_found_for_plain_questions(tmp_path):
+    """Plain questions about the demo's two tools fit them, though they share no word with their
+    terse descriptions and clear no fixed similarity floor: the tools stand out from what the
+    question is like against tools in general. Questions about nothing there still fit nothing."""
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump({"mcpServers": {"weather": demo_stdio()}}))
+
+    def search(query: str) -> tuple[int, list[str]]:
+        p = subprocess.run([GOCODE, "search", query, "-c", str(config)], capture_output=True, text=True, timeout=120)
+        assert p.returncode in (0, 1), p.stderr
+        return p.returncode, [line.split()[1] for line in p.stdout.splitlines()]
+
+    for query in ("is it raining in tokyo", "how hot is it in Paris"):
+        code, listed = search(query)
+        assert code == 0 and set(listed) == {"weather.get_weather", "weather.get_city"}, (query, listed)
+    assert search("where am I") == (0, ["weather.get_city", "weather.get_weather"])
+    for query in ("what time is it", "order me a large pepperoni pizza", "zzzqqq"):
+        assert search(query)[0] == 1, query
+
+
 def test_the_loopback_search_server_only_searches_and_only_for_a_live_run():
     """The @gocode pseudo-server answers search_tools and nothing else, only with a run's token."""
 

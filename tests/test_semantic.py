@@ -122,3 +122,21 @@ def test_a_model_that_no_longer_loads_finds_nothing_and_breaks_nothing(tmp_path,
     assert not model.embed(["weather"], query=True).any()
     with pytest.raises(EmbeddingUnavailable):
         semantic.document_vectors(model, ["get_weather"])  # search leaves this model out
+
+
+@pytest.mark.fast
+def test_the_shipped_background_gives_each_model_a_mean_and_spread():
+    """background.npz (bench/background.py) holds a background for each model search uses, and a
+    tool set of N tools is held to more than chance among N."""
+    import numpy as np
+
+    from gocode.search import background, semantic
+
+    grounds = background.backgrounds()
+    assert set(grounds) == {spec.name for spec in semantic.MODELS}
+    for ground in grounds.values():
+        unit = np.zeros(ground.mean.shape[0], dtype=np.float32)
+        unit[0] = 1.0
+        mean, spread = ground.spread(unit)
+        assert mean == pytest.approx(float(ground.mean[0])) and 0 < spread < 1
+    assert background.threshold(1) == background.threshold(2) < background.threshold(50) < background.threshold(1191)

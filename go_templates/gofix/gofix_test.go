@@ -287,6 +287,7 @@ func TestPlan(t *testing.T) {
 		Calls: []string{"svc.tool"},
 		Pairs: [][2]string{},
 		Any:   []string{"model.go:4: callTool with a name computed at run time"},
+		Sites: map[string][]int{"GetWeather": {1}, "svc.tool": {2}},
 	}
 	if got := check(src, false, "go1.25", nil).Plan; !reflect.DeepEqual(got, want) {
 		t.Fatalf("plan = %+v, want %+v", got, want)

@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -20,6 +21,9 @@ type plan struct {
 	Calls []string    `json:"calls"`
 	Pairs [][2]string `json:"pairs"`
 	Any   []string    `json:"any"`
+	// Sites are the lines of the model's code where each tool is called: by its function's
+	// exported name, callTool's constant name, or "server.tool" for a direct runtime call.
+	Sites map[string][]int `json:"sites"`
 }
 
 const (
@@ -36,11 +40,12 @@ const (
 // planOf reads a checked (or partly checked) main.go. Only what the model's own lines use
 // counts: the generated aliases mention every tool the code names, which is the point.
 func planOf(fs *token.FileSet, f *ast.File, info *types.Info) *plan {
-	p := &plan{Funcs: []string{}, Calls: []string{}, Pairs: [][2]string{}, Any: []string{}}
+	p := &plan{Funcs: []string{}, Calls: []string{}, Pairs: [][2]string{}, Any: []string{}, Sites: map[string][]int{}}
 	model := func(pos token.Pos) (string, bool) {
 		at := fs.Position(pos)
 		return fmt.Sprintf("%s:%d", at.Filename, at.Line), !strings.HasPrefix(at.Filename, generatedPrefix)
 	}
+	site := func(key string, pos token.Pos) { p.Sites[key] = append(p.Sites[key], fs.Position(pos).Line) }
 	// The aliases main.go declares: var getWeather = gocodetools.GetWeather, var callTool = gocodert.CallTool.
 	alias := mainAliases(fs, f, info)
 	// The call each function name is called by, to read its constant arguments.
@@ -91,6 +96,7 @@ func planOf(fs *token.FileSet, f *ast.File, info *types.Info) *plan {
 		switch {
 		case strings.HasPrefix(path, toolsPathPrefix):
 			funcs[name] = true
+			site(name, id.Pos())
 		case strings.HasPrefix(path, sdkPathPrefix):
 			anyWhy(where, "uses the MCP SDK directly")
 		case path == rtImportPath && (name == callToolAlias || name == callToolStreamAlias):
@@ -98,6 +104,7 @@ func planOf(fs *token.FileSet, f *ast.File, info *types.Info) *plan {
 				anyWhy(where, "callTool used as a value")
 			} else if s, ok := str(call.Args[1]); ok {
 				calls[s] = true
+				site(s, id.Pos())
 			} else {
 				anyWhy(where, "callTool with a name computed at run time")
 			}
@@ -110,6 +117,7 @@ func planOf(fs *token.FileSet, f *ast.File, info *types.Info) *plan {
 			tool, ok2 := str(call.Args[2])
 			if ok1 && ok2 {
 				pairs[[2]string{server, tool}] = true
+				site(server+"."+tool, id.Pos())
 			} else {
 				anyWhy(where, "a runtime call with a server or tool computed at run time")
 			}
@@ -137,5 +145,9 @@ func planOf(fs *token.FileSet, f *ast.File, info *types.Info) *plan {
 	sort.Strings(p.Calls)
 	sort.Slice(p.Pairs, func(i, j int) bool { return p.Pairs[i][0]+"\x00"+p.Pairs[i][1] < p.Pairs[j][0]+"\x00"+p.Pairs[j][1] })
 	sort.Strings(p.Any)
+	for key, lines := range p.Sites {
+		slices.Sort(lines)
+		p.Sites[key] = slices.Compact(lines)
+	}
 	return p
 }

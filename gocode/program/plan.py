@@ -10,13 +10,16 @@ that answer into ``server.tool`` names against the tool set the program was buil
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from gocode.schema.ir import Package
+from gocode.schema.ir import Package, ToolFunc
 
 PLAN_META_KEY = "io.gocode/plan"
+# A refusal names at most this many lines of each call (a program may call a tool anywhere).
+_SHOWN_LINES = 5
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,10 @@ class Plan:
     # The tools the program calls through their typed companion (the result type learned from
     # their results): a saved program depends on that type only then. Not part of the JSON.
     typed: tuple[tuple[str, str], ...] = ()
+    # Where the model's lines call each tool: (server, tool, the name the code calls it by, the
+    # lines), so a refusal can point at the calls. Not part of the JSON, nor of what a plan is
+    # (two programs calling the same tools on other lines can call the same).
+    sites: tuple[tuple[str, str, str, tuple[int, ...]], ...] = field(default=(), compare=False)
 
     @property
     def is_any(self) -> bool:
@@ -42,6 +49,21 @@ class Plan:
 
     def names(self) -> list[str]:
         return [f"{s}.{t}" for s, t in self.tools]
+
+    def calls_of(self, server: str, tool: str, *, lines: bool = True) -> str:
+        """How the code calls a tool, for people: ``deleteNote (notes.delete_note), line 6``, or
+        the tool's name alone when the code does not call it by name (a saved program does)."""
+        said = [(written, at) for s, t, written, at in self.sites if (s, t) == (server, tool)]
+        if not said:
+            return f"{server}.{tool}"
+        out = []
+        for written, at in said:
+            shown = ", ".join(map(str, at[:_SHOWN_LINES])) + (
+                f" and {len(at) - _SHOWN_LINES} more" if len(at) > _SHOWN_LINES else ""
+            )
+            where = f", line{'s' if len(at) > 1 else ''} {shown}" if lines else ""
+            out.append(f"{written} ({server}.{tool}){where}")
+        return "; ".join(out)
 
     def allows(self, server: str, tool: str) -> bool:
         """Whether a call was foreseen: every call, for a program that may call any tool."""
@@ -100,8 +122,30 @@ def plan_from_answer(doc: dict[str, Any] | None, pkg: Package, derefs: list[dict
         if named and isinstance(d.get("line"), int):
             named_at.append((d["line"], named))
     return Plan(
-        tuple(sorted(tools)), tuple(doc.get("any") or ()), tuple(sorted(unknown)), tuple(named_at), tuple(sorted(typed))
+        tuple(sorted(tools)),
+        tuple(doc.get("any") or ()),
+        tuple(sorted(unknown)),
+        tuple(named_at),
+        tuple(sorted(typed)),
+        _sites(doc.get("sites"), by_name, servers, known),
     )
+
+
+def _sites(
+    doc: Any, by_name: dict[str, ToolFunc], servers: set[str], known: set[tuple[str, str]]
+) -> tuple[tuple[str, str, str, tuple[int, ...]], ...]:
+    """The helper's ``sites`` (a tool's exported function, callTool's constant name or
+    ``server.tool`` → the model's lines) as (server, tool, the name the code writes, lines)."""
+    out = []
+    for key, lines in (doc or {}).items() if isinstance(doc, dict) else ():
+        if not isinstance(lines, list) or not all(isinstance(n, int) for n in lines):
+            continue
+        f = by_name.get(key)
+        if f is not None:
+            out.append((f.server, f.tool, f.name, tuple(lines)))
+        elif (pair := split_name(key, servers)) is not None and pair in known:
+            out.append((*pair, f"callTool({json.dumps(key)})", tuple(lines)))
+    return tuple(sorted(out))
 
 
 _NIL_DEREF = "invalid memory address or nil pointer dereference"

@@ -168,10 +168,33 @@ def tools_needing_approval(
 
 
 def refusal(request: ApprovalRequest, why: str) -> str:
+    """Why a program did not run, the calls it was held for, and what of it could run as it is."""
     return (
         f"not run: the program can call tools that need approval ({', '.join(request.tools)}) and {why}. "
-        "Nothing was called."
+        "Nothing was called." + the_rest(request)
     )
+
+
+def the_rest(request: ApprovalRequest) -> str:
+    """Where the calls a program was held for are, and what to do without them: the rest of it
+    as its own program, which runs unasked; or, for a program that may call any tool, naming
+    each tool it calls so only those that need approval hold it."""
+    plan = request.plan
+    if plan.is_any:
+        return (
+            f"\nIt may call any tool ({'; '.join(plan.any_tool)}), so it is held for every tool that needs approval. "
+            "Call each tool by its function, or callTool with a constant name, and only those calls are held."
+        )
+    held = set(request.tools)
+    calls = [plan.calls_of(s, t) for s, t in plan.tools if f"{s}.{t}" in held]
+    free = [plan.calls_of(s, t, lines=False) for s, t in plan.tools if f"{s}.{t}" not in held]
+    text = f"\nThe calls that need approval: {'; '.join(calls)}."
+    if free:
+        return text + (
+            f"\nIts other calls ({', '.join(free)}) need none: run the rest as its own program, without the "
+            "calls above, and it runs without asking."
+        )
+    return text + " Every tool it calls needs approval: without them nothing of it is left to run here."
 
 
 async def refused(request: ApprovalRequest, approver: Approver | None) -> str | AskFirst | None:

@@ -126,6 +126,11 @@ def _related() -> dict[str, tuple[str, ...]]:
     return {w: tuple(ws) for w, ws in out.items()}
 
 
+def related(word: str) -> tuple[str, ...]:
+    """The words the analyser takes as related to ``word`` (lower case, as written)."""
+    return _related().get(word, ())
+
+
 def query_terms(query: str) -> tuple[list[str], list[str]]:
     """A query's own terms (with words run together, "on call" → oncall, as tool names often
     write them) and the related terms it implies, analysed as the index analyses text (pure)."""
@@ -140,7 +145,7 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
 
 # Values a request passes to a tool rather than words for what the tool does: quoted text, URLs,
 # identifiers and paths (parse_config, Foo.lean, src/app), issue-style keys (PROJ-142).
-_VALUE = re.compile(
+VALUE = re.compile(
     r"""(?<!\w)(?:'[^'\n]+'|"[^"\n]+"|`[^`\n]+`|“[^”\n]+”)(?!\w)"""
     r"|\bhttps?://\S+"
     r"|\b\w+(?:[_./]\w+)+\b"
@@ -150,8 +155,8 @@ _VALUE = re.compile(
 
 def split_values(query: str) -> tuple[str, str]:
     """A request without the values it quotes or names (for what it asks), and those values."""
-    values = [m.group(0) for m in _VALUE.finditer(query)]
-    return _VALUE.sub(" ", query), " ".join(values)
+    values = [m.group(0) for m in VALUE.finditer(query)]
+    return VALUE.sub(" ", query), " ".join(values)
 
 
 def first_sentence(text: str) -> str:

@@ -14,6 +14,7 @@ from gocode.search.analysis import first_sentence, fold
 from gocode.search.index import NAME_ALL, SearchIndex, ToolEntry
 from gocode.search.limits import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
 from gocode.toolset import ToolInfo
+from gocode.view import tokens
 from gocode.view.modelview import Shapes, render_funcs
 from gocode.view.rules import SEARCH_TOOL_NAME
 
@@ -28,6 +29,10 @@ _ANSWER_WITHIN = 0.5
 # tool is in the answer without a second search while the answer stays short.
 _ANSWER_FULL = 3
 _ANSWER_TOTAL = 10
+# A request in several parts (gocode.search.parts): per part, at most this many in full and in
+# all, so an answer in four parts holds no more declarations than two requests.
+_PART_FULL = 2
+_PART_TOTAL = 5
 _LINE_CHARS = 110
 
 
@@ -64,13 +69,27 @@ def search_tool_definition() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class PartAnswer:
+    """One part of a request in several parts: its words, the tools found for it (in full, then
+    a line each) and, when nothing fits it, a note saying so."""
+
+    text: str
+    found: tuple[ToolEntry, ...]
+    more: tuple[ToolEntry, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class SearchAnswer:
     """The tools a request found, in order: ``found`` shown as full declarations, ``more`` as
-    one line each; and notes (names that matched nothing, a query nothing fits)."""
+    one line each; and notes (names that matched nothing, a query nothing fits). A query in
+    several parts also has ``parts``, each with its own tools (all of them in ``found`` and
+    ``more`` too)."""
 
     found: tuple[ToolEntry, ...]
     notes: tuple[str, ...] = ()
     more: tuple[ToolEntry, ...] = ()
+    parts: tuple[PartAnswer, ...] = ()
 
 
 def missing_note(index: SearchIndex, name: str, elsewhere: str = "search with a `query` saying what it does") -> str:
@@ -125,33 +144,66 @@ def answer(index: SearchIndex, arguments: dict[str, Any] | None, regular: Iterab
         for e in hits:
             found.setdefault(e.qualified, e)
     more: dict[str, ToolEntry] = {}
-    if query:
-        explicit = "limit" in args
-        ranking = index.ranking(query, min(limit, MAX_LIMIT) if explicit else _ANSWER_TOTAL)
-        scored = list(ranking.scored)
-        if limit > MAX_LIMIT:
-            notes.append(f"at most {MAX_LIMIT} tools per answer")
-        if not scored:
-            notes.append(f"no tool matches {query!r}")
-        elif not ranking.fits:
-            notes.append(f"no tool fits {query!r}; the nearest are listed")
-        if explicit:  # the model's own limit is taken as asked, every tool in full
-            full, rest = scored, []
-        elif not ranking.fits:
-            full, rest = [], scored
-        else:
-            # The best few in full; tools far behind the best, and the tail, one line each.
-            top = scored[0][1]
-            n = sum(1 for _, score in scored[:_ANSWER_FULL] if score >= _ANSWER_WITHIN * top)
-            full, rest = scored[:n], scored[n:]
-        for e, _ in full:
+    explicit = "limit" in args
+    if query and limit > MAX_LIMIT:
+        notes.append(f"at most {MAX_LIMIT} tools per answer")
+    answered = _answered(index, query, min(limit, MAX_LIMIT) if explicit else None) if query else []
+    for p in answered:
+        notes += [p.note] if p.note and len(answered) == 1 else []
+        for e in p.found:
             found.setdefault(e.qualified, e)
-        for e, _ in rest:
+        for e in p.more:
             if e.qualified not in found:
                 more.setdefault(e.qualified, e)
     if not found and not more:
-        raise SearchRequestError("; ".join(notes))
-    return SearchAnswer(tuple(found.values()), tuple(notes), tuple(more.values()))
+        raise SearchRequestError("; ".join([*notes, *(p.note for p in answered if len(answered) > 1)]))
+    more = {k: e for k, e in more.items() if k not in found}
+    parts = tuple(answered) if len(answered) > 1 else ()
+    return SearchAnswer(tuple(found.values()), tuple(notes), tuple(more.values()), parts)
+
+
+def _answered(index: SearchIndex, query: str, limit: int | None) -> list[PartAnswer]:
+    """A query's tools: for a request in parts (gocode.search.parts), each part's, searched with
+    the servers the request names; else (or when the request's best tool shows up for every
+    part: one tool does all it asks) the request's own, as one part."""
+    whole = PartAnswer(query, *_matches(index, query, limit))
+    asked = index.split(query)
+    if len(asked) == 1:
+        return [whole]
+    answered = []
+    for part in asked:
+        searched = index.in_context(part, query)
+        full, rest, note = _matches(index, searched, limit, _PART_FULL, _PART_TOTAL)
+        answered.append(PartAnswer(part, tuple(full), tuple(rest), note.replace(repr(searched), repr(part))))
+    best = whole.found[0] if whole.found and not whole.note else None
+    if best is not None and all(best in (*p.found, *p.more) for p in answered):
+        return [whole]
+    return answered
+
+
+def _matches(
+    index: SearchIndex, query: str, limit: int | None, most: int = _ANSWER_FULL, total: int = _ANSWER_TOTAL
+) -> tuple[tuple[ToolEntry, ...], tuple[ToolEntry, ...], str]:
+    """A query's tools in full and on a line each, and a note when none fits: with ``limit``
+    (the model's own), that many in full; else at most ``most`` close to the best in full and
+    the rest up to ``total`` on a line each."""
+    ranking = index.ranking(query, limit if limit is not None else total)
+    scored = list(ranking.scored)
+    note = ""
+    if not scored:
+        note = f"no tool matches {query!r}"
+    elif not ranking.fits:
+        note = f"no tool fits {query!r}; the nearest are listed"
+    if limit is not None:  # the model's own limit is taken as asked, every tool in full
+        full, rest = scored, []
+    elif not ranking.fits:
+        full, rest = [], scored
+    else:
+        # The best few in full; tools far behind the best, and the tail, one line each.
+        top = scored[0][1]
+        n = sum(1 for _, score in scored[:most] if score >= _ANSWER_WITHIN * top)
+        full, rest = scored[:n], scored[n:]
+    return tuple(e for e, _ in full), tuple(e for e, _ in rest), note
 
 
 def one_line(e: ToolEntry) -> str:
@@ -163,10 +215,17 @@ def one_line(e: ToolEntry) -> str:
 
 
 def answer_text(
-    package: Package, got: SearchAnswer, shapes: Shapes | None = None, about: Mapping[str, str] | None = None
+    package: Package,
+    got: SearchAnswer,
+    shapes: Shapes | None = None,
+    about: Mapping[str, str] | None = None,
+    budget: int | None = None,
 ) -> str:
     """The Go declarations of the tools found, best first (each type once), the next matches one
-    line each, then the notes (``about``: a note per server, under its header)."""
+    line each, then the notes (``about``: a note per server, under its header). A request in
+    parts is answered part by part (:func:`parts_text`), within ``budget`` tokens if it can be."""
+    if got.parts:
+        return parts_text(package, got, shapes, about, budget)
     found = [e.func for e in got.found]
     text = render_funcs(package, found, ranked=True, shapes=shapes, about=about) if got.found else ""
     if got.more:
@@ -188,3 +247,84 @@ def entry_json(package: Package, e: ToolEntry, rank: int | None = None, shapes: 
         "description": e.description,
         "declaration": render_funcs(package, [e.func], shapes=shapes),
     }
+
+
+def parts_text(
+    package: Package,
+    got: SearchAnswer,
+    shapes: Shapes | None = None,
+    about: Mapping[str, str] | None = None,
+    budget: int | None = None,
+) -> str:
+    """A request in parts answered part by part: under a heading that quotes the part, its tools
+    in full (each type once in the whole answer; a tool an earlier part showed is named), the
+    next a line each, or that nothing fits it. Over ``budget`` tokens, the last full
+    declarations become lines, one at a time, while any part keeps more than one."""
+    parts = list(got.parts)
+    while True:
+        text = _parts_text(package, got, parts, shapes, about)
+        fuller = [i for i, p in enumerate(parts) if len(p.found) > 1]
+        if budget is None or not fuller or tokens.at_most(text, budget):
+            return text
+        i = fuller[-1]
+        p = parts[i]
+        parts[i] = PartAnswer(p.text, p.found[:-1], (p.found[-1], *p.more), p.note)
+
+
+def _parts_text(
+    package: Package,
+    got: SearchAnswer,
+    parts: list[PartAnswer],
+    shapes: Shapes | None,
+    about: Mapping[str, str] | None,
+) -> str:
+    declared: set[str] = set()
+    shown: set[str] = set()
+    in_parts = {e.qualified for p in got.parts for e in p.found}
+    # Tools asked for by name come first, as in any answer.
+    named = [e for e in got.found if e.qualified not in in_parts]
+    text = render_funcs(package, [e.func for e in named], ranked=True, shapes=shapes, about=about, declared=declared)
+    shown.update(e.qualified for e in named)
+    text += f"// Your request in {len(parts)} parts, each with its tools:\n"
+    for n, p in enumerate(parts, 1):
+        text += f"\n// ----- {n}. {_quoted(p.text)} -----\n"
+        if p.note:
+            text += f"// {p.note}\n"
+        new = [e for e in p.found if e.qualified not in shown]
+        earlier = [e.function for e in p.found if e.qualified in shown]
+        if earlier:
+            text += f"// {', '.join(earlier)}: shown above\n"
+        if new:
+            text += render_funcs(
+                package, [e.func for e in new], ranked=True, shapes=shapes, about=about, declared=declared
+            )
+        shown.update(e.qualified for e in p.found)
+        if p.more:
+            head = "Also matching" if p.found else "Nearest"
+            text += ("\n" if new else "") + f"// {head} (ask for `names` to see their declarations):\n"
+            text += "".join(f"// {one_line(e)}\n" for e in p.more)
+    notes = "".join(f"// {n}\n" for n in got.notes)
+    return f"```go\n{text}{notes}```\n"
+
+
+def _quoted(part: str) -> str:
+    """A part of the request on one line, cut when long (it is the model's own text)."""
+    flat = " ".join(part.split())
+    return repr(flat if len(flat) <= _LINE_CHARS else flat[: _LINE_CHARS - 1].rstrip() + "…")
+
+
+def respond(
+    index: SearchIndex,
+    package: Package,
+    arguments: dict[str, Any] | None,
+    regular: Iterable[ToolInfo] = (),
+    shapes: Shapes | None = None,
+    about: Mapping[str, str] | None = None,
+    budget: int | None = None,
+) -> tuple[str, bool]:
+    """``search_go_tools``' answer to a request: (text, is_error); never raises for bad input."""
+    try:
+        got = answer(index, arguments, regular)
+    except SearchRequestError as exc:
+        return f"{SEARCH_TOOL_NAME}: {exc}", True
+    return answer_text(package, got, shapes, about, budget), False

@@ -42,7 +42,7 @@ from typing import Any
 from gocode.errors import EmbeddingUnavailable
 from gocode.schema.ir import Package
 from gocode.schema.names import words
-from gocode.search import bm25, learned
+from gocode.search import background, bm25, learned, parts
 from gocode.search import semantic as semantic_mod
 from gocode.search.analysis import (
     STOP_WORDS,
@@ -137,6 +137,9 @@ class Similarity:
     spec: Any
     full: Any
     without: Any  # the same as ``full`` for a request carrying no values
+    # The mean and spread of the request's similarity to tools in general (None without a
+    # background for the model: gocode.search.background).
+    ground: tuple[float, float] | None = None
 
     @functools.cached_property
     def mixed(self) -> Any:
@@ -327,12 +330,12 @@ class SearchIndex:
         else:
             # No tool shares a word with the query: a paraphrase, or nonsense ("zzzqqq",
             # "banana"). Only tools the models find similar enough count (ModelSpec.floor).
-            candidates = {int(i) for i in (margin >= 0).nonzero()[0]}
+            candidates = {int(i) for i in self._fitting(sims, margin).nonzero()[0]}
         for i in candidates | named:
             fused[i] = fused.get(i, 0.0) + (1 - _LEXICAL_SHARE) * float(meaning[i])
         for i, extra in bonus.items():
             fused[i] += extra
-        fits = fits or bool((margin >= 0).any())
+        fits = fits or bool(self._fitting(sims, margin).any())
         sig = Signals(fused, fits, share, named, sims, _QueryWords(base, own_set, related_set))
         trees = learned.trees(FEATURES) if learned.enabled() else None
         if trees is None or tuple(s.spec.name for s in sims) != _FEATURE_MODELS:
@@ -396,6 +399,23 @@ class SearchIndex:
                 ]
             return self._verb_cache
 
+    @functools.cached_property
+    def actions(self) -> frozenset[str]:
+        """The words that start a part of a request (gocode.search.parts): the first word of each
+        tool's name that says what it does, as written, and the words related to them."""
+        names = self._lex().name_terms
+        verbs = set()
+        for i, e in enumerate(self.entries):
+            verbs.update(
+                next((w for w in prepare(e.tool).split() if set(analyzer().analyze(w)) & names[i]), "").split()
+            )
+        return parts.action_words(verbs)
+
+    def split(self, query: str) -> list[str]:
+        """A request's parts (gocode.search.parts): one for a request asking one thing."""
+        servers = {w.lower() for e in self.entries for w in WORD.findall(e.server)}
+        return parts.split(query, self.actions, frozenset(self._lex().named) | servers)
+
     def _name_cover(self, i: int, own: set[str], related: set[str]) -> float:
         """How much of a tool's name the query says: the share of its name's words (server
         words aside) among the query's own terms, a related term counting RELATED_BOOST."""
@@ -406,6 +426,15 @@ class SearchIndex:
         said = sum(1 for t in terms if t in own)
         implied = sum(1 for t in terms if t not in own and t in related)
         return (said + RELATED_BOOST * implied) / len(terms)
+
+    def in_context(self, part: str, query: str) -> str:
+        """A part of a request as it is searched: with the words of the whole request that name a
+        server and the part does not say ("assign it to me", of "mark Sentry issue X resolved and
+        assign it to me", is about Sentry)."""
+        said = {w.lower() for w in WORD.findall(part)}
+        named = self._lex().named
+        words = [w for w in WORD.findall(query) if w.lower() in named and w.lower() not in said | _NOT_NAMES]
+        return " ".join([part, *dict.fromkeys(words)])
 
     def named(self, query: str) -> frozenset[int]:
         """The entries of the servers a query names (by server, product or vendor name)."""
@@ -421,11 +450,14 @@ class SearchIndex:
         out = []
         asked, given = split_values(query)
         asked = " ".join(asked.split()) if given else ""
+        grounds = background.backgrounds()
         for model, vectors in zip(self._models, self._vectors, strict=True):
             # One text per call: a query's vector is cached on disk by its text (semantic.Model).
-            full = vectors @ model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
+            vector = model.embed([query[:MAX_QUERY_CHARS]], query=True)[0]
+            full = vectors @ vector
             without = vectors @ model.embed([asked[:MAX_QUERY_CHARS]], query=True)[0] if asked else full
-            out.append(Similarity(model.spec, full, without))
+            ground = grounds.get(model.spec.name)
+            out.append(Similarity(model.spec, full, without, ground.spread(vector) if ground is not None else None))
         return tuple(out)
 
     def _meaning(self, sims: tuple[Similarity, ...]) -> tuple[Any, Any]:
@@ -438,6 +470,16 @@ class SearchIndex:
             margin = margin + (sim.full - sim.spec.floor)
         n = len(sims)
         return meaning / n, margin / n
+
+    def _fitting(self, sims: tuple[Similarity, ...], margin: Any) -> Any:
+        """Per tool, whether it fits the request by meaning: the models' mean similarity clears
+        their floors, or the tool stands out from the request's similarity to tools in general
+        by more than chance would give among this many tools (gocode.search.background)."""
+        fitting = margin >= 0
+        if not sims or any(s.ground is None for s in sims):
+            return fitting
+        standout = sum((s.full - s.ground[0]) / s.ground[1] for s in sims if s.ground is not None) / len(sims)
+        return fitting | (standout >= background.threshold(len(self.entries)))
 
     def _bm25(
         self, base: set[str], own: list[str], related: list[str], limit: int, extra: dict[str, float] | None = None

@@ -397,7 +397,7 @@ def expand_plan(plan: Plan, saved: Mapping[str, SavedProgram]) -> Plan:
                 todo.append(tool)
     if tools == set(plan.tools) and len(why) == len(plan.any_tool):
         return plan
-    return Plan(tuple(sorted(tools)), tuple(why), plan.unknown)
+    return Plan(tuple(sorted(tools)), tuple(why), plan.unknown, sites=plan.sites)
 
 
 def approved_text(code: str, reach: Plan, saved: Mapping[str, SavedProgram], held: tuple[str, ...]) -> str:

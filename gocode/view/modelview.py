@@ -276,10 +276,12 @@ def render_funcs(
     ranked: bool = False,
     shapes: Shapes | None = None,
     about: Mapping[str, str] | None = None,
+    declared: set[str] | None = None,
 ) -> str:
     """Full declarations of ``funcs`` (tools of ``pkg``), each type they need declared once,
     grouped by server (``ranked``: in the given order; ``about``: a note per server, under its
-    header): what the full view or a search answer shows."""
+    header): what the full view or a search answer shows. ``declared``: the types (and helpers)
+    shown earlier in the same text, left out here and added to."""
     chosen = with_companions(pkg, funcs)
     decls = {d.name: d for d in pkg.decls if not (isinstance(d, TypeDecl) and d.hidden)}
     roots = [t for f in chosen for t in (f.input_type, f.output_type) if t]
@@ -287,9 +289,10 @@ def render_funcs(
     inputs = _inputs(pkg, decls)
     enums = {d.name: _text(d.doc, d.name) for d in pkg.decls if isinstance(d, EnumDecl)}
     position = {d.name: i for i, d in enumerate(pkg.decls)}
-    shown: set[str] = set()
+    shown: set[str] = set() if declared is None else declared
     blocks: list[str] = []
-    if pkg.uses_ptr() and any(_uses_ptr(decls[n]) for n in needed):
+    if pkg.uses_ptr() and any(_uses_ptr(decls[n]) for n in needed) and _PTR not in shown:
+        shown.add(_PTR)
         blocks.append(_ptr_doc())
     for server, group in _group(chosen, ranked=ranked):
         blocks.append(header(server, sum(not f.companion for f in group), (about or {}).get(server, "")).rstrip("\n"))
@@ -302,6 +305,9 @@ def render_funcs(
                 blocks.append(render_decl(decls[name], inputs, enums, said))
             blocks.append(render_func(f, shapes))
     return _join(blocks)
+
+
+_PTR = "func ptr"  # the helper, among the types shown (no type name has a space)
 
 
 def _uses_ptr(d: Decl) -> bool:
