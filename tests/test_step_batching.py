@@ -123,7 +123,58 @@ def test_a_goroutine_sleeping_before_its_call_is_not_cut_off(module_cache, monke
     anyio.run(go)
 
 
+@pytest.mark.go
+def test_a_goroutine_that_never_stops_holds_a_pass_only_so_long(module_cache, monkeypatch):
+    """Reports that the program computes keep a pass open for GOCODE_STEP_BUSY seconds after its
+    last call, not until the run's timeout: the pass is stopped with the call held (a run that
+    timed out would come back with it)."""
+    monkeypatch.setenv("GOCODE_STEP_BUSY", "2")
+    code = """
+go func() {
+	for n := 0; ; n++ {
+	}
+}()
+r, err := webSearch(ctx, WebSearchInput{Query: "spin"})
+if err != nil {
+	return err
+}
+fmt.Println(r.Hits)
+"""
+
+    async def go() -> None:
+        async with Toolbox(no_servers(), module_cache=module_cache) as box:
+            first = await box.step(code, [SEARCH], timeout=30)
+            assert first.status == "pending" and first.run is None, first.as_json()
+            answers = [run_client_tool(c) for c in first.calls]
+            done = await box.step(code, [SEARCH], first.continuation, answers, timeout=30)
+            assert done.status == "done" and done.run is not None and done.run.output == "[spin 1 spin 2]\n"
+
+    anyio.run(go)
+
+
 # --- the reports on their own -------------------------------------------------------------------
+
+
+@pytest.mark.fast
+def test_busy_reports_hold_the_grace_period_off_until_the_busy_limit():
+    async def go() -> None:
+        ic = Interceptor("step", client=frozenset({(step.CLIENT_SERVER, "web_search")}))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ic.call, step.CLIENT_SERVER, "web_search", {"query": "a"}, None)
+            while not ic.pending:
+                await anyio.sleep(0.001)
+            now = ic.last_call
+            assert not step.quiet(ic, 0.3, now + 0.1, busy_s=10)
+            assert step.quiet(ic, 0.3, now + 0.31, busy_s=10)
+            ic.idle(IdleReport("busy", 1, 0))
+            busy = ic.last_event
+            assert not step.quiet(ic, 0.3, busy + 0.1, busy_s=10)  # a busy report starts the grace period again
+            ic.last_event = now + 9.9  # busy reports kept coming
+            assert not step.quiet(ic, 0.3, now + 9.95, busy_s=10)
+            assert step.quiet(ic, 0.3, now + 10.01, busy_s=10)  # but hold the pass no longer than the limit
+            ic.close()
+
+    anyio.run(go)
 
 
 @pytest.mark.fast

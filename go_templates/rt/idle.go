@@ -51,9 +51,9 @@ var (
 		if err != nil || grace <= 0 {
 			return 0 // not a step pass: nothing is watched
 		}
-		// A busy program is reported again within a third of the grace period, so the
-		// controller never sees it quiet that long.
-		return max(time.Duration(grace*float64(time.Second)/3), 10*time.Millisecond)
+		// A busy program is reported again within a quarter of the grace period, so the
+		// controller does not see it quiet that long even when a report is late.
+		return max(time.Duration(grace*float64(time.Second)/4), 10*time.Millisecond)
 	})
 	callsStarted, callsFinished atomic.Int64
 	controllerCalls             atomic.Int64 // searchTools, result(): answered by the controller itself
@@ -118,8 +118,10 @@ func watch(period time.Duration) {
 		}
 		start := time.Now()
 		report, ok := sampleIdle(callFrame)
-		// Looking stops the world for a moment per goroutine: a large program is looked at less often.
-		every = max(20*time.Millisecond, 20*time.Since(start))
+		// Looking stops the world for a moment per goroutine (and waits for running ones to be
+		// preempted): a large program is looked at less often, but often enough to be reported
+		// busy again within period.
+		every = min(max(20*time.Millisecond, 20*time.Since(start)), period/2)
 		if !ok || (report == last && (report.Verdict != verdictBusy || time.Since(sent) < period)) {
 			continue
 		}

@@ -284,8 +284,9 @@ class Interceptor:
         self.report: IdleReport | None = None  # the program's latest report of its state (a step pass)
         self._reserved: list[Entry] = []  # the budget's placeholders for calls in flight
         self._waiting: list[Entry] = []
-        self.last_event = time.monotonic()
-        self.changed = anyio.Event()  # set on every call, answer or failure (for the step driver)
+        self.last_event = time.monotonic()  # the last call, answer, failure or busy report
+        self.last_call = self.last_event  # the last call, answer or failure
+        self.changed = anyio.Event()  # set on every call, answer, failure or report (for the step driver)
         self._closed = anyio.Event()
 
     def close(self) -> None:
@@ -294,7 +295,7 @@ class Interceptor:
         self._replayed.set()
 
     def _touch(self) -> None:
-        self.last_event = time.monotonic()
+        self.last_event = self.last_call = time.monotonic()
         self._wake()
 
     def _wake(self) -> None:
@@ -306,9 +307,8 @@ class Interceptor:
         period starts again, so a pass is not ended under a goroutine that computes."""
         self.report = report
         if report.verdict == "busy":
-            self._touch()
-        else:
-            self._wake()
+            self.last_event = time.monotonic()
+        self._wake()
 
     def settled(self) -> bool:
         """Whether the program can only wait for the calls held here: its last report says every
