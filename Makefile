@@ -21,7 +21,7 @@ CONFORMANCE_PACKAGES := node@22.23.3 @modelcontextprotocol/conformance@0.1.16 ts
 	@modelcontextprotocol/sdk@1.32.2 express@5.2.1 cors@2.8.5 zod@4.3.6
 CONFORMANCE_STAMP := $(CONFORMANCE_PREFIX)/.installed
 
-.PHONY: demo test test-fast test-go conformance lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask bench-cli haproxy clean
+.PHONY: demo test test-fast test-go conformance lint setup smoke bench bench-load bench-soak bench-tokens bench-play bench-ask bench-cli bench-step haproxy clean
 
 # Two installs into one virtualenv: gocode and its own dependencies (all `make demo` needs; pip
 # shows each download as it goes), and the test tools on top (`make test`, `make lint`, …).
@@ -110,6 +110,9 @@ bench-ask: setup
 # How fast the command line answers: --help, list/search/describe from kept listings, a one-off exec.
 bench-cli: setup
 	$(BIN)/python bench/cli.py
+# The step protocol: passes, continuation bytes and seconds of 10 sequential client calls; batching.
+bench-step: setup
+	$(BIN)/python bench/step.py
 
 smoke: setup
 	$(BIN)/gocode smoke -c smoke/gocode.yaml --scripts smoke/scripts --junit .cache/smoke-junit.xml

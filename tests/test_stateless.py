@@ -628,7 +628,8 @@ def test_step_go_code_over_mcp_follows_the_code_result_protocol(module_cache, tm
 @pytest.mark.fast
 def test_every_setting_is_documented():
     doc = (ROOT / "docs" / "stateless.md").read_text()
-    for name in ("GOCODE_STEP_KEY", "GOCODE_STEP_MAX_CONTINUATION", "GOCODE_STEP_TTL", "GOCODE_STEP_GRACE"):
+    for name in ("GOCODE_STEP_KEY", "GOCODE_STEP_MAX_CONTINUATION", "GOCODE_STEP_TTL", "GOCODE_STEP_GRACE",
+                 "GOCODE_STEP_BUSY"):  # fmt: skip
         assert name in doc
 
 

@@ -250,6 +250,7 @@ func call(ctx context.Context, server, tool string, args any) (*mcp.CallToolResu
 
 // callWith is [call], with progress notifications for the call sent to progress (if not nil).
 func callWith(ctx context.Context, server, tool string, args any, progress func(Progress)) (*mcp.CallToolResult, error) {
+	defer trackCall(ctx, server)() // a step pass's watcher counts it (idle.go)
 	s, err := session(ctx, server, progress != nil)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,8 @@ in plain JSON, the cheapest exchange; a call that wants progress notifications (
 goes to ``/mcp-stream`` (``streamUrl`` in the spec), which answers as an SSE stream.
 
 The pseudo-server ``@gocode`` is the controller itself: a program's ``searchTools`` and the
-value it gives ``result()`` reach it there.
+value it gives ``result()`` reach it there, and on a step pass the runtime's reports of whether
+the program can still go on (``idle``, handed to the run's interceptor).
 
 Every run gets a fresh token, valid only while it runs; a request without a live token gets
 401. What a run may hold is bounded before its bodies are read: a body over
@@ -54,7 +55,7 @@ from gocode.mcp.admission import RunGate
 from gocode.mcp.backchannel import Caller
 from gocode.mcp.clientinfo import client_version
 from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
-from gocode.mcp.intercept import CallInterceptor, Forward
+from gocode.mcp.intercept import CallInterceptor, Forward, IdleReport
 from gocode.mcp.provider import ToolProvider
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.tasksupport import as_plain_tool
@@ -72,6 +73,7 @@ SEARCH_SERVER = "@gocode"
 CONTROLLER_SERVER = SEARCH_SERVER  # also where result() sends its value
 SEARCH_TOOL = "search_tools"
 RESULT_TOOL = "result"
+IDLE_TOOL = "idle"  # a step pass's runtime reports its goroutines' state (go_templates/rt/idle.go)
 SEARCH_LIMIT = 10
 RESULT_LIMIT = 1 << 20  # bytes of JSON a program's result() may hand back
 MCP_PATH = "/mcp"
@@ -340,6 +342,8 @@ class Loopback:
         if self._is_controller(ctx):
             if params.name == RESULT_TOOL:
                 return self._result(ctx, params)
+            if params.name == IDLE_TOOL:
+                return self._idle(ctx, params)
             # Ranking by meaning runs a model: off the event loop.
             return await anyio.to_thread.run_sync(self._search, ctx, params)
         provider, known, run = self._target(ctx)
@@ -419,6 +423,17 @@ class Loopback:
             )
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
         run.result = args["value"]
+        return types.CallToolResult(content=[])
+
+    def _idle(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        """A step pass's report of the program's state, for its interceptor (not one of its calls:
+        not recorded). Other runs have nothing to do with it."""
+        run = getattr(ctx.request, "scope", {}).get(RUN_KEY)
+        report = IdleReport.parse(params.arguments)
+        if run is None or report is None:
+            raise MCPError(code=types.INVALID_PARAMS, message="idle needs a verdict and the calls started and finished")
+        if run.interceptor is not None:
+            run.interceptor.idle(report)
         return types.CallToolResult(content=[])
 
     def _search(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:

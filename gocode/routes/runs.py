@@ -233,7 +233,7 @@ class Runs:
                 # A step pass runs again from the top: math/rand's global functions then give the
                 # same numbers every pass (seeded with 1), so they cannot make it diverge.
                 godebug="randautoseed=0" if how.mode == "step" else "",
-                program_env={saved.INPUT_ENV: how.saved_input} if how.saved_input is not None else None,
+                program_env=program_env(how),
                 approve=approve,
                 on_plan=foresee,
                 session=session,
@@ -347,6 +347,15 @@ class Runs:
         how = Pass("step", ic, current, (DeclaredTools(client, "the caller"),), build_package(toolset))
         result = await stepping.drive(ic, lambda: self.execute(code, timeout, how=how), stepping.grace())
         return stepping.outcome(ic, state, result, secret)
+
+
+def program_env(how: Pass) -> dict[str, str] | None:
+    """What a run adds to its program's environment: a saved program's input; on a step pass,
+    the grace period, which also has its runtime report when it can only wait (rt/idle.go)."""
+    env = {saved.INPUT_ENV: how.saved_input} if how.saved_input is not None else {}
+    if how.mode == "step":
+        env[stepping.IDLE_ENV] = f"{stepping.grace():g}"
+    return env or None
 
 
 async def with_calls(result: RunResult, run: LoopbackRun, code_mode: CodeMode, session: str | None) -> RunResult:

@@ -40,7 +40,7 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from gocode.errors import ReplayError
-from gocode.mcp.intercept import Forward
+from gocode.mcp.intercept import Forward, IdleReport
 from gocode.toolset import ToolInfo
 
 Mode = Literal["live", "replay", "dry-run", "step"]
@@ -280,10 +280,13 @@ class Interceptor:
             self._replayed.set()
         self.in_flight = 0  # forwarded calls not answered yet
         self.held = 0  # new calls waiting for the record to be replayed
+        self.received = 0  # calls that reached this interceptor
+        self.report: IdleReport | None = None  # the program's latest report of its state (a step pass)
         self._reserved: list[Entry] = []  # the budget's placeholders for calls in flight
         self._waiting: list[Entry] = []
-        self.last_event = time.monotonic()
-        self.changed = anyio.Event()  # set on every call, answer or failure (for the step driver)
+        self.last_event = time.monotonic()  # the last call, answer, failure or busy report
+        self.last_call = self.last_event  # the last call, answer or failure
+        self.changed = anyio.Event()  # set on every call, answer, failure or report (for the step driver)
         self._closed = anyio.Event()
 
     def close(self) -> None:
@@ -292,9 +295,36 @@ class Interceptor:
         self._replayed.set()
 
     def _touch(self) -> None:
-        self.last_event = time.monotonic()
+        self.last_event = self.last_call = time.monotonic()
+        self._wake()
+
+    def _wake(self) -> None:
         self.changed.set()
         self.changed = anyio.Event()
+
+    def idle(self, report: IdleReport) -> None:
+        """The program's report of its state. A busy program counts as an event: the grace
+        period starts again, so a pass is not ended under a goroutine that computes."""
+        self.report = report
+        if report.verdict == "busy":
+            self.last_event = time.monotonic()
+        self._wake()
+
+    def settled(self) -> bool:
+        """Whether the program can only wait for the calls held here: its last report says every
+        goroutine waits on a call or on another goroutine, every call it had started has
+        arrived here, and the ones it waits on are exactly those held (nothing in flight, none
+        answered since it looked). The counts make a stale or forged report harmless: at worst
+        the pass ends with the held calls, which a grace period would have ended it with too."""
+        r, waiting = self.report, len(self.pending) + self.held
+        return (
+            r is not None
+            and r.verdict == "idle"
+            and waiting > 0
+            and self.in_flight == 0
+            and r.started == self.received
+            and r.started - r.finished == waiting
+        )
 
     def position(self, server: str, tool: str, arguments: Any) -> Position:
         digest = args_hash(arguments)
@@ -317,6 +347,7 @@ class Interceptor:
     async def call(self, server: str, tool: str, arguments: Any, forward: Forward | None) -> types.CallToolResult:
         """The answer to one call the program made (``forward`` reaches its server, if it has one)."""
         pos = self.position(server, tool, arguments)
+        self.received += 1
         self._touch()
         known = self._known.get(pos)
         if known is not None:

@@ -4,11 +4,15 @@ A caller hands gocode a program, the tools it owns (name, description, JSON Sche
 after the first pass, the continuation it got back plus its answers. gocode runs the program
 from the top; every call already known (client *and* MCP, from the continuation) is answered
 from it; new MCP calls go to their servers once every known call was made again; new client
-calls are held. When the program is *quiet* (no forwarded call in flight, at least one call
-held, and no new call for ``grace`` seconds) the pass ends: the held client calls are the
-batch the caller must run, in a deterministic order (tool, arguments, occurrence). If the
-program went quiet with known calls it never made again, it diverged: the pass stops before
-any new call reached a server, with an error naming the call.
+calls are held. The pass ends when the program can only wait for the held calls: its runtime
+says so (every goroutine waits on a call or on another goroutine, and the calls it waits on are
+the ones held: :meth:`Interceptor.settled`), or, where the program cannot tell (a goroutine
+sleeps or waits on I/O of its own), when it is *quiet* (no forwarded call in flight, at least
+one call held, and no new call, nor a report that it computes, for ``grace`` seconds; reports
+that it computes hold a pass at most ``GOCODE_STEP_BUSY`` seconds after its last call). The held
+client calls are the batch the caller must run, in a deterministic order (tool, arguments,
+occurrence). If the program stopped with known calls it never made again, it diverged: the pass
+stops before any new call reached a server, with an error naming the call.
 
 The continuation is everything the next pass needs (the program's hash, the tool set's digest,
 the calls and their results, the pending calls, the run's nonce that makes their ids unique,
@@ -55,6 +59,10 @@ _FORMAT = re.compile(r"^gcs(\d+)\.")
 DEFAULT_MAX_BYTES = 1024 * 1024  # GOCODE_STEP_MAX_CONTINUATION
 DEFAULT_TTL_S = 24 * 3600.0  # GOCODE_STEP_TTL
 DEFAULT_GRACE_S = 0.3  # GOCODE_STEP_GRACE
+DEFAULT_BUSY_S = 10.0  # GOCODE_STEP_BUSY
+# Set on a step pass's program (to the grace period): its runtime then reports whether it can go
+# on (go_templates/rt/idle.go, EnvIdle).
+IDLE_ENV = "GOCODE_STEP_IDLE"
 MAX_CLIENT_TOOLS = 64
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 
@@ -505,11 +513,20 @@ def grace() -> float:
     return float(os.environ.get("GOCODE_STEP_GRACE", DEFAULT_GRACE_S))
 
 
-def quiet(ic: Interceptor, grace_s: float, now: float | None = None) -> bool:
-    """Whether the program waits only on calls this pass will not answer (see the module docstring)."""
+def busy_limit() -> float:
+    """How long reports that the program computes keep a pass open after its last call: a
+    goroutine that never stops must not make every pass wait for the run's timeout."""
+    return float(os.environ.get("GOCODE_STEP_BUSY", DEFAULT_BUSY_S))
+
+
+def quiet(ic: Interceptor, grace_s: float, now: float | None = None, busy_s: float | None = None) -> bool:
+    """Whether the program seems to wait only on calls this pass will not answer: the
+    wall-clock fallback for a program whose runtime cannot tell (see the module docstring)."""
     now = time.monotonic() if now is None else now
+    busy_s = busy_limit() if busy_s is None else busy_s
     waiting = bool(ic.pending) or ic.held > 0
-    return waiting and ic.in_flight == 0 and now - ic.last_event >= grace_s
+    calm = now - ic.last_event >= grace_s or now - ic.last_call >= max(busy_s, grace_s)
+    return waiting and ic.in_flight == 0 and calm
 
 
 async def drive(ic: Interceptor, run: Callable[[], Awaitable[RunResult]], grace_s: float) -> RunResult | None:
@@ -532,17 +549,21 @@ async def _until_quiet(
             tg.cancel_scope.cancel()
 
         tg.start_soon(program)
+        busy_s = busy_limit()
         while True:
             changed = ic.changed
+            if ic.settled():  # the program said so, and every count agrees: nothing to wait for
+                tg.cancel_scope.cancel()
+                break
             with anyio.move_on_after(grace_s / 3):
                 await changed.wait()
-            if quiet(ic, grace_s):
+            if quiet(ic, grace_s, busy_s=busy_s):
                 # Confirm with the loop running: a controller too busy to answer for the grace
-                # period may have calls queued that arrive now.
-                changed = ic.changed
-                with anyio.move_on_after(grace_s / 3):
-                    await changed.wait()
-                if changed.is_set() or not quiet(ic, grace_s):
+                # period may have calls queued that arrive now (reports do not count here: a
+                # program busy past the limit sends them all the time).
+                seen = ic.last_call
+                await anyio.sleep(grace_s / 3)
+                if ic.last_call != seen or not quiet(ic, grace_s, busy_s=busy_s):
                     continue
                 tg.cancel_scope.cancel()
                 break
@@ -566,6 +587,7 @@ def outcome(ic: Interceptor, state: State, result: RunResult | None, secret: byt
 
 __all__ = [
     "CLIENT_SERVER",
+    "IDLE_ENV",
     "STEP_TOOL_NAME",
     "Answer",
     "Bound",
