@@ -361,8 +361,8 @@ type Media struct {
 // A Content is the result of a tool that may answer with non-text parts.
 type Content struct {
 	Text  string  // the text parts, joined by newlines
-	Media []Media // the images, audio and binary resources, in order
-	Parts []Part  // every part, in order, as the server sent it
+	Media []Media // images, audio, binary resources
+	Parts []Part  // every part in order, links' URIs for [ReadResource]
 }
 
 // CallContent calls a tool whose result may hold images or audio and returns its text and

@@ -234,7 +234,10 @@ class Offers:
         """Read ``uri`` from the server that owns it: (that server, its answer)."""
         server = await self.owner(uri, servers, returned)
         _, raw = split_named(uri)
-        return server, await self.use(server, "resources/read", lambda c: c.read_resource(raw))
+        try:
+            return server, await self.use(server, "resources/read", lambda c: c.read_resource(raw))
+        except MCPError as exc:
+            raise OfferError(f"reading {raw!r} (server {server!r}): {exc}") from None
 
     # --- prompts and completions --------------------------------------------------------------
 
