@@ -55,7 +55,7 @@ Only the standard library and golang.org/x/sync/errgroup exist (tools are safe t
 Every tool is `func(ctx, Input) (Output, error)` (no Input when it takes none); input fields above `// optional:` are required. `must(v, err)` returns v or ends the run with err:
   r := must(someTool(ctx, SomeToolInput{{Name: "x"}}))
   fmt.Printf("%+v\\n", r)
-Resources and prompts: listResources(ctx, server) ([]ResourceInfo, error) with ResourceInfo{{URI, Name, Template}}, readResource(ctx, uri) ([]ResourceContents, error) with ResourceContents{{URI, MIMEType, Text, Blob}} (a listed URI or a returned link's), getPrompt(ctx, "server.prompt", map[string]string{{…}}) (PromptResult, error); callToolContent(ctx, "server.tool", map[string]any{{…}}) (ToolContent, error) gives any tool's whole result, Parts []ContentPart{{Type, Text, MIMEType, Data, URI}} (Data: image/audio bytes).
+Resources, prompts, whole results: listResources(ctx, server) ([]ResourceInfo, error), readResource(ctx, uri) ([]ResourceContents, error) (a listed or linked URI; Text or Blob), getPrompt(ctx, "server.prompt", map[string]string{{…}}) (PromptResult, error), callToolContent(ctx, "server.tool", map[string]any{{…}}) (ToolContent, error) with Parts []ContentPart{{Type, Text, MIMEType, Data, URI}}.
 Each call is a fresh program: {limits}. Print summaries, not dumps; result(v) (no return value) also hands v back as JSON.
 {kept}"""
 
