@@ -36,6 +36,7 @@ def _code_mode(module_cache, disclosure: str = "full") -> CodeMode:
             ServerTools(
                 "s",
                 (ToolInfo("s", "some_tool", "Does something.", SOME_TOOL), ToolInfo("s", "no_input", "Takes nothing.")),
+                offers=("resources", "prompts"),  # so the rules name listResources, readResource, getPrompt
             )
         ]
     )
