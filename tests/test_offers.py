@@ -10,7 +10,14 @@ import pytest
 from gocode.config import CodeModeConfig
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import Listing, server_tools
-from gocode.mcp.offers import exposed_prompt_names, exposed_uris, named, split_named, template_matches
+from gocode.mcp.offers import (
+    exposed_prompt_names,
+    exposed_uris,
+    literal_length,
+    named,
+    split_named,
+    template_matches,
+)
 from gocode.view.rules import rules
 from tests.conftest import config_from
 
@@ -31,6 +38,10 @@ pytestmark = pytest.mark.fast
 )
 def test_template_matches(template, uri, matches):
     assert template_matches(template, uri) is matches
+
+
+def test_the_more_literal_text_a_template_has_the_more_specific_it_is():
+    assert literal_length("{+uri}") == 0 < literal_length("file:///{+path}") < literal_length("vault://a/items/{id}")
 
 
 def test_named_uris_round_trip_and_other_uris_name_no_server():

@@ -114,6 +114,7 @@ def everything_config():
 
 def vaults_config():
     vault = {name: {"command": sys.executable, "args": [VAULT, name]} for name in ("a", "b")}
+    vault["h"] = {"command": sys.executable, "args": [VAULT, "h", "--catch-all"]}  # claims every URI
     return config_from(vault, **UNSANDBOXED)
 
 
@@ -148,7 +149,7 @@ for _, uri := range []string{
 	"gocode://b/shared://doc",     // named under one of its owners
 	"vault://a/items/7",           // a's template
 	"vault://b/secret",            // b's listing
-	"mem://nowhere",               // nobody's
+	"mem://nowhere",               // only h's catch-all template matches it
 } {
 	c, err := readResource(ctx, uri)
 	if err != nil {
@@ -158,10 +159,11 @@ for _, uri := range []string{
 	fmt.Println(uri, "->", c[0].Text)
 }
 _ = must(callToolContent(ctx, "a.link", map[string]any{"uri": "mem://handed-out"}))
-_, err := readResource(ctx, "mem://handed-out") // returned by a: a's to answer, nobody else's
+_, err := readResource(ctx, "mem://handed-out") // returned by a: a's to answer, not h's template's
 fmt.Println("handed out:", err)
 fmt.Println("a read:", strings.ReplaceAll(must(callToolContent(ctx, "a.reads", nil)).Text, "\\n", " "))
 fmt.Println("b read:", strings.ReplaceAll(must(callToolContent(ctx, "b.reads", nil)).Text, "\\n", " "))
+fmt.Println("h read:", strings.ReplaceAll(must(callToolContent(ctx, "h.reads", nil)).Text, "\\n", " "))
 fmt.Println(must(getPrompt(ctx, "b.greet", map[string]string{"who": "Ann"})).Messages[0].Content.Text)
 for _, r := range must(listResources(ctx, "a")) {
 	fmt.Println("a lists:", r.URI, r.Template)
@@ -184,12 +186,13 @@ def test_a_read_reaches_only_the_server_that_owns_the_uri(module_cache, mode):
     assert line["gocode://b/shared://doc"] == "-> doc of b"
     assert line["vault://a/items/7"] == "-> item 7 of a"
     assert line["vault://b/secret"] == "-> secret of b"
-    assert "error:" in line["mem://nowhere"] and "no server" in line["mem://nowhere"]
+    assert line["mem://nowhere"] == "-> h has mem://nowhere"
     handed = next(x for x in lines if x.startswith("handed out:"))
     assert "'a'" in handed or "server a" in handed, handed  # a was asked (and does not have it)
     # Each server was asked only for what it owns: a never for b's secret.
     assert "a read: vault://a/items/7 mem://handed-out" in lines, output
     assert "b read: shared://doc vault://b/secret" in lines, output
+    assert "h read: mem://nowhere" in lines, output  # its catch-all took no other server's URI
     assert "Hello Ann, from b." in lines
     assert {
         "a lists: vault://a/secret false",

@@ -63,7 +63,7 @@ const (
 
 // ReadResource reads a resource by its URI (from [ListResources], or a link or embedded
 // resource a tool returned) from the one server that owns it: the server that lists the URI,
-// else whose template matches it, else that returned it in a tool's result during this run.
+// else that returned it in a tool's result during this run, else whose template matches it.
 // A URI several servers own must be named "gocode://<server>/<uri>"; even then it is read only
 // from a server that owns it, so a link one server returned never reaches another.
 func ReadResource(ctx context.Context, uri string) ([]ResourceContents, error) {
@@ -214,20 +214,23 @@ func owner(ctx context.Context, uri string) (string, string, error) {
 		}
 		return false
 	})
-	if len(owners) == 0 {
-		owners = pick(func(i int) bool {
-			for _, r := range lists[i] {
-				if r.Template && templateMatches(r.URI, raw) {
-					return true
-				}
-			}
-			return false
-		})
-	}
-	if len(owners) == 0 {
+	if len(owners) == 0 { // before templates: a catch-all template claims no server's link
 		rememberedMu.Lock()
 		owners = pick(func(i int) bool { return remembered[candidates[i]][raw] })
 		rememberedMu.Unlock()
+	}
+	if len(owners) == 0 { // the most specific template: a catch-all never beats another
+		scores, top := make([]int, len(candidates)), 0
+		for i := range candidates {
+			scores[i] = -1
+			for _, r := range lists[i] {
+				if r.Template && templateMatches(r.URI, raw) {
+					scores[i] = max(scores[i], literalLength(r.URI))
+				}
+			}
+			top = max(top, scores[i])
+		}
+		owners = pick(func(i int) bool { return scores[i] >= 0 && scores[i] == top })
 	}
 	switch len(owners) {
 	case 1:
@@ -266,6 +269,11 @@ func templateMatches(template, uri string) bool {
 	b.WriteString(regexp.QuoteMeta(template[pos:]) + "$")
 	re, err := regexp.Compile(b.String())
 	return err == nil && re.MatchString(uri)
+}
+
+// literalLength is how much of a template is literal text (the more, the more specific).
+func literalLength(template string) int {
+	return len(templateVar.ReplaceAllString(template, ""))
 }
 
 func isAlnum(c byte) bool {

@@ -29,6 +29,12 @@ func TestTemplateMatches(t *testing.T) {
 	}
 }
 
+func TestLiteralLength(t *testing.T) {
+	if a, b, c := literalLength("{+uri}"), literalLength("file:///{+path}"), literalLength("vault://a/items/{id}"); !(a == 0 && a < b && b < c) {
+		t.Fatalf("literalLength = %d, %d, %d", a, b, c)
+	}
+}
+
 func TestSplitNamed(t *testing.T) {
 	tests := []struct{ uri, server, raw string }{
 		{"gocode://b/shared://doc", "b", "shared://doc"},

@@ -6,9 +6,10 @@ through the loopback, :mod:`gocode.mcp.loopoffers`).
 
 **Ownership.** A resource URI is untrusted text (a model wrote it, or a server handed it out),
 so a read goes only to the server that owns the URI: the one that lists it
-(``resources/list``), else the one whose template matches it (``resources/templates/list``),
-else, for a program, the one that returned it during the run (a resource link or an embedded
-resource in a tool's result). A URI no server owns is refused, and so is one several servers
+(``resources/list``), else, for a program, the one that returned it during the run (a resource
+link or an embedded resource in a tool's result), else the one whose template matches it
+(``resources/templates/list``; after the links, so a server's catch-all template never claims
+a link another server handed out). A URI no server owns is refused, and so is one several servers
 own unless it is named ``gocode://<server>/<uri>`` — and then only when that server owns it.
 So a link one server returned is never sent to another server, whatever it names.
 
@@ -96,6 +97,23 @@ def template_matches(template: str, uri: str) -> bool:
     if pos == 0:
         return template == uri
     return re.fullmatch("".join(pattern), uri, re.S) is not None
+
+
+def literal_length(template: str) -> int:
+    """How much of a template is literal text: of two templates matching a URI, the more
+    specific one (more literal text) owns it, so a catch-all (``{+uri}``) never wins."""
+    return len(re.sub(r"\{[^}]*\}", "", template))
+
+
+def _best_templates(listings: Mapping[str, Listing], uri: str) -> list[str]:
+    """The servers whose most specific template matching ``uri`` is the most specific of all."""
+    best: dict[str, int] = {}
+    for server, listing in listings.items():
+        scores = [literal_length(t.uri_template) for t in listing.templates if template_matches(t.uri_template, uri)]
+        if scores:
+            best[server] = max(scores)
+    top = max(best.values(), default=0)
+    return [s for s, score in best.items() if score == top]
 
 
 class Offers:
@@ -211,12 +229,10 @@ class Offers:
             raise OfferError(f"{uri!r} names server {want!r}, which is not one of {', '.join(servers) or 'none'}")
         listings = await self.listings([want] if want is not None else servers)
         owners = [s for s, lst in listings.items() if any(r.uri == raw for r in lst.resources)]
-        if not owners:
-            owners = [
-                s for s, lst in listings.items() if any(template_matches(t.uri_template, raw) for t in lst.templates)
-            ]
-        if not owners and returned:
+        if not owners and returned:  # before templates: a catch-all template claims no server's link
             owners = [s for s in listings if raw in returned.get(s, ())]
+        if not owners:
+            owners = _best_templates(listings, raw)
         if len(owners) == 1:
             return owners[0]
         if not owners:
