@@ -3,7 +3,7 @@ tool called from a program with its whole result as Go values (bytes, MIME types
 annotations), its resources listed and read (links followed) and its prompts got, in direct
 and pooled runs; a read reaching only the server that owns the URI (tests/servers/vault_server.py);
 ``gocode serve`` offering two servers' resources and prompts namespaced, and forwarding a
-resource's updates to the client that subscribed. Needs Go and the npm sample servers."""
+resource's updates to the client that subscribed (at most 256 subscriptions a session). Needs Go and the npm sample servers."""
 
 from __future__ import annotations
 
@@ -271,6 +271,11 @@ def test_serve_forwards_a_resource_update_to_the_client_that_subscribed(tmp_path
             with anyio.fail_after(60):  # the server sends them every 5 s
                 await updated.wait()
             assert set(seen) == {uri}
+            # A template matches endless URIs: a session holds at most 256 subscriptions.
+            for i in range(1, 256):
+                await c.subscribe_resource(f"demo://resource/dynamic/text/{i}")
+            with pytest.raises(MCPError, match="at most 256 subscriptions"):
+                await c.subscribe_resource("demo://resource/dynamic/text/256")
             await c.unsubscribe_resource(uri)
             await c.call_tool("toggle-subscriber-updates", {})
 

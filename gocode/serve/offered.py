@@ -9,7 +9,7 @@ prompt; a bare URI that several servers own is refused with the names to use ins
 Subscriptions (handshake-era clients): ``resources/subscribe`` is forwarded to the owner, and
 its ``notifications/resources/updated`` reach the sessions that subscribed to that resource
 (under the URI they subscribed with), and no other; the upstream subscription is dropped with
-the last ``resources/unsubscribe``. A 2026-07-28 client has no ``resources/subscribe``.
+the last ``resources/unsubscribe``. A session holds at most :data:`MAX_SUBSCRIPTIONS`. A 2026-07-28 client has no ``resources/subscribe``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ log = logging.getLogger("gocode.serve.offered")
 
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for a resource that does not exist
 NOTIFY_TIMEOUT_S = 2.0
+MAX_SUBSCRIPTIONS = 256  # per session: a template matches endless URIs, each one an entry here
 
 
 class Offered:
@@ -90,6 +91,9 @@ class Offered:
         connection = sdk_private.connection_of(ctx.session)
         if connection is None:
             raise MCPError(code=types.INVALID_REQUEST, message="subscriptions need a session")
+        held = sum(1 for subs in self._subscribed.values() if connection in subs)
+        if held >= MAX_SUBSCRIPTIONS and connection not in self._subscribed.get((server, raw), {}):
+            raise MCPError(code=types.INVALID_REQUEST, message=f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
         subscribers = self._subscribed.setdefault((server, raw), {})
         if not subscribers:
             await self._upstream(server, "resources/subscribe", raw, subscribe=True)
