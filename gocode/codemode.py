@@ -52,8 +52,8 @@ from gocode.tools.saved import listing as saved_listing
 from gocode.toolset import ServerTools, ToolInfo
 from gocode.view.disclosure import Disclosure, Tier, choose
 from gocode.view.modelview import merged_comments, render_full
+from gocode.view.rules import offers_more, search_hint
 from gocode.view.rules import rules as rules_text
-from gocode.view.rules import search_hint
 from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools
 
 TOOL_NAME = "execute_go_code"
@@ -371,7 +371,7 @@ class CodeMode:
         """The usage rules alone: the head of the description."""
         tier = self.sandbox_state()["tier"]
         kind = process_limit(self.settings.limits)[0] if tier is not None else "none"
-        return rules_text(self.settings, self.go_version(), tier, kind)
+        return rules_text(self.settings, self.go_version(), tier, kind, offers_more(self._view))
 
     def disclosure(self) -> Disclosure:
         """What the description shows of the declarations, chosen once per tool set and rules text

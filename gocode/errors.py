@@ -25,7 +25,8 @@ an HTTP status); none reaches a caller of the package as itself::
 
     Exception
     ├── ToolProviderError       a call a tool provider could not make (its tool's failures are results)
-    │   └── UpstreamError       the call could not reach its server
+    │   ├── UpstreamError       the call could not reach its server
+    │   └── OfferError          a resource, prompt or completion that cannot be asked for (no owner, unknown)
     ├── AdmissionRefused        the loopback's gate will not admit a request (too many, run ended)
     ├── ReplayError             a replay pass that cannot go on (divergent call, bad record)
     ├── NoApprover              there is no one to ask for an approval
@@ -181,6 +182,11 @@ class ToolProviderError(Exception):
 
 class UpstreamError(ToolProviderError):
     """A call that could not reach its server (the server's own errors are results)."""
+
+
+class OfferError(ToolProviderError):
+    """A resource, prompt or completion that cannot be asked for: a URI no server (or several)
+    owns, an unknown prompt, a server that is down. Its message says which and why."""
 
 
 class AdmissionRefused(Exception):

@@ -193,12 +193,11 @@ class Toolbox:
             # The endpoint starts while the servers do: it does not need their tools.
             if self.pooled:
                 self.runs.loopback = Loopback(
-                    self.upstreams.providers,
-                    self.settings.clamp_timeout(None),
-                    self.code_mode.allows,
+                    self.upstreams.providers, self.settings.clamp_timeout(None), self.code_mode.allows,
                     search=self.code_mode.runtime_search,
                     shapes=self.code_mode.shapes,
-                )
+                    offers=self.upstreams.offers,
+                )  # fmt: skip
                 await self.runs.loopback.start(self._tg)
             # Servers not connected by then keep connecting; their tools are announced later.
             await self.upstreams.wait_started()

@@ -57,6 +57,8 @@ class ServerTools:
     # Tools changed to a fallback or left out when listed (see gocode.mcp.listing).
     warnings: tuple[str, ...] = ()
     instructions: str = ""  # the server's own (initialize), untrusted: the model view bounds it
+    # What it offers besides tools ("resources", "prompts"), as its capabilities say.
+    offers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

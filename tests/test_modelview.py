@@ -342,6 +342,16 @@ def test_the_run_time_search_helpers_the_description_names_are_those_rt_declares
         "var result = gocodert.Result",
         "type ToolProgress = gocodert.Progress",
         "var callToolStream = gocodert.CallToolStream",
+        # Resources, prompts and whole results (named in the rules; docs/resources-and-prompts.md).
+        "type ToolContent = gocodert.Content",
+        "type ContentPart = gocodert.Part",
+        "var callToolContent = gocodert.CallToolContent",
+        "type ResourceInfo = gocodert.Resource",
+        "type ResourceContents = gocodert.ResourceContents",
+        "var listResources = gocodert.ListResources",
+        "var readResource = gocodert.ReadResource",
+        "type PromptResult = gocodert.Prompt",
+        "var getPrompt = gocodert.GetPrompt",
     }
 
 

@@ -1,6 +1,6 @@
 """The ``execute_go_code`` description says exactly what the runtime offers: its own code
-examples and the signatures it gives for ``must``, ``result``, ``ptr``, ``searchTools`` and
-``callTool`` are taken from the text and type-checked with real Go against a tool set with the
+examples and the signatures it gives for ``must``, ``result``, ``ptr``, ``searchTools``,
+``callTool``, the resources and prompts and ``callToolContent`` are taken from the text and type-checked with real Go against a tool set with the
 example's tool; and the description stays byte-identical from call to call."""
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ def _code_mode(module_cache, disclosure: str = "full") -> CodeMode:
             ServerTools(
                 "s",
                 (ToolInfo("s", "some_tool", "Does something.", SOME_TOOL), ToolInfo("s", "no_input", "Takes nothing.")),
+                offers=("resources", "prompts"),  # so the rules name listResources, readResource, getPrompt
             )
         ]
     )
@@ -74,7 +75,9 @@ def _programs(text: str) -> dict[str, tuple[str, bool]]:
     for name, params, results in re.findall(r"\b(\w+)\(ctx, ([^()]*(?:\([^()]*\))?[^()]*)\) \(([^()]*)\)", text):
         if name == "func":
             continue  # the tools' shape, above
-        args = "ctx, " + params.replace("query", '"weather"').replace("…", "")
+        # An argument the text names by a placeholder, as a value of its type.
+        values = {"query": '"weather"', "server": '"s"', "uri": '"s://x"'}
+        args = "ctx, " + ", ".join(values.get(p, p) for p in params.replace("…", "").split(", "))
         kinds = [r.strip() for r in results.split(",")]
         decls = "".join(f"var r{i} {k}\n" for i, k in enumerate(kinds))
         names = ", ".join(f"r{i}" for i in range(len(kinds)))
@@ -96,6 +99,9 @@ def test_every_example_and_signature_the_description_gives_compiles(module_cache
         k.startswith("callTool returns") for k in programs
     ), sorted(programs)
     assert "ToolMatch has Name, Server, Function, Description, Signature" in programs
+    for helper in ("listResources", "readResource", "getPrompt", "callToolContent"):
+        assert any(k.startswith(f"{helper} returns") for k in programs), (helper, sorted(programs))
+    assert "ContentPart has Type, Text, MIMEType, Data, URI" in programs
     for claim, (code, compiles) in programs.items():
         assert _checks(module_cache, cm, code) is compiles, f"the description says {claim}, but:\n{code}"
     # ptr, as the full view declares it (the description shows it where a field is a pointer).

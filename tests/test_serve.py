@@ -52,7 +52,12 @@ def two_model_config() -> dict:
         # Unsandboxed (stated, not the default): test programs write their pid where the test reads it.
         "models": [
             {"ref": "vision", "codeMode": {"excludedTools": ["get-tiny-image"], "sandbox": "off"}},
-            {"ref": "text", "codeMode": {"excludedTools": ["everything.echo"], "sandbox": "off"}},
+            # Every declaration shown (the full tier: about 2,100 tokens with the rules naming the
+            # servers' resources and prompts), so the description has getTinyImage's.
+            {
+                "ref": "text",
+                "codeMode": {"excludedTools": ["everything.echo"], "sandbox": "off", "descriptionTokens": 2500},
+            },
             {"ref": "classic", "codeMode": {"enabled": False}},
         ],
     }

@@ -34,7 +34,9 @@ const (
 	callToolAlias   = "CallTool"
 	// CallToolStream names its tool as CallTool does: callToolStream(ctx, "server.tool", args, fn).
 	callToolStreamAlias = "CallToolStream"
-	searchToolsAlias    = "SearchTools"
+	// CallToolContent too: callToolContent(ctx, "server.tool", args).
+	callToolContentAlias = "CallToolContent"
+	searchToolsAlias     = "SearchTools"
 )
 
 // planOf reads a checked (or partly checked) main.go. Only what the model's own lines use
@@ -99,7 +101,7 @@ func planOf(fs *token.FileSet, f *ast.File, info *types.Info) *plan {
 			site(name, id.Pos())
 		case strings.HasPrefix(path, sdkPathPrefix):
 			anyWhy(where, "uses the MCP SDK directly")
-		case path == rtImportPath && (name == callToolAlias || name == callToolStreamAlias):
+		case path == rtImportPath && (name == callToolAlias || name == callToolStreamAlias || name == callToolContentAlias):
 			if call == nil || len(call.Args) < 2 {
 				anyWhy(where, "callTool used as a value")
 			} else if s, ok := str(call.Args[1]); ok {

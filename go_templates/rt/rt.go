@@ -277,6 +277,7 @@ func callWith(ctx context.Context, server, tool string, args any, progress func(
 	if res.IsError {
 		return nil, &ToolError{Server: server, Tool: tool, Message: Text(res)}
 	}
+	rememberURIs(server, res.Content)
 	return res, nil
 }
 
@@ -366,7 +367,8 @@ type Media struct {
 // A Content is the result of a tool that may answer with non-text parts.
 type Content struct {
 	Text  string  // the text parts, joined by newlines
-	Media []Media // the other parts, in order
+	Media []Media // images, audio, binary resources
+	Parts []Part  // every part in order, links' URIs for [ReadResource]
 }
 
 // CallContent calls a tool whose result may hold images or audio and returns its text and
@@ -376,34 +378,24 @@ func CallContent(ctx context.Context, server, tool string, args any) (Content, e
 	if err != nil {
 		return Content{}, err
 	}
-	var out Content
-	var texts []string
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			texts = append(texts, c.Text)
-		case *mcp.ImageContent:
-			out.Media = append(out.Media, Media{MIMEType: c.MIMEType, Data: c.Data})
-		case *mcp.AudioContent:
-			out.Media = append(out.Media, Media{MIMEType: c.MIMEType, Data: c.Data})
-		case *mcp.EmbeddedResource:
-			if c.Resource == nil {
-				continue
-			}
-			if c.Resource.Blob != nil {
-				out.Media = append(out.Media, Media{MIMEType: c.Resource.MIMEType, Data: c.Resource.Blob})
-			} else {
-				texts = append(texts, c.Resource.Text)
-			}
-		case *mcp.ResourceLink:
-			texts = append(texts, fmt.Sprintf("[resource link %s %s]", c.Name, c.URI))
-		}
-	}
-	out.Text = strings.Join(texts, "\n")
+	out := contentOf(wireBlocks(res.Content))
 	if out.Text == "" && len(out.Media) == 0 && res.StructuredContent != nil {
 		out.Text = Text(res)
 	}
 	return out, nil
+}
+
+// wireBlocks is content in wire form: each block as the SDK marshals it.
+func wireBlocks(content []mcp.Content) []json.RawMessage {
+	blocks := make([]json.RawMessage, 0, len(content))
+	for _, c := range content {
+		raw, err := json.Marshal(c)
+		if err != nil {
+			raw, _ = json.Marshal(map[string]string{"type": "text", "text": fmt.Sprintf("[%T]", c)})
+		}
+		blocks = append(blocks, raw)
+	}
+	return blocks
 }
 
 // Text renders a result's content as text: text parts as they are, joined by newlines;

@@ -102,6 +102,35 @@ func newLoopback(t *testing.T) *loopback {
 		lb.results = append(lb.results, args.Value)
 		return &mcp.CallToolResult{Content: text("ok")}
 	})
+	// The controller's answers to readResource, listResources and getPrompt (gocode/mcp/loopoffers.py).
+	add("read_resource", func(_ context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+		var args struct{ URI string }
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		if args.URI != "mem://doc" {
+			return &mcp.CallToolResult{Content: text("readResource: no server lists " + args.URI), IsError: true}
+		}
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"server": "svc", "contents": []any{
+			map[string]any{"uri": "mem://doc", "mimeType": "application/octet-stream", "blob": "AQID"},
+		}}}
+	})
+	add("list_resources", func(context.Context, *mcp.CallToolRequest) *mcp.CallToolResult {
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"resources": []any{
+			map[string]any{"server": "svc", "uri": "mem://doc", "name": "doc", "size": 3},
+			map[string]any{"server": "svc", "uri": "mem://{id}", "name": "any", "template": true},
+		}}}
+	})
+	add("get_prompt", func(_ context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+		var args struct {
+			Name      string
+			Arguments map[string]string
+		}
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"description": args.Name, "messages": []any{
+			map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "hi " + args.Arguments["who"]}},
+			map[string]any{"role": "user", "content": map[string]any{"type": "image", "mimeType": "image/png", "data": "AQ==",
+				"annotations": map[string]any{"priority": 0.5, "audience": []string{"user"}}}},
+		}}}
+	})
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	lb.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		lb.mu.Lock()

@@ -85,6 +85,7 @@ class ListingCache:
                 ttl_ms=doc.get("ttlMs"),
                 cache_scope=doc.get("cacheScope"),
                 instructions=str(doc.get("instructions") or ""),
+                offers=_offers(doc.get("offers")),
             )
             return CachedListing(listing, str(doc["protocolVersion"]), str(doc["serverInfo"]), float(doc["expires"]))
         except (OSError, ValueError, KeyError, TypeError):
@@ -102,6 +103,7 @@ class ListingCache:
             "protocolVersion": protocol_version,
             "serverInfo": server_info,
             "instructions": listing.instructions,
+            "offers": listing.offers,
             "tools": listing.tools,
             "warnings": listing.warnings,
         }
@@ -150,6 +152,7 @@ class RecentListings(ListingCache):
             doc = json.loads(self._path(name, server).read_text(encoding="utf-8"))
             listing = Listing(tools=list(doc["tools"]), warnings=list(doc["warnings"]), ttl_ms=doc.get("ttlMs"))
             listing.instructions = str(doc.get("instructions") or "")
+            listing.offers = _offers(doc.get("offers"))
             version, info = str(doc["protocolVersion"]), str(doc["serverInfo"])
             return CachedListing(listing, version, info, expires=0.0, listed=float(doc["listed"]))
         except (OSError, ValueError, KeyError, TypeError):
@@ -165,7 +168,13 @@ class RecentListings(ListingCache):
             "protocolVersion": protocol_version,
             "serverInfo": server_info,
             "instructions": listing.instructions,
+            "offers": listing.offers,
             "tools": listing.tools,
             "warnings": listing.warnings,
         }
         self._write(self._path(name, server), doc)
+
+
+def _offers(kept: Any) -> list[str] | None:
+    """A kept listing's offers: a list of names, else not known."""
+    return [str(k) for k in kept] if isinstance(kept, list) else None

@@ -44,6 +44,7 @@ class Listing:
     ttl_ms: int | None = None  # the smallest ttlMs of the pages (None: the server gave none)
     cache_scope: str | None = None  # "private" wins over "public" across pages
     instructions: str = ""  # the server's own, from initialize (untrusted; at most INSTRUCTIONS_CHARS)
+    offers: list[str] | None = None  # "resources", "prompts" as its capabilities say (None: not known)
 
 
 INSTRUCTIONS_CHARS = 4000  # of a server's instructions kept (the model view shows fewer)
@@ -73,8 +74,18 @@ async def list_tools(client: Client) -> Listing:
     listing.tools, listing.warnings = vet_tools(raw_tools)
     said = client.instructions
     listing.instructions = said[:INSTRUCTIONS_CHARS] if isinstance(said, str) else ""
+    listing.offers = offered(client)
     absorb(client, listing.tools)
     return listing
+
+
+def offered(client: Client) -> list[str] | None:
+    """What a server offers besides tools, as its capabilities say (None when it said none)."""
+    try:
+        caps = client.server_capabilities
+    except Exception:  # no handshake answered with capabilities
+        return None
+    return [kind for kind in ("resources", "prompts") if getattr(caps, kind, None) is not None]
 
 
 async def _raw_list(client: Client, cursor: str | None) -> dict[str, Any]:
@@ -213,7 +224,9 @@ def server_tools(name: str, server: ServerConfig, listing: Listing, version: str
     """
     tools = tuple(_tool_info(name, t) for t in listing.tools if server.allows(str(t.get("name", ""))))
     label = info if isinstance(info, str) else f"{info.name} {info.version}" if info is not None else ""
-    return ServerTools(name, tools, version, label, tuple(listing.warnings), listing.instructions)
+    # Not known (a listing kept before gocode asked): it may offer them.
+    offers = tuple(listing.offers) if listing.offers is not None else ("resources", "prompts")
+    return ServerTools(name, tools, version, label, tuple(listing.warnings), listing.instructions, offers)
 
 
 # A short repr: asyncio.run formats its main task's (its result included) when it restores the

@@ -9,9 +9,10 @@ real Go SDK sessions, but connects in milliseconds and never starts a server. ``
 in plain JSON, the cheapest exchange; a call that wants progress notifications (``callToolStream``)
 goes to ``/mcp-stream`` (``streamUrl`` in the spec), which answers as an SSE stream.
 
-The pseudo-server ``@gocode`` is the controller itself: a program's ``searchTools`` and the
-value it gives ``result()`` reach it there, and on a step pass the runtime's reports of whether
-the program can still go on (``idle``, handed to the run's interceptor).
+The pseudo-server ``@gocode`` is the controller itself: a program's ``searchTools``, the
+value it gives ``result()``, its ``readResource``, ``listResources`` and ``getPrompt``
+(:mod:`gocode.mcp.loopoffers`), and on a step pass the runtime's reports of whether the program
+can still go on (``idle``, handed to the run's interceptor) reach it there.
 
 Every run gets a fresh token, valid only while it runs; a request without a live token gets
 401. What a run may hold is bounded before its bodies are read: a body over
@@ -26,6 +27,7 @@ which is the cheapest exchange for the Go client.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import json
 import logging
@@ -50,12 +52,13 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from gocode.errors import AdmissionRefused, ToolProviderError
-from gocode.mcp import logs
+from gocode.mcp import logs, loopoffers
 from gocode.mcp.admission import RunGate
 from gocode.mcp.backchannel import Caller
 from gocode.mcp.clientinfo import client_version
 from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward, IdleReport
+from gocode.mcp.offers import Offers
 from gocode.mcp.provider import ToolProvider
 from gocode.mcp.shapes import ShapeRecorder
 from gocode.mcp.tasksupport import as_plain_tool
@@ -114,6 +117,9 @@ class Run:
     request_id: str | None = None  # the execute_go_code call it belongs to, for log lines
     caller: Caller | None = None  # that call's client: the servers of its tools may ask it (backchannel)
     gate: RunGate = field(default_factory=RunGate)  # what it may have under way at the endpoint
+    # The URIs of the links and embedded resources each server's tools returned: the server's
+    # to read (gocode.mcp.loopoffers).
+    returned: dict[str, set[str]] = field(default_factory=dict)
 
 
 class _QuietServer(uvicorn.Server):
@@ -163,8 +169,10 @@ class Loopback:
         allows: Callable[[str, str], bool],
         search: SearchFn | None = None,
         shapes: ShapeRecorder | None = None,
+        offers: Offers | None = None,
     ) -> None:
         self.providers = providers
+        self.offers = offers  # the servers' resources and prompts (readResource, getPrompt)
         self.shapes = shapes  # learns what each tool's results look like
         self.search = search
         self.call_timeout = call_timeout
@@ -301,6 +309,12 @@ class Loopback:
             return known is not None and any(t.name == tool for t in known.tools)
         return self.allows(server, tool)
 
+    def _reaches(self, run: Run, server: str) -> bool:
+        """Whether the run may reach ``server`` at all: it may call one of its tools."""
+        provider = self.providers.get(server)
+        known = provider.known_tools if provider is not None else None
+        return known is not None and any(self._allows(run, server, t.name) for t in known.tools)
+
     def _learner(self, run: Run, server: str, tool: str) -> Learn | None:
         """What records a live result's shape, or None where nothing is learned."""
         shapes = self.shapes
@@ -344,6 +358,12 @@ class Loopback:
                 return self._result(ctx, params)
             if params.name == IDLE_TOOL:
                 return self._idle(ctx, params)
+            run = getattr(ctx.request, "scope", {}).get(RUN_KEY)
+            if params.name in loopoffers.TOOLS and isinstance(run, Run):
+                reaches = functools.partial(self._reaches, run)
+                return await loopoffers.answer(
+                    self.offers, params.name, params.arguments, reaches, run.returned, run.calls
+                )
             # Ranking by meaning runs a model: off the event loop.
             return await anyio.to_thread.run_sync(self._search, ctx, params)
         provider, known, run = self._target(ctx)
@@ -393,6 +413,8 @@ class Loopback:
                 return types.CallToolResult(content=[types.TextContent(type="text", text=error)], is_error=True)
             if result.is_error:
                 error = error_message(result)
+            else:
+                loopoffers.remember(run.returned, server, result)
             return result
         except MCPError as exc:
             error = str(exc)

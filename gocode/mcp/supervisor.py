@@ -19,6 +19,7 @@ from anyio.abc import TaskGroup
 from gocode.config import ServerConfig
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.discovery import server_label
+from gocode.mcp.offers import Offers
 from gocode.mcp.provider import ToolProvider
 from gocode.mcp.upstream import Upstream
 from gocode.toolset import ServerTools
@@ -50,6 +51,7 @@ class Upstreams:
         self._retry, self._start_wait = retry, start_wait
         self._rebuild, self._rewarm, self._inferred_changed = rebuild, rewarm, inferred_changed
         self.upstreams: dict[str, Upstream] = {}
+        self.offers = Offers(lambda: self.upstreams)  # their resources and prompts
         self.providers: dict[str, ToolProvider] = {p.name: p for p in extra}
         self.started = False  # tool-list changes before the first build are part of it
         self._listeners: list[ChangeListener] = []

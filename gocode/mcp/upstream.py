@@ -18,7 +18,7 @@ import logging
 import random
 import tempfile
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import anyio
 import mcp_types as types
@@ -51,9 +51,16 @@ from gocode.toolset import MODERN_PROTOCOL, ServerTools
 log = logging.getLogger("gocode.mcp.upstream")
 
 ChangeCallback = Callable[[str], Awaitable[None]]
+T = TypeVar("T")
 
 LISTEN_RETRY_FIRST_S = 0.5  # pause before subscribing again to tool-list changes, doubling
 LISTEN_RETRY_MAX_S = 30.0
+
+_NOTICES = (
+    types.ResourceUpdatedNotification,
+    types.ResourceListChangedNotification,
+    types.PromptListChangedNotification,
+)
 
 RETRY_FIRST_S = 1.0  # the first retry of a server that is down, doubling up to RETRY_MAX_S
 RETRY_MAX_S = 30.0
@@ -93,6 +100,8 @@ class Upstream:
         self.listed_from_cache = False  # whether the current session's tools came from the cache
         self.inflight = InFlight(name)  # the calls in flight, whose clients the server's requests reach
         self.task_progress = ProgressRoutes()  # the progress of the task calls in flight (gocode.mcp.tasks)
+        # Who hears of this server's resources and prompts changing (gocode.mcp.offers).
+        self.notices: list[Callable[[types.ServerNotification], Awaitable[None]]] = []
 
     @property
     def tools(self) -> ServerTools:
@@ -202,6 +211,9 @@ class Upstream:
             if self._cache is not None:
                 self._cache.drop(self.name, self.server)
             self._tg.start_soon(self.relist)
+        elif isinstance(message, _NOTICES):
+            for listener in list(self.notices):
+                self._tg.start_soon(_tell, listener, message)
 
     async def _listen(self, client: Client) -> None:
         # The 2026-07-28 era has no spontaneous notifications: changes come on a listen stream.
@@ -314,6 +326,46 @@ class Upstream:
         found = next((t for t in known.tools if t.name == tool), None) if known is not None else None
         return task_support(found.definition) if found is not None else "forbidden"
 
+    async def use(self, what: str, request: Callable[[Client], Awaitable[T]], timeout: float | None = None) -> T:
+        """One request other than a tool call on the session (``what`` names it in errors):
+        resources, prompts, completions, within ``timeout`` (the server's own by default). The
+        server's protocol errors are raised as :class:`MCPError`; a server that is down or
+        slow, as :class:`UpstreamError`."""
+        timeout = self.server.timeout if timeout is None else timeout
+        if self._client is None:
+            if self._error is not None:
+                raise UpstreamError(f"unavailable: {self._error.brief}") from None
+            try:
+                await self.start()
+            except DiscoveryError as exc:
+                raise UpstreamError(f"unavailable: {exc.brief}") from None
+        client = self._client
+        assert client is not None
+        try:
+            with anyio.fail_after(timeout):
+                return await request(client)
+        except MCPError as exc:
+            if sent_by_server(exc):
+                raise with_status(client, exc) from None
+            self.stop(client)
+            raise UpstreamError(f"{server_label(self.name)}: the connection closed during {what}") from None
+        except TimeoutError:
+            raise UpstreamError(f"{server_label(self.name)}: {what} did not answer within {timeout:g} s") from None
+        except (Exception, BaseExceptionGroup) as exc:
+            if all(sent_by_server(e) for e in leaves(exc)):
+                first = next(iter(leaves(exc)))
+                raise (with_status(client, first) if isinstance(first, MCPError) else first) from None
+            self.stop(client)
+            raise UpstreamError(f"{server_label(self.name)}: {what} failed: {exc}") from None
+
+    def capabilities(self) -> types.ServerCapabilities | None:
+        """What the open session's server declared (None when not connected)."""
+        client = self._client
+        try:
+            return client.server_capabilities if client is not None else None
+        except Exception:  # a 2026-07-28 session that has not said
+            return None
+
     def _opt_in(self, caller: Caller | None) -> types.RequestParamsMeta | None:
         # A 2026-07-28 server logs only for a request that opts in; the caller's own level is
         # applied when the message reaches it, so every level is asked for here.
@@ -381,6 +433,12 @@ class Upstream:
                 backoff, delay, reported = False, retry_first, ""
                 if self._tools != before:
                     await self._on_change(self.name)
+
+
+async def _tell(
+    listener: Callable[[types.ServerNotification], Awaitable[None]], notice: types.ServerNotification
+) -> None:
+    await listener(notice)
 
 
 async def _first(*events: anyio.Event) -> None:

@@ -21,6 +21,16 @@ RUNTIME_ALIASES = (
     "type ToolProgress = gocodert.Progress",
     "var callToolStream = gocodert.CallToolStream",
     "var result = gocodert.Result",
+    # A server's resources and prompts, and any tool's whole result (go_templates/rt/resources.go).
+    "type ToolContent = gocodert.Content",
+    "type ContentPart = gocodert.Part",
+    "var callToolContent = gocodert.CallToolContent",
+    "type ResourceInfo = gocodert.Resource",
+    "type ResourceContents = gocodert.ResourceContents",
+    "var listResources = gocodert.ListResources",
+    "var readResource = gocodert.ReadResource",
+    "type PromptResult = gocodert.Prompt",
+    "var getPrompt = gocodert.GetPrompt",
 )
 RUNTIME_TYPE_NAMES = frozenset(a.split()[1] for a in RUNTIME_ALIASES if a.startswith("type "))
 # Names the generated main package uses itself, plus every package name the model's code may

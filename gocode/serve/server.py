@@ -1,7 +1,9 @@
 """``gocode serve``: one model's tools as an MCP server, over stdio or streamable HTTP.
 
 The server lists ``execute_go_code`` (unless code mode is off for the model) and every
-excluded tool under its own name and schema, and dispatches calls to a :class:`Toolbox`.
+excluded tool under its own name and schema, and dispatches calls to a :class:`Toolbox`; the
+upstream servers' resources, prompts and completions are offered beside them, namespaced
+(:mod:`gocode.serve.offered`).
 When an upstream tool list changes, clients are told: sessions on the handshake era get
 ``notifications/tools/list_changed``; 2026-07-28 clients get the event on their
 ``subscriptions/listen`` stream.
@@ -54,6 +56,7 @@ from gocode.serve.elicitation import elicitation_approver
 from gocode.serve.elicitation import input_required as approval_input_required
 from gocode.serve.guard import DEFAULT_MAX_BODY, HostPolicy
 from gocode.serve.heartbeat import Heartbeat
+from gocode.serve.offered import Offered
 from gocode.serve.sessions import SessionGuard, SessionLimits
 from gocode.toolbox import Toolbox
 from gocode.view.rules import SEARCH_TOOL_NAME
@@ -126,6 +129,8 @@ class ToolServer:
         self._sessions: dict[object, ServerSession] = {}
         self._stdio_session = f"stdio-{os.getpid()}-{int(time.time())}"
         self._log_levels: dict[object, str] = {}  # connection -> the least level its client wants
+        # The upstream servers' resources, prompts and completions, namespaced (gocode.serve.offered).
+        self.offered = Offered(toolbox.upstreams.offers, self.ready)
         with warnings.catch_warnings():  # the logging capability's deprecation: see the filter above
             warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
             self.server: Server[Any] = _Server(
@@ -136,6 +141,14 @@ class ToolServer:
                 on_call_tool=self._call_tool,
                 on_subscriptions_listen=ListenHandler(self.bus),
                 on_set_logging_level=self._set_log_level,
+                on_list_resources=self.offered.list_resources,
+                on_list_resource_templates=self.offered.list_templates,
+                on_read_resource=self.offered.read_resource,
+                on_subscribe_resource=self.offered.subscribe,
+                on_unsubscribe_resource=self.offered.unsubscribe,
+                on_list_prompts=self.offered.list_prompts,
+                on_get_prompt=self.offered.get_prompt,
+                on_completion=self.offered.complete,
             )
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         self.unsubscribe = toolbox.on_tools_changed(self._tools_changed)

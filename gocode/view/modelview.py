@@ -160,7 +160,11 @@ def render_decl(
         rows = [(f.name, f.type, "") for f in d.items] + ([("Rest", d.rest, "")] if d.rest else [])
         return _struct(d.name, doc, rows)
     if d.type == RT_CONTENT:
-        rows = [("Text", "string", "the text parts, joined by newlines"), ("Media", "[]Media", "the other parts")]
+        rows = [
+            ("Text", "string", "the text parts, joined by newlines"),
+            ("Media", "[]Media", "images, audio, binary resources"),
+            ("Parts", "[]ContentPart", "every part in order, links' URIs for readResource"),
+        ]
         return _struct(d.name, doc, rows)
     if d.type == RT_MEDIA:
         return _struct(d.name, doc, [("MIMEType", "string", ""), ("Data", "[]byte", "")])

@@ -9,6 +9,7 @@ the examples and the signatures the text gives.
 from __future__ import annotations
 
 from gocode.config import CodeModeConfig
+from gocode.view.selection import ToolView
 
 SEARCH_TOOL_NAME = "search_go_tools"  # gocode.search.answer offers it
 
@@ -28,10 +29,17 @@ _SETTINGS = {
 }
 
 
-def rules(settings: CodeModeConfig, go_version: str, tier: str | None = None, process_limit: str = "cgroup") -> str:
+def rules(
+    settings: CodeModeConfig,
+    go_version: str,
+    tier: str | None = None,
+    process_limit: str = "cgroup",
+    offers: bool = True,
+) -> str:
     """The rules for one model's settings (``go_version`` like ``1.26``; ``tier``: the sandbox
     tier in force, None when unconfined or not known yet; ``process_limit``: how a run's threads
-    are capped, as :func:`gocode.run.sandbox.process_limit` says)."""
+    are capped, as :func:`gocode.run.sandbox.process_limit` says; ``offers``: whether a server
+    offers resources or prompts, which the rules then say how to reach)."""
     limits = f"stopped after {settings.clamp_timeout(None):g} s, output capped at {settings.max_output_bytes} bytes"
     if tier is not None:
         limits += f"; sandboxed ({tier} tier): {_TIERS.get(tier, 'confined')}, {settings.limits.memory_mb} MB memory"
@@ -48,6 +56,9 @@ def rules(settings: CodeModeConfig, go_version: str, tier: str | None = None, pr
             f"The working directory persists between calls ({settings.workdir.max_mb} MB); "
             "longer output is saved there.\n"
         )
+    # What a program reaches besides the tools' functions (go_templates/rt/resources.go).
+    more = _RESOURCES if offers else ""
+    more += _WHOLE_RESULTS
     return f"""\
 Run Go {go_version} code that calls the tools as typed functions; you get back what it prints.
 Your code is the body of `func Run(ctx context.Context) error`; import lines and top-level funcs/types may come first.
@@ -55,8 +66,25 @@ Only the standard library and golang.org/x/sync/errgroup exist (tools are safe t
 Every tool is `func(ctx, Input) (Output, error)` (no Input when it takes none); input fields above `// optional:` are required. `must(v, err)` returns v or ends the run with err:
   r := must(someTool(ctx, SomeToolInput{{Name: "x"}}))
   fmt.Printf("%+v\\n", r)
+{more}
 Each call is a fresh program: {limits}. Print summaries, not dumps; result(v) (no return value) also hands v back as JSON.
 {kept}"""
+
+
+_RESOURCES = (
+    "Resources and prompts: listResources(ctx, server) ([]ResourceInfo, error), readResource(ctx, uri) "
+    "([]ResourceContents, error) (a listed or linked URI; Text or Blob), "
+    'getPrompt(ctx, "server.prompt", map[string]string{…}) (PromptResult, error). '
+)
+_WHOLE_RESULTS = (
+    'callToolContent(ctx, "server.tool", map[string]any{…}) (ToolContent, error) gives any tool\'s whole result: '
+    "Parts []ContentPart{Type, Text, MIMEType, Data, URI}."
+)
+
+
+def offers_more(view: ToolView | None) -> bool:
+    """Whether a server in code mode offers resources or prompts (so the rules name them)."""
+    return view is None or any(s.offers for s in view.code_tools.servers)
 
 
 def search_hint(tier: str) -> str:

@@ -53,7 +53,11 @@ def split_tools(discovered: list[ServerTools], excluded_names: set[str], enabled
                 used |= names & excluded_names
             else:
                 keep.append(t)
-        code.append(ServerTools(s.server, tuple(keep), s.protocol_version, s.server_info, instructions=s.instructions))
+        code.append(
+            ServerTools(
+                s.server, tuple(keep), s.protocol_version, s.server_info, instructions=s.instructions, offers=s.offers
+            )
+        )
     known = [n for s in discovered for t in s.tools for n in (t.name, f"{s.server}.{t.name}")]
     warnings = []
     for name in sorted(excluded_names - used):
