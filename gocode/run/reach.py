@@ -23,7 +23,6 @@ from typing import Any, Protocol
 from gocode.compile.modcache import ModuleCache
 from gocode.config import CodeModeConfig, ServerConfig
 from gocode.mcp.clientinfo import client_version
-from gocode.mcp.oauth import bearer
 from gocode.run.sandbox import Confinement, Unconfined, confine_direct, confine_pooled
 
 RESULT_FILE_ENV = "GOCODE_RESULT_FILE"  # where a program without a controller writes result() (rt.EnvResultFile)
@@ -94,7 +93,12 @@ class OwnSessions:
 
     def _signed(self, name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
         server = self.configured.get(name)
-        token = bearer(server) if server is not None and server.url == spec.get("url") else None
+        if server is None or server.auth is None or server.url != spec.get("url"):
+            return dict(spec)
+        # Only here: the OAuth client loads the MCP SDK, which `gocode list` and the model view must not.
+        from gocode.mcp.oauth import bearer
+
+        token = bearer(server)
         if token is None:
             return dict(spec)
         return {**spec, "headers": {**spec.get("headers", {}), "Authorization": f"Bearer {token}"}}
