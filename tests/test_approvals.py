@@ -23,6 +23,8 @@ from gocode.config import ApprovalConfig, ConfigError
 from gocode.program.plan import PLAN_META_KEY, Plan
 from gocode.run.approvals import (
     ANY_TOOL,
+    APPROVAL_NOTE,
+    APPROVAL_NOTE_NO_ONE,
     held_for,
     needs_approval,
     safety,
@@ -301,6 +303,50 @@ def test_serve_refuses_when_the_client_cannot_be_asked(tmp_path):
     text = "".join(x.text for x in got.content if isinstance(x, types.TextContent))
     assert got.is_error and "notes.delete_note" in text and "no one can be asked" in text
     assert json.dumps(got.meta or {}).find("delete_note") > 0
+
+
+@pytest.mark.go
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_serve_tells_a_client_that_cannot_be_asked_that_no_one_can_approve(tmp_path, mode):
+    """Under `gocode serve` a client is the approver of its calls: one that declared elicitation
+    reads "Needs approval." on the tools needing it, one that did not reads that a program calling
+    them is refused here, in the description, search answers and step declarations alike, the
+    same bytes on every list."""
+    config = tmp_path / "gocode.yaml"
+    for disclosure in ("full", "index"):  # the description shows the declarations, or only the index
+        defaults = {"codeMode": {"sandbox": "off", "disclosure": disclosure}}
+        config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": defaults}))
+        args = ["serve", "-c", str(config), "--stateless-step"]
+        params = StdioServerParameters(command=GOCODE, args=args, env=dict(os.environ))
+
+        async def on_elicit(context, p: types.ElicitRequestParams) -> types.ElicitResult:
+            return types.ElicitResult(action="decline")
+
+        async def seen(elicit) -> tuple[list[types.Tool], list[types.Tool], str, str]:
+            async with Client(stdio_client(params), mode=mode, elicitation_callback=elicit) as c:
+                first, again = (await c.list_tools()).tools, (await c.list_tools()).tools
+                found = ""
+                if any(t.name == "search_go_tools" for t in first):
+                    got = await c.call_tool("search_go_tools", {"names": ["deleteNote", "readNote"]})
+                    found = "".join(x.text for x in got.content if isinstance(x, types.TextContent))
+                step = await c.call_tool("step_go_code", {"code": "", "declarations_only": True})
+                return first, again, found, json.dumps(step.structured_content)
+
+        asked, unasked = asyncio.run(seen(on_elicit)), asyncio.run(seen(None))
+        for tools, again, found, step in (asked, unasked):
+            assert [t.model_dump() for t in tools] == [t.model_dump() for t in again]  # the same bytes each time
+        for (tools, _, found, step), note, other in ((asked, APPROVAL_NOTE, APPROVAL_NOTE_NO_ONE),
+                                                     (unasked, APPROVAL_NOTE_NO_ONE, APPROVAL_NOTE)):  # fmt: skip
+            description = tools[0].description or ""
+            for text in (description, found, step) if found else (description, step):
+                assert f"// {note}" in text and f"// {other}" not in text, (disclosure, text)
+                assert text.count("Needs approval") == 1, text
+            assert ("search_go_tools" in [t.name for t in tools]) == (disclosure == "index")
+        # Only the marks differ: every other tool, and the rest of each text, read the same.
+        assert [t.model_dump() for t in asked[0][1:]] == [t.model_dump() for t in unasked[0][1:]]
+        for i, text in ((0, asked[0][0].description), (2, asked[2]), (3, asked[3])):
+            said = unasked[0][0].description if i == 0 else unasked[i]
+            assert (text or "").replace(APPROVAL_NOTE, APPROVAL_NOTE_NO_ONE) == said, disclosure
 
 
 @pytest.mark.go
