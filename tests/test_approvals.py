@@ -322,7 +322,7 @@ def test_serve_tells_a_client_that_cannot_be_asked_that_no_one_can_approve(tmp_p
         async def on_elicit(context, p: types.ElicitRequestParams) -> types.ElicitResult:
             return types.ElicitResult(action="decline")
 
-        async def seen(elicit) -> tuple[list[types.Tool], list[types.Tool], str, str]:
+        async def seen(elicit, params=params) -> tuple[list[types.Tool], list[types.Tool], str, str]:
             async with Client(stdio_client(params), mode=mode, elicitation_callback=elicit) as c:
                 first, again = (await c.list_tools()).tools, (await c.list_tools()).tools
                 found = ""
@@ -333,7 +333,7 @@ def test_serve_tells_a_client_that_cannot_be_asked_that_no_one_can_approve(tmp_p
                 return first, again, found, json.dumps(step.structured_content)
 
         asked, unasked = asyncio.run(seen(on_elicit)), asyncio.run(seen(None))
-        for tools, again, found, step in (asked, unasked):
+        for tools, again, _, _ in (asked, unasked):
             assert [t.model_dump() for t in tools] == [t.model_dump() for t in again]  # the same bytes each time
         for (tools, _, found, step), note, other in ((asked, APPROVAL_NOTE, APPROVAL_NOTE_NO_ONE),
                                                      (unasked, APPROVAL_NOTE_NO_ONE, APPROVAL_NOTE)):  # fmt: skip
@@ -347,6 +347,15 @@ def test_serve_tells_a_client_that_cannot_be_asked_that_no_one_can_approve(tmp_p
         for i, text in ((0, asked[0][0].description), (2, asked[2]), (3, asked[3])):
             said = unasked[0][0].description if i == 0 else unasked[i]
             assert (text or "").replace(APPROVAL_NOTE, APPROVAL_NOTE_NO_ONE) == said, disclosure
+
+        # A client that can be asked reads what the code mode renders for its own approver, as before.
+        async def rendered(config=config) -> tuple[list[types.Tool], list[types.Tool]]:
+            async with Toolbox(str(config), prewarm=False, stateless_step=True, approval_by_client=True) as box:
+                return box.tools(), box.tools(unasked=True)
+
+        own, cannot = asyncio.run(rendered())
+        assert [t.model_dump() for t in own] == [t.model_dump() for t in asked[0]]
+        assert [t.model_dump() for t in cannot] == [t.model_dump() for t in unasked[0]]
 
 
 @pytest.mark.go
