@@ -359,6 +359,50 @@ def test_serve_tells_a_client_that_cannot_be_asked_that_no_one_can_approve(tmp_p
 
 
 @pytest.mark.go
+def test_one_server_over_http_tells_each_client_what_holds_for_it(tmp_path):
+    """Two clients of one `gocode serve` over HTTP at once: each reads the list for its own
+    capabilities, list after list, and what it read holds (the one that cannot be asked is refused,
+    the other is asked)."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.conftest import background, free_port
+
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": {"codeMode": {"sandbox": "off"}}}))
+    port = free_port()
+    asked: list[str] = []
+
+    async def on_elicit(context, p: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(p.message)
+        return types.ElicitResult(action="decline")
+
+    async def go(url: str) -> tuple[list[str], list[str], types.CallToolResult, types.CallToolResult]:
+        can, cannot = streamable_http_client(url), streamable_http_client(url)
+        async with Client(can, elicitation_callback=on_elicit) as a, Client(cannot) as b:
+            seen_a, seen_b = [], []
+            for _ in range(2):  # interleaved: neither client's list leaks into the other's
+                seen_a.append((await a.list_tools()).tools[0].description or "")
+                seen_b.append((await b.list_tools()).tools[0].description or "")
+            return (
+                seen_a,
+                seen_b,
+                await a.call_tool("execute_go_code", {"code": DELETE}),
+                await b.call_tool("execute_go_code", {"code": DELETE}),
+            )
+
+    cmd = [GOCODE, "serve", "-c", str(config), "--transport", "http", "--port", str(port)]
+    with background(cmd, port):
+        seen_a, seen_b, declined, refused = asyncio.run(go(f"http://127.0.0.1:{port}/mcp"))
+    assert len(set(seen_a)) == 1 and len(set(seen_b)) == 1
+    assert f"// {APPROVAL_NOTE}\n" in seen_a[0] and APPROVAL_NOTE_NO_ONE not in seen_a[0]
+    assert f"// {APPROVAL_NOTE_NO_ONE}\n" in seen_b[0]
+    assert seen_a[0].replace(APPROVAL_NOTE, APPROVAL_NOTE_NO_ONE) == seen_b[0]
+    text = ["".join(x.text for x in r.content if isinstance(x, types.TextContent)) for r in (declined, refused)]
+    assert declined.is_error and "not approved" in text[0] and len(asked) == 1
+    assert refused.is_error and "no one can be asked" in text[1]
+
+
+@pytest.mark.go
 def test_exec_plan_prints_the_tools_and_runs_nothing(tmp_path):
     config = tmp_path / "gocode.json"
     config.write_text(json.dumps({"mcpServers": {"notes": NOTES}}))
