@@ -55,6 +55,7 @@ from gocode.view.modelview import merged_comments, render_full
 from gocode.view.rules import offers_more, search_hint
 from gocode.view.rules import rules as rules_text
 from gocode.view.selection import ToolView, code_mode_on, in_config_order, split_tools
+from gocode.view.shown import KeptDisclosures
 
 TOOL_NAME = "execute_go_code"
 # The answer to code with nothing to run (blank, or comments only): said, not a silent success.
@@ -203,7 +204,7 @@ class CodeMode:
         self._notes = self._about = server_notes(config)  # declarations add the servers' own words
         self._saved_notes: tuple[str, ...] = ()
         self._active = self.settings.enabled is True
-        self._disclosure: tuple[Package, str, Disclosure, dict[tuple[str, str], list[str]]] | None = None
+        self._disclosures = KeptDisclosures()
         self._search: tuple[Package, SearchIndex] | None = None
         self._search_lock = threading.Lock()
         self.discovery: DiscoveryResult | None = None
@@ -294,14 +295,15 @@ class CodeMode:
         keep = frozenset(k for k, t in self._infos.items() if t.output_inferred or typeable(t))
         return {k: v for k, v in self.shapes.inferred().items() if k in keep} != self._inferred
 
-    def shape_comments(self) -> dict[tuple[str, str], list[str]]:
+    def shape_comments(self, can_ask: bool | None = None) -> dict[tuple[str, str], list[str]]:
         """What the model view says about each tool: that it needs approval, then its results
         (learned shapes; a tool typed by them says so)."""
-        return merged_comments(self.approval_comments(), self.shapes.comments(frozenset(self._inferred)))
+        return merged_comments(self.approval_comments(can_ask), self.shapes.comments(frozenset(self._inferred)))
 
-    def approval_comments(self) -> dict[tuple[str, str], list[str]]:
-        """The tools that need approval, with their comment (the description shows it too)."""
-        return approval_comments(self.settings.approval, self._infos, self.can_ask)
+    def approval_comments(self, can_ask: bool | None = None) -> dict[tuple[str, str], list[str]]:
+        """The tools that need approval, with their comment (the description shows it too);
+        ``can_ask`` says whether the reader's programs can be approved (None: :attr:`can_ask`)."""
+        return approval_comments(self.settings.approval, self._infos, self.can_ask if can_ask is None else can_ask)
 
     @property
     def warnings(self) -> list[str]:
@@ -373,26 +375,24 @@ class CodeMode:
         kind = process_limit(self.settings.limits)[0] if tier is not None else "none"
         return rules_text(self.settings, self.go_version(), tier, kind, offers_more(self._view))
 
-    def disclosure(self) -> Disclosure:
-        """What the description shows of the declarations, chosen once per tool set and rules text
-        (the rules change when the sandbox tier becomes known)."""
-        package = self.package
-        head = self.rules()
-        notes = self.approval_comments()  # never the learned shapes: they alone must not change it
-        cached = self._disclosure
-        if cached is not None and cached[0] is package and cached[1] == head and cached[3] == notes:
-            return cached[2]
+    def disclosure(self, can_ask: bool | None = None) -> Disclosure:
+        """What the description shows of the declarations, chosen once per tool set, rules text
+        (the rules change when the sandbox tier becomes known) and ``can_ask``."""
+        package, head = self.package, self.rules()
+        notes = self.approval_comments(can_ask)  # never the learned shapes: they alone must not change it
 
         def describe(text: str, tier: Tier) -> str:
             return _describe(head, text, tier)
 
-        got = choose(package, self.settings.disclosure, self.settings.description_tokens, describe, notes, self._notes)
-        self._disclosure = (package, head, got, notes)
-        return got
+        settings = self.settings
+        return self._disclosures.get(
+            package, head, notes,
+            lambda: choose(package, settings.disclosure, settings.description_tokens, describe, notes, self._notes),
+        )  # fmt: skip
 
-    def complete(self) -> bool:
+    def complete(self, can_ask: bool | None = None) -> bool:
         """Whether the description shows every tool's declaration (else search_go_tools is needed)."""
-        return self.disclosure().complete
+        return self.disclosure(can_ask).complete
 
     def search_index(self) -> SearchIndex:
         """The tool search index of the current tool set, built on first use and kept until it changes."""
@@ -409,9 +409,9 @@ class CodeMode:
         """A program's searchTools: the best matches as rt.ToolMatch JSON objects."""
         return [e.match_json() for e in self.search_index().search(query, limit)]
 
-    def search_answer(self, arguments: dict[str, Any] | None) -> tuple[str, bool]:
+    def search_answer(self, arguments: dict[str, Any] | None, can_ask: bool | None = None) -> tuple[str, bool]:
         """``search_go_tools``' answer to a request: (text, is_error); never raises for bad input."""
-        index, notes, budget = self.search_index(), self.shape_comments(), self.settings.description_tokens
+        index, notes, budget = self.search_index(), self.shape_comments(can_ask), self.settings.description_tokens
         return respond(index, self.package, arguments, self.view.excluded, notes, self._about, budget)
 
     async def resolve_sandbox(self) -> dict[str, Any]:
@@ -446,17 +446,17 @@ class CodeMode:
             return dict(self._sandbox)
         return {"setting": self.settings.sandbox, "tier": None}
 
-    def description(self) -> str:
+    def description(self, can_ask: bool | None = None) -> str:
         """The ``execute_go_code`` description: the rules, then as much of the model view as the
         budget allows (see docs/model-view.md)."""
-        shown = self.disclosure()
+        shown = self.disclosure(can_ask)
         return _describe(self.rules(), shown.text, shown.tier) + problems_line(self._unavailable, self._tool_warnings)
 
-    def tool_definition(self) -> dict[str, Any]:
+    def tool_definition(self, can_ask: bool | None = None) -> dict[str, Any]:
         """``execute_go_code`` as an MCP Tool (wire JSON)."""
         return {
             "name": TOOL_NAME,
-            "description": self.description(),
+            "description": self.description(can_ask),
             "inputSchema": INPUT_SCHEMA,
             "outputSchema": OUTPUT_SCHEMA,
         }

@@ -338,9 +338,9 @@ class Toolbox:
         """Call ``listener`` after the tool list changed; returns a function that unsubscribes."""
         return self.upstreams.on_tools_changed(listener)
 
-    def tools(self) -> list[types.Tool]:
-        """The tools to offer the model, as MCP ``Tool`` objects."""
-        return list(self._routes.tools)
+    def tools(self, unasked: bool = False) -> list[types.Tool]:
+        """The tools to offer, as MCP ``Tool`` objects (``unasked``: as a client that cannot approve reads them)."""
+        return list(self._routes.unasked if unasked else self._routes.tools)
 
     def definitions(self, fmt: tool_formats.Format | str = "mcp") -> list[dict[str, Any]]:
         """The tools as plain dicts for a model API: see :data:`gocode.tool_formats.FORMATS`."""

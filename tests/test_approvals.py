@@ -23,6 +23,8 @@ from gocode.config import ApprovalConfig, ConfigError
 from gocode.program.plan import PLAN_META_KEY, Plan
 from gocode.run.approvals import (
     ANY_TOOL,
+    APPROVAL_NOTE,
+    APPROVAL_NOTE_NO_ONE,
     held_for,
     needs_approval,
     safety,
@@ -301,6 +303,103 @@ def test_serve_refuses_when_the_client_cannot_be_asked(tmp_path):
     text = "".join(x.text for x in got.content if isinstance(x, types.TextContent))
     assert got.is_error and "notes.delete_note" in text and "no one can be asked" in text
     assert json.dumps(got.meta or {}).find("delete_note") > 0
+
+
+@pytest.mark.go
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_serve_tells_a_client_that_cannot_be_asked_that_no_one_can_approve(tmp_path, mode):
+    """Under `gocode serve` a client is the approver of its calls: one that declared elicitation
+    reads "Needs approval." on the tools needing it, one that did not reads that a program calling
+    them is refused here, in the description, search answers and step declarations alike, the
+    same bytes on every list."""
+    config = tmp_path / "gocode.yaml"
+    for disclosure in ("full", "index"):  # the description shows the declarations, or only the index
+        defaults = {"codeMode": {"sandbox": "off", "disclosure": disclosure}}
+        config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": defaults}))
+        args = ["serve", "-c", str(config), "--stateless-step"]
+        params = StdioServerParameters(command=GOCODE, args=args, env=dict(os.environ))
+
+        async def on_elicit(context, p: types.ElicitRequestParams) -> types.ElicitResult:
+            return types.ElicitResult(action="decline")
+
+        async def seen(elicit, params=params) -> tuple[list[types.Tool], list[types.Tool], str, str]:
+            async with Client(stdio_client(params), mode=mode, elicitation_callback=elicit) as c:
+                first, again = (await c.list_tools()).tools, (await c.list_tools()).tools
+                found = ""
+                if any(t.name == "search_go_tools" for t in first):
+                    got = await c.call_tool("search_go_tools", {"names": ["deleteNote", "readNote"]})
+                    found = "".join(x.text for x in got.content if isinstance(x, types.TextContent))
+                step = await c.call_tool("step_go_code", {"code": "", "declarations_only": True})
+                return first, again, found, json.dumps(step.structured_content)
+
+        asked, unasked = asyncio.run(seen(on_elicit)), asyncio.run(seen(None))
+        for tools, again, _, _ in (asked, unasked):
+            assert [t.model_dump() for t in tools] == [t.model_dump() for t in again]  # the same bytes each time
+        for (tools, _, found, step), note, other in ((asked, APPROVAL_NOTE, APPROVAL_NOTE_NO_ONE),
+                                                     (unasked, APPROVAL_NOTE_NO_ONE, APPROVAL_NOTE)):  # fmt: skip
+            description = tools[0].description or ""
+            for text in (description, found, step) if found else (description, step):
+                assert f"// {note}" in text and f"// {other}" not in text, (disclosure, text)
+                assert text.count("Needs approval") == 1, text
+            assert ("search_go_tools" in [t.name for t in tools]) == (disclosure == "index")
+        # Only the marks differ: every other tool, and the rest of each text, read the same.
+        assert [t.model_dump() for t in asked[0][1:]] == [t.model_dump() for t in unasked[0][1:]]
+        for i, text in ((0, asked[0][0].description), (2, asked[2]), (3, asked[3])):
+            said = unasked[0][0].description if i == 0 else unasked[i]
+            assert (text or "").replace(APPROVAL_NOTE, APPROVAL_NOTE_NO_ONE) == said, disclosure
+
+        # A client that can be asked reads what the code mode renders for its own approver, as before.
+        async def rendered(config=config) -> tuple[list[types.Tool], list[types.Tool]]:
+            async with Toolbox(str(config), prewarm=False, stateless_step=True, approval_by_client=True) as box:
+                return box.tools(), box.tools(unasked=True)
+
+        own, cannot = asyncio.run(rendered())
+        assert [t.model_dump() for t in own] == [t.model_dump() for t in asked[0]]
+        assert [t.model_dump() for t in cannot] == [t.model_dump() for t in unasked[0]]
+
+
+@pytest.mark.go
+def test_one_server_over_http_tells_each_client_what_holds_for_it(tmp_path):
+    """Two clients of one `gocode serve` over HTTP at once: each reads the list for its own
+    capabilities, list after list, and what it read holds (the one that cannot be asked is refused,
+    the other is asked)."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.conftest import background, free_port
+
+    config = tmp_path / "gocode.yaml"
+    config.write_text(yaml.safe_dump({"mcpServers": {"notes": NOTES}, "defaults": {"codeMode": {"sandbox": "off"}}}))
+    port = free_port()
+    asked: list[str] = []
+
+    async def on_elicit(context, p: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(p.message)
+        return types.ElicitResult(action="decline")
+
+    async def go(url: str) -> tuple[list[str], list[str], types.CallToolResult, types.CallToolResult]:
+        can, cannot = streamable_http_client(url), streamable_http_client(url)
+        async with Client(can, elicitation_callback=on_elicit) as a, Client(cannot) as b:
+            seen_a, seen_b = [], []
+            for _ in range(2):  # interleaved: neither client's list leaks into the other's
+                seen_a.append((await a.list_tools()).tools[0].description or "")
+                seen_b.append((await b.list_tools()).tools[0].description or "")
+            return (
+                seen_a,
+                seen_b,
+                await a.call_tool("execute_go_code", {"code": DELETE}),
+                await b.call_tool("execute_go_code", {"code": DELETE}),
+            )
+
+    cmd = [GOCODE, "serve", "-c", str(config), "--transport", "http", "--port", str(port)]
+    with background(cmd, port):
+        seen_a, seen_b, declined, refused = asyncio.run(go(f"http://127.0.0.1:{port}/mcp"))
+    assert len(set(seen_a)) == 1 and len(set(seen_b)) == 1
+    assert f"// {APPROVAL_NOTE}\n" in seen_a[0] and APPROVAL_NOTE_NO_ONE not in seen_a[0]
+    assert f"// {APPROVAL_NOTE_NO_ONE}\n" in seen_b[0]
+    assert seen_a[0].replace(APPROVAL_NOTE, APPROVAL_NOTE_NO_ONE) == seen_b[0]
+    text = ["".join(x.text for x in r.content if isinstance(x, types.TextContent)) for r in (declined, refused)]
+    assert declined.is_error and "not approved" in text[0] and len(asked) == 1
+    assert refused.is_error and "no one can be asked" in text[1]
 
 
 @pytest.mark.go

@@ -257,3 +257,80 @@ def test_list_and_search_print_no_escape_sequence_a_server_sent(tmp_path: Path) 
         assert "notes" in out.stdout, out.stderr
         assert re.findall("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", out.stdout + out.stderr) == []
     assert "?]0;pwned??[2J?evil" in listed.stdout
+
+
+def _two_servers(tmp_path: Path) -> Path:
+    """A config of two servers (git, files) of eight tools each, served by wild_server."""
+
+    def tools(*named: tuple[str, str]) -> list[dict]:
+        schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+        return [{"name": n, "description": d, "inputSchema": schema} for n, d in named]
+
+    listings = {
+        "git": tools(
+            ("git_log", "Show the commit logs of the repository."),
+            ("git_commit", "Record changes to the repository as a new commit."),
+            ("git_diff", "Show changes between commits."),
+            ("git_status", "Show the working tree status."),
+            ("git_branch", "List, create, or delete branches."),
+            ("git_checkout", "Switch branches or restore working tree files."),
+            ("git_add", "Add file contents to the index."),
+            ("git_reset", "Reset current HEAD to the specified state."),
+        ),
+        "files": tools(
+            ("write_file", "Write a text file to disk."),
+            ("read_file", "Read the contents of a text file."),
+            ("list_directory", "List the entries of a directory."),
+            ("move_file", "Move or rename a file."),
+            ("search_files", "Search for files matching a pattern."),
+            ("get_file_info", "Get the size and times of a file."),
+            ("create_directory", "Create a new directory."),
+            ("delete_file", "Delete a file."),
+        ),
+    }
+    servers = {}
+    for name, listed in listings.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps({"tools": listed}))
+        wild = [str(ROOT / "tests/servers/wild_server.py"), "--tools-file", str(tmp_path / f"{name}.json")]
+        servers[name] = {"command": sys.executable, "args": wild}
+    config = tmp_path / "gocode.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    return config
+
+
+def test_search_lists_a_request_in_parts_part_by_part(tmp_path: Path) -> None:
+    """`gocode search` answers a request naming several actions as search_go_tools does, each part
+    with its own tools (text and --json, whose `parts` a script reads); a part no tool fits is
+    said and exits 1; a request asking one thing prints as it always has, without `parts`."""
+    c = ("-c", str(_two_servers(tmp_path)))
+    got = gocode("search", *c, "show the commit log; write a text file")
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    assert lines[:2] == ["Your request in 2 parts:", "1. 'show the commit log'"], got.stdout
+    second = lines.index("2. 'write a text file'")
+    assert lines[2].startswith("   1. git.git_log ") and lines[second + 1].startswith("   1. files.write_file ")
+    assert second == 7 and len(lines) == 13  # five tools each, a line apiece
+
+    doc = json.loads(gocode("search", *c, "--json", "show the commit log; write a text file").stdout)
+    assert [(p["query"], p["fits"]) for p in doc["parts"]] == [
+        ("show the commit log", True),
+        ("write a text file", True),
+    ]
+    assert doc["parts"][0]["tools"][0]["tool"] == "git_log"
+    assert (doc["parts"][1]["tools"][0]["rank"], doc["parts"][1]["tools"][0]["tool"]) == (1, "write_file")
+    every = [f"{t['server']}.{t['tool']}" for t in doc["tools"]]
+    assert doc["fits"] and len(every) == len(set(every)) and {"git.git_log", "files.write_file"} <= set(every)
+    assert all(t["declaration"].count("\nfunc ") == 1 for p in doc["parts"] for t in p["tools"])
+
+    # A part no tool fits: said on stderr, its nearest still listed, exit 1.
+    got = gocode("search", *c, "create a calendar event for friday; commit the changes")
+    assert got.returncode == 1 and "no tool fits 'create a calendar event for friday'" in got.stderr
+    assert "2. 'commit the changes'\n   1. git.git_commit " in got.stdout
+    doc = json.loads(gocode("search", *c, "--json", "create a calendar event for friday; commit the changes").stdout)
+    assert [p["fits"] for p in doc["parts"]] == [False, True] and doc["fits"] is False
+
+    # One request: the list as always, and no `parts`.
+    one = gocode("search", *c, "write a text file")
+    assert one.returncode == 0 and one.stdout.startswith(" 1. files.write_file ") and "parts" not in one.stdout
+    doc = json.loads(gocode("search", *c, "--json", "write a text file").stdout)
+    assert set(doc) == {"query", "fits", "tools"} and doc["tools"][0]["tool"] == "write_file"

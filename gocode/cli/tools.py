@@ -133,7 +133,7 @@ def _code_mode(config_path: str | None, model: str | None, refresh: bool) -> Cod
     "as_json",
     is_flag=True,
     help="Print one JSON object: the query, whether any tool fits it, and the tools in rank order (each "
-    "with its declaration).",
+    "with its declaration); a request in several parts also has `parts`, each with its query, fits and tools.",
 )
 @click.argument("query", nargs=-1, required=True)
 @handle_errors
@@ -141,7 +141,8 @@ def search(
     config_path: str | None, model: str | None, refresh: bool, limit: int, as_json: bool, query: tuple[str, ...]
 ) -> None:
     """Find the tools for a task, best first, as search_go_tools ranks them; when none fits, say so
-    and list the nearest (exit 1)."""
+    and list the nearest (exit 1). A request naming several actions is answered part by part
+    ("git log of the last commit; write a text file"), each part with its tools."""
     from gocode.search import semantic
     from gocode.search.limits import MAX_QUERY_CHARS
 
@@ -152,11 +153,14 @@ def search(
     # their Go and BM25's index (nothing to compute for a query asked before): started first,
     # as loading the two models is the longer of the two.
     semantic.embed_query_ahead(text[:MAX_QUERY_CHARS])
+    from gocode.cli.searchparts import ranked_lines, show
     from gocode.search import answer as search_mod
-    from gocode.search.analysis import first_sentence
 
     cm = _code_mode(config_path, model, refresh)
     index = cm.search_index()
+    parts = search_mod.by_part(index, text, limit)  # a request in several parts is listed by part
+    if parts:
+        sys.exit(0 if show(text, parts, cm.package, cm.shape_comments(), as_json) else 1)
     ranking = index.ranking(text, limit)
     shown = ranking.tools if ranking.fits else index.nearest(text, limit)
     if not ranking.fits:
@@ -167,12 +171,8 @@ def search(
         tools = [search_mod.entry_json(cm.package, e, i + 1, cm.shape_comments()) for i, e in enumerate(shown)]
         click.echo(json.dumps({"query": text, "fits": ranking.fits, "tools": tools}))
     else:
-        width = max((len(e.qualified) for e in shown), default=0)
-        for i, e in enumerate(shown, 1):
-            first = first_sentence(e.description)
-            click.echo(
-                terminal_text(f"{i:>2}. {e.qualified:<{width}}  {e.function}" + (f" — {first[:100]}" if first else ""))
-            )
+        for line in ranked_lines(shown):
+            click.echo(terminal_text(line))
     if not ranking.fits:
         sys.exit(1)
 

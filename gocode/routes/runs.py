@@ -310,15 +310,16 @@ class Runs:
         result = await self.execute(recording.code if code is None else code, timeout, how=Pass("replay", ic))
         return recordstore.settle(dataclasses.replace(result, run_id=run_id), ic, recording.not_kept)
 
-    def step_declarations(self, tools: list[Any]) -> stepping.Declarations:
-        """See :meth:`gocode.toolbox.Toolbox.step_declarations`."""
+    def step_declarations(self, tools: list[Any], can_ask: bool | None = None) -> stepping.Declarations:
+        """See :meth:`gocode.toolbox.Toolbox.step_declarations`; ``can_ask`` as in
+        :meth:`gocode.codemode.CodeMode.approval_comments`."""
         client = stepping.client_tools(tools)
         package = build_package(ToolSet((*self.code_mode.state.view.code_tools.servers, client)))
         functions: dict[str, str] = {}
         for f in package.funcs:
             if f.server == client.server:
                 functions.setdefault(f.tool, f.name)
-        return stepping.Declarations(render_full(package, self.code_mode.shape_comments()), functions)
+        return stepping.Declarations(render_full(package, self.code_mode.shape_comments(can_ask)), functions)
 
     async def step(
         self,

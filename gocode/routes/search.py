@@ -9,6 +9,7 @@ import anyio.to_thread
 import mcp_types as types
 
 from gocode.codemode import CodeMode
+from gocode.routes.asking import can_ask
 from gocode.routes.handler import Answer, CallContext, Kind
 
 
@@ -16,9 +17,11 @@ class SearchGoTools:
     kind: Kind = "code"
     runs_code = False
 
-    def __init__(self, code_mode: CodeMode) -> None:
+    def __init__(self, code_mode: CodeMode, client_approves: bool = False) -> None:
         self.code_mode = code_mode
+        self.client_approves = client_approves  # the declarations say whether this client can approve
 
     async def handle(self, arguments: dict[str, Any] | None, ctx: CallContext) -> Answer:
-        text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments)
+        said = can_ask(ctx, self.client_approves)
+        text, failed = await anyio.to_thread.run_sync(self.code_mode.search_answer, arguments, said)
         return Answer(types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed))

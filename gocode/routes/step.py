@@ -9,6 +9,7 @@ from typing import Any
 import mcp_types as types
 
 from gocode.results import error_result, run_to_result
+from gocode.routes.asking import can_ask
 from gocode.routes.handler import Answer, CallContext, Kind
 from gocode.routes.runs import Runs
 from gocode.run import step as stepping
@@ -18,8 +19,9 @@ class StepGoCode:
     kind: Kind = "code"
     runs_code = True
 
-    def __init__(self, runs: Runs) -> None:
+    def __init__(self, runs: Runs, client_approves: bool = False) -> None:
         self.runs = runs
+        self.client_approves = client_approves  # the declarations say whether this client can approve
 
     async def handle(self, arguments: dict[str, Any] | None, ctx: CallContext) -> Answer:
         name, arguments = stepping.STEP_TOOL_NAME, arguments or {}
@@ -29,7 +31,7 @@ class StepGoCode:
             return Answer(error_result(f"{name} needs a string argument `code` (the Go statements to run)"))
         if arguments.get("declarations_only") is True:
             try:
-                doc = self.runs.step_declarations(tools).as_json()
+                doc = self.runs.step_declarations(tools, can_ask(ctx, self.client_approves)).as_json()
             except stepping.StepError as exc:
                 return Answer(error_result(f"{name}: {exc}"))
             text: list[types.ContentBlock] = [types.TextContent(type="text", text=json.dumps(doc))]

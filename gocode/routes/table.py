@@ -16,6 +16,7 @@ import mcp_types as types
 from gocode.codemode import TOOL_NAME, CodeMode
 from gocode.errors import UnknownToolError
 from gocode.mcp.provider import ToolProvider
+from gocode.routes import asking
 from gocode.routes.code import ExecuteGoCode
 from gocode.routes.handler import Handler
 from gocode.routes.passthrough import ProviderTool, passthrough_tool
@@ -24,7 +25,6 @@ from gocode.routes.saved import SavedProgramTool, SaveGoProgram
 from gocode.routes.search import SearchGoTools
 from gocode.routes.step import StepGoCode
 from gocode.run import step as stepping
-from gocode.search.answer import search_tool_definition
 from gocode.tools import saved
 from gocode.tools.saved import SAVE_TOOL_NAME, SavedProgram, SaveRequest
 from gocode.toolset import ToolInfo
@@ -41,6 +41,8 @@ class RouteTable:
 
     handlers: dict[str, Handler] = field(default_factory=dict)
     tools: tuple[types.Tool, ...] = ()
+    # The same tools as a client that cannot be asked to approve a program reads them.
+    unasked: tuple[types.Tool, ...] = ()
 
     def handler(self, name: str) -> Handler:
         try:
@@ -73,14 +75,21 @@ def build(code_mode: CodeMode, providers: Mapping[str, ToolProvider], runs: Runs
         handlers[name] = handler
         tools.append(definition)
 
+    client_approves = asking.by_client(code_mode, runs)
+    shown: list[types.Tool] = []  # execute_go_code and search_go_tools, whose text says who can approve
+    unasked = shown
     if active:
-        add(TOOL_NAME, ExecuteGoCode(runs), types.Tool.model_validate(code_mode.tool_definition()))
-        if not code_mode.complete():  # the description shows less than every declaration
-            add(SEARCH_TOOL_NAME, SearchGoTools(code_mode), types.Tool.model_validate(search_tool_definition()))
+        shown = asking.code_tools(code_mode, None)
+        unasked = asking.code_tools(code_mode, False) if client_approves else shown
+        handlers[TOOL_NAME] = ExecuteGoCode(runs)
+        # Offered when either description shows less than every declaration.
+        if len(shown) > 1 or len(unasked) > 1:
+            handlers[SEARCH_TOOL_NAME] = SearchGoTools(code_mode, client_approves)
+        tools.extend(shown)
         if offer.stateless_step:
             reserved.add(stepping.STEP_TOOL_NAME)
             definition = stepping.tool_definition(code_mode.rules())
-            add(stepping.STEP_TOOL_NAME, StepGoCode(runs), types.Tool.model_validate(definition))
+            add(stepping.STEP_TOOL_NAME, StepGoCode(runs, client_approves), types.Tool.model_validate(definition))
     # A saved program is offered as itself below, never as a passed-through tool.
     excluded = [t for t in code_mode.view.excluded if t.server != saved.SAVED_SERVER]
     timeout = code_mode.settings.clamp_timeout(None)
@@ -92,7 +101,7 @@ def build(code_mode: CodeMode, providers: Mapping[str, ToolProvider], runs: Runs
         for program in code_mode.state.stored.values():
             if program.name not in handlers:  # a tool that came later keeps its name
                 add(program.name, SavedProgramTool(runs, code_mode, program), types.Tool.model_validate(program.tool()))
-    return RouteTable(handlers, tuple(tools))
+    return RouteTable(handlers, tuple(tools), (*unasked, *tools[len(shown) :]))
 
 
 def exposed_names(tools: list[ToolInfo], reserved: set[str]) -> dict[str, ToolInfo]:

@@ -328,3 +328,12 @@ def respond(
     except SearchRequestError as exc:
         return f"{SEARCH_TOOL_NAME}: {exc}", True
     return answer_text(package, got, shapes, about, budget), False
+
+
+def by_part(index: SearchIndex, query: str, limit: int) -> tuple[PartAnswer, ...]:
+    """A query's tools part by part, ``limit`` for each, as ``gocode search`` lists them: () for
+    a request asking one thing, or one whose best tool does every part (listed as one)."""
+    if len(index.split(query)) < 2:  # the split alone: a request in one part is ranked once, as always
+        return ()
+    got = _answered(index, query, limit)
+    return tuple(got) if len(got) > 1 else ()

@@ -13,6 +13,7 @@ from typing import Any
 import mcp_types as types
 
 from gocode.run.approvals import ApprovalRequest, Approver, AskFirst
+from gocode.serve.askable import can_be_asked
 
 # The key of gocode's one input request in the multi-round-trip flow, and the form it asks.
 APPROVAL_INPUT_KEY = "gocode.approval"
@@ -49,8 +50,7 @@ def elicitation_approver(ctx: Any, params: Any, modern: bool) -> Approver | None
     multi-round-trip flow (:class:`AskFirst`, answered with :func:`input_required`, then the
     retry's ``inputResponses``).
     """
-    caps = getattr(ctx.session, "client_capabilities", None)
-    if caps is None or getattr(caps, "elicitation", None) is None:
+    if not can_be_asked(ctx.session):
         return None
     if modern:
         responses = getattr(params, "input_responses", None) or {}

@@ -51,6 +51,7 @@ from gocode.mcp.loopback import bearer_token, send_unauthorized
 from gocode.mcp.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gocode.results import warming_up_result
 from gocode.serve import ops
+from gocode.serve.askable import can_be_asked
 from gocode.serve.caller import ClientOfCall
 from gocode.serve.elicitation import elicitation_approver
 from gocode.serve.elicitation import input_required as approval_input_required
@@ -215,7 +216,9 @@ class ToolServer:
         await self.ready.wait()
         # A client may keep the list this long (2026-07-28 cache hints); a change is announced
         # sooner (list_changed, or the listen stream). Private: the list is this config's.
-        return types.ListToolsResult(tools=self.toolbox.tools(), ttl_ms=LIST_TTL_MS, cache_scope="private")
+        # A client that cannot be asked to approve reads that a tool needing approval cannot run here.
+        tools = self.toolbox.tools(unasked=not can_be_asked(ctx.session))
+        return types.ListToolsResult(tools=tools, ttl_ms=LIST_TTL_MS, cache_scope="private")
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
