@@ -56,6 +56,7 @@ FEATURES = {
         'fmt.Println(v, err)\nfmt.Println(strings.Join(seen, "|"))\n'
         '_, err = callToolStream(ctx, "everything.nope", nil, nil)\nfmt.Println(err)'
     ),
+    "oversized_args": 'v, err := callTool(ctx, "weather.get_weather", map[string]any{"city": strings.Repeat("x", 5<<20)})\nfmt.Println(v, err)',
     "result": 'result(map[string]any{"city": must(getCity(ctx)).City, "n": 3})',
     "result_unencodable": "result(func() {})",
     "search": 'm, err := searchTools(ctx, "weather of a city")\nfmt.Println(len(m) > 0, err)\n_, err = searchTools(ctx, "  ")\nfmt.Println(err)',

@@ -796,7 +796,15 @@ class ModuleCache:
             return None
         exports, godebug = golink.parse_exports(text)
         cfg_path = self._direct_file(tools_path, "importcfg", runner)
-        write_file(cfg_path, golink.importcfg_text(exports))
+        try:
+            write_file(cfg_path, golink.importcfg_text(exports))
+        except OSError:
+            if self.state == self.dir:
+                raise
+            # A read-only shared cache warmed for the other runner only: keep it in the state dir.
+            cfg_path = self.state / cfg_path.relative_to(self.dir)
+            cfg_path.parent.mkdir(parents=True, exist_ok=True)
+            write_file(cfg_path, golink.importcfg_text(exports))
         tooldir = await self._tooldir()
         if tooldir is None:
             return None
