@@ -56,7 +56,6 @@ FEATURES = {
         'fmt.Println(v, err)\nfmt.Println(strings.Join(seen, "|"))\n'
         '_, err = callToolStream(ctx, "everything.nope", nil, nil)\nfmt.Println(err)'
     ),
-    "oversized_args": 'v, err := callTool(ctx, "weather.get_weather", map[string]any{"city": strings.Repeat("x", 5<<20)})\nfmt.Println(v, err)',
     "result": 'result(map[string]any{"city": must(getCity(ctx)).City, "n": 3})',
     "result_unencodable": "result(func() {})",
     "search": 'm, err := searchTools(ctx, "weather of a city")\nfmt.Println(len(m) > 0, err)\n_, err = searchTools(ctx, "  ")\nfmt.Println(err)',
@@ -93,7 +92,10 @@ def outcome(r: RunResult, deterministic: bool = True) -> dict[str, Any]:
 def _stable(text: str) -> str:
     # A goroutine's stack shows addresses, frame offsets and goroutine numbers.
     text = re.sub(r"0x[0-9a-f]+", "0x?", text)
-    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", "<time>", text)  # log lines
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", "<time>", text)  # slog
+    text = re.sub(r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d", "<time>", text)  # log
+    # A connection's own port: the controller's endpoint and the program's side of it.
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:?", text)
     return re.sub(r"goroutine \d+", "goroutine ?", text)
 
 
@@ -136,6 +138,22 @@ def test_runtime_feature_answers_the_same(feature_box: SyncToolbox, name: str) -
     assert outcome(thin) == outcome(exact), (exact.error_text(), thin.error_text())
     expected = runners.SDK if name == "build_info" else runners.LOOPBACK
     assert (exact.runner, thin.runner) == (runners.SDK, expected)
+
+
+def test_an_oversized_call_gets_the_endpoints_refusal(feature_box: SyncToolbox) -> None:
+    """The one answer that differs: arguments over the endpoint's body cap are refused before
+    they are read and the connection closed. The SDK's client, still writing, reports the reset
+    (with the connection's ports: no two runs word it the same); the loopback runtime reads the
+    refusal that came first and says why."""
+    code = 'v, err := callTool(ctx, "weather.get_weather", map[string]any{"city": strings.Repeat("x", 5<<20)})\nfmt.Println(v, err)'
+    exact, thin = both(feature_box, code)
+    head = '<nil> calling tool get_weather (server weather): calling "tools/call": sending "tools/call": '
+    assert exact.ok and thin.ok and exact.output.startswith(head) and thin.output.startswith(head)
+    assert "rejected by transport" in exact.output
+    assert thin.output == (
+        f"{head}the request body is {5 * 2**20 + 84} bytes; at most 4194304 are accepted: rejected by transport: "
+        "Request Entity Too Large (HTTP 413 Request Entity Too Large)\n"
+    ) or _stable(thin.output) == _stable(exact.output)
 
 
 def test_the_loopback_program_links_no_sdk(module_cache, feature_box: SyncToolbox) -> None:

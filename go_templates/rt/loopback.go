@@ -35,6 +35,7 @@ const maxHead = 64 << 10
 // An endpoint is where one server's calls go: the controller's address, the path, and the
 // request head every call repeats (the run's token, the server's name).
 type endpoint struct {
+	url  string
 	addr string // host:port
 	head string // "POST path HTTP/1.1\r\n" and the fixed headers, up to Content-Length
 }
@@ -107,7 +108,7 @@ func newEndpoint(spec ServerSpec) (*endpoint, error) {
 	if _, _, err := net.SplitHostPort(host); err != nil {
 		host += ":80"
 	}
-	return &endpoint{addr: host, head: b.String()}, nil
+	return &endpoint{url: spec.URL, addr: host, head: b.String()}, nil
 }
 
 // callWith is [call], with progress notifications for the call sent to progress (if not nil).
@@ -160,6 +161,11 @@ func (ep *endpoint) call(ctx context.Context, id int64, params map[string]any, w
 	body = append(append(body, paramsRaw...), '}')
 	req := append([]byte(ep.head+"Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"), body...)
 	raw, err := ep.roundTrip(ctx, req, id, watch)
+	var status *statusErr
+	if err != nil && !errors.As(err, &status) {
+		// Worded as the SDK's streamable client words a failed request.
+		return nil, fmt.Errorf("calling %q: sending %q: rejected by transport: Post %q: %w", method, method, ep.url, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", method, err)
 	}
@@ -270,17 +276,19 @@ func (c *httpConn) exchange(ctx context.Context, req []byte, id int64, watch *pr
 			keep = false // the deadline was set (or is being set): this connection is done
 		}
 	}()
-	if _, err := c.Write(req); err != nil {
-		return nil, false, false, err
-	}
+	_, werr := c.Write(req)
 	if _, err := c.r.Peek(1); err != nil {
+		// Failed writing or reading: the read's error is what happened (the controller refused
+		// the request and closed the connection), as net/http reports it.
 		return nil, false, false, err
 	}
+	// On a failed write the controller answered before it read the whole request (a
+	// refusal): its answer is read, and the connection not used again.
 	status, header, err := readHead(c.r)
 	if err != nil {
 		return nil, false, true, err
 	}
-	keep = !strings.EqualFold(header["connection"], "close")
+	keep = werr == nil && !strings.EqualFold(header["connection"], "close")
 	body, err := bodyReader(c.r, header)
 	if err != nil {
 		return nil, false, true, err

@@ -310,3 +310,38 @@ func TestLoopbackClosed(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestLoopbackReadsARefusalSentBeforeTheBody(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		r := bufio.NewReader(conn)
+		for { // the head only: the body is refused unread, as the controller's guard does
+			line, err := r.ReadString('\n')
+			if err != nil || line == "\r\n" {
+				break
+			}
+		}
+		body := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the request body is 9 bytes"}}`
+		fmt.Fprintf(conn, "HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+	}()
+	specsOnce.Do(func() {})
+	specs, specsErr = map[string]ServerSpec{"s": {Transport: "http", URL: "http://" + ln.Addr().String() + "/mcp"}}, nil
+	specsMu.Lock()
+	endpoints = map[string]*endpoint{}
+	specsMu.Unlock()
+	closed.Store(false)
+	defer Close()
+	_, err = CallText(context.Background(), "s", "t", map[string]any{"x": strings.Repeat("x", 8<<20)})
+	if err == nil || !strings.Contains(err.Error(), "the request body is 9 bytes: rejected by transport: Request Entity Too Large") {
+		t.Errorf("got %v", err)
+	}
+}
