@@ -169,3 +169,5 @@ def test_the_loopback_program_links_no_sdk(module_cache, feature_box: SyncToolbo
     assert b"modelcontextprotocol/go-sdk" not in thin.binary.read_bytes()
     assert b"net/http.(*Transport)" in exact.binary.read_bytes()  # function names (the pclntab)
     assert b"net/http.(*Transport)" not in thin.binary.read_bytes()
+    again = [asyncio.run(module_cache.build(pkg, code, runner=r)) for r in (runners.SDK, runners.LOOPBACK)]
+    assert [(b.cached, b.binary) for b in again] == [(True, exact.binary), (True, thin.binary)]  # each its own
