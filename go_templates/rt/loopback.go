@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,8 +37,8 @@ const maxHead = 64 << 10
 // request head every call repeats (the run's token, the server's name).
 type endpoint struct {
 	url  string
-	addr string // host:port
-	head string // "POST path HTTP/1.1\r\n" and the fixed headers, up to Content-Length
+	addr *net.TCPAddr // numeric: dialled without the resolver, which the linker then leaves out
+	head string       // "POST path HTTP/1.1\r\n" and the fixed headers, up to Content-Length
 }
 
 var (
@@ -47,7 +48,7 @@ var (
 	rpcSeq    atomic.Int64
 
 	poolMu sync.Mutex
-	pool   = map[string][]*httpConn{} // idle keep-alive connections, by address
+	pool   = map[netip.AddrPort][]*httpConn{} // idle keep-alive connections, by address
 )
 
 // endpointFor is where a server's calls go (its stream URL for a call with progress).
@@ -105,10 +106,11 @@ func newEndpoint(spec ServerSpec) (*endpoint, error) {
 		}
 		b.WriteString(k + ": " + v + "\r\n")
 	}
-	if _, _, err := net.SplitHostPort(host); err != nil {
-		host += ":80"
+	addr, err := netip.ParseAddrPort(host)
+	if err != nil {
+		return nil, fmt.Errorf("the controller's endpoint must be a numeric address and port: %w", err)
 	}
-	return &endpoint{url: spec.URL, addr: host, head: b.String()}, nil
+	return &endpoint{url: spec.URL, addr: net.TCPAddrFromAddrPort(addr), head: b.String()}, nil
 }
 
 // callWith is [call], with progress notifications for the call sent to progress (if not nil).
@@ -241,16 +243,19 @@ type httpConn struct {
 }
 
 func (ep *endpoint) conn(ctx context.Context) (*httpConn, bool, error) {
+	key := ep.addr.AddrPort()
 	poolMu.Lock()
-	if idle := pool[ep.addr]; len(idle) > 0 {
+	if idle := pool[key]; len(idle) > 0 {
 		c := idle[len(idle)-1]
-		pool[ep.addr] = idle[:len(idle)-1]
+		pool[key] = idle[:len(idle)-1]
 		poolMu.Unlock()
 		return c, true, nil
 	}
 	poolMu.Unlock()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", ep.addr)
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	nc, err := net.DialTCP("tcp", nil, ep.addr) // loopback: it connects or is refused at once
 	if err != nil {
 		return nil, false, err
 	}
@@ -262,8 +267,9 @@ func (ep *endpoint) put(c *httpConn) {
 		c.Close()
 		return
 	}
+	key := ep.addr.AddrPort()
 	poolMu.Lock()
-	pool[ep.addr] = append(pool[ep.addr], c)
+	pool[key] = append(pool[key], c)
 	poolMu.Unlock()
 }
 
