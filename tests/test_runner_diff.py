@@ -141,20 +141,21 @@ def test_runtime_feature_answers_the_same(feature_box: SyncToolbox, name: str) -
 
 
 def test_an_oversized_call_gets_the_endpoints_refusal(feature_box: SyncToolbox) -> None:
-    """The one answer that differs: arguments over the endpoint's body cap are refused before
-    they are read and the connection closed. The SDK's client, still writing, reports the reset
-    (with the connection's ports: no two runs word it the same); the loopback runtime reads the
-    refusal that came first and says why."""
+    """The one answer that is not the same each time: arguments over the endpoint's body cap are
+    refused before they are read and the connection closed. A client still writing may read the
+    refusal or only the reset (with the connection's ports), by the timing of the moment; the
+    loopback runtime reads the refusal when it came, with its reason."""
     code = 'v, err := callTool(ctx, "weather.get_weather", map[string]any{"city": strings.Repeat("x", 5<<20)})\nfmt.Println(v, err)'
     exact, thin = both(feature_box, code)
-    head = '<nil> calling tool get_weather (server weather): calling "tools/call": sending "tools/call": '
-    assert exact.ok and thin.ok and exact.output.startswith(head) and thin.output.startswith(head)
-    assert "rejected by transport" in exact.output
-    refusal = (
-        r"the request body is \d+ bytes; at most 4194304 are accepted: rejected by transport: "
-        r"Request Entity Too Large \(HTTP 413 Request Entity Too Large\)\n"
+    head = re.escape('<nil> calling tool get_weather (server weather): calling "tools/call": sending "tools/call": ')
+    status = r"Request Entity Too Large \(HTTP 413 Request Entity Too Large\)\n"
+    answers = (
+        r"the request body is \d+ bytes; at most 4194304 are accepted: rejected by transport: " + status,  # read
+        status,  # the SDK's, when it read the status but not the body
+        r'rejected by transport: Post "http://127\.0\.0\.1:\d+/mcp": .*connection.*\n',  # only the reset
     )
-    assert re.fullmatch(re.escape(head) + refusal, thin.output) or _stable(thin.output) == _stable(exact.output)
+    for r in (exact, thin):
+        assert r.ok and any(re.fullmatch(head + answer, r.output) for answer in answers), r.output
 
 
 def test_the_loopback_program_links_no_sdk(module_cache, feature_box: SyncToolbox) -> None:
