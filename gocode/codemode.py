@@ -554,7 +554,10 @@ class CodeMode:
             return RunResult(False, "code", stderr=NO_STATEMENTS)
         state = state or self.state
         package = package or state.package
-        build = await check_and_build(self.module_cache, package, ModelCode(code), progress)
+        reach = reach or OwnSessions(
+            self.server_specs(state.view), self.config.mcp_servers
+        )  # it decides the runtime linked in too
+        build = await check_and_build(self.module_cache, package, ModelCode(code), progress, reach.runner)
         if not build.ok:
             return compile_failure(build, self._unavailable_note(), start, down=self._missing_servers(build))
         plan = build.plan or plan_from_answer(None, package)
@@ -568,10 +571,8 @@ class CodeMode:
                 plan=plan.as_json(), build_ms=build.duration_ms, build_mode=build.mode, cached_binary=build.cached,
                 duration_ms=(time.monotonic() - start) * 1000, asks=asks,
             )  # fmt: skip
-        run = _Run(
-            self.module_cache, self.settings, reach or OwnSessions(self.server_specs(state.view), self.config.mcp_servers),
-            self.workdir(session), self.settings.clamp_timeout(timeout), on_line, program_env, godebug,
-        )  # fmt: skip
+        run = _Run(self.module_cache, self.settings, reach, self.workdir(session),
+                   self.settings.clamp_timeout(timeout), on_line, program_env, godebug)  # fmt: skip
         return await run.launch(build, plan, start)
 
 

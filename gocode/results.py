@@ -92,6 +92,7 @@ def run_to_result(run: RunResult) -> types.CallToolResult:
             "runMs": round(run.run_ms, 1),
             "cachedBinary": run.cached_binary,
             "buildMode": run.build_mode,
+            "runner": run.runner or None,
             "truncated": run.truncated,
             "warnings": run.warnings,
             "pooled": run.pooled,

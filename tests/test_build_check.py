@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gocode.compile.modcache import ModuleCache
+from gocode.compile.runners import SDK
 from gocode.program.code import ModelCode
 from gocode.program.render import tools_import_path
 from gocode.schema.builder import build_package
@@ -49,7 +50,7 @@ def test_export_data_gone_falls_back_to_go_build_once_and_counts_it(module_cache
             f"packagefile {path}={tmp_path}/gone.a\n" if ln.startswith(f"packagefile {path}=") else ln for ln in lines
         )
     )
-    ws._direct[path] = dataclasses.replace(real, importcfg=broken)  # as if the build cache was trimmed
+    ws._direct[(path, SDK)] = dataclasses.replace(real, importcfg=broken)  # as if the build cache was trimmed
     uses_tools = "fmt.Println(getWeather != nil)\n"  # a program that names no tool does not import them
     r = asyncio.run(ws.build(pkg, ModelCode(f"// {uuid.uuid4().hex}\n{uses_tools}")))
     assert (r.ok, r.mode, ws.fallbacks) == (True, "go build (fallback)", 1), r.output

@@ -21,6 +21,9 @@ from gocode.program import typecheck
 from gocode.resources import go_mod_template, go_sum_template, package_sources, rt_sources, templates_dir
 
 PACKAGES = ("rt", "gofix", "launcher")
+# The runtime's second transport (gocode.compile.runners): its files and tests build with this tag.
+LOOPBACK_TAGS = "-tags=gocode_loopback"
+RUNS = (("rt", ""), ("rt", LOOPBACK_TAGS), ("gofix", ""), ("launcher", ""))
 GO_TEST_TIMEOUT = 240  # seconds: the launcher's and the runtime's tests start processes
 
 
@@ -42,12 +45,13 @@ def module(module_cache: ModuleCache, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.mark.go
-@pytest.mark.parametrize("package", PACKAGES)
-def test_go_package(module: tuple[Path, dict[str, str]], module_cache: ModuleCache, package: str) -> None:
+@pytest.mark.parametrize(("package", "tags"), RUNS, ids=[f"{p}{t and '-loopback'}" for p, t in RUNS])
+def test_go_package(module: tuple[Path, dict[str, str]], module_cache: ModuleCache, package: str, tags: str) -> None:
     root, env = module
     assert list((root / package).glob("*_test.go")), f"go_templates/{package} has no Go tests"
+    flags = [tags] if tags else []
     proc = subprocess.run(
-        [module_cache.toolchain.go, "test", "-count=1", f"-timeout={GO_TEST_TIMEOUT}s", f"./{package}"],
+        [module_cache.toolchain.go, "test", "-count=1", *flags, f"-timeout={GO_TEST_TIMEOUT}s", f"./{package}"],
         cwd=root,
         env=env,
         capture_output=True,
@@ -73,6 +77,11 @@ def test_go_sources_are_formatted_and_vetted(module: tuple[Path, dict[str, str]]
         timeout=GO_TEST_TIMEOUT,
     )
     assert vet.returncode == 0, f"go vet:\n{vet.stdout}{vet.stderr}"
+    vet = subprocess.run(
+        [module_cache.toolchain.go, "vet", LOOPBACK_TAGS, "./rt"], cwd=root, env=env, capture_output=True, text=True,
+        timeout=GO_TEST_TIMEOUT,
+    )  # fmt: skip
+    assert vet.returncode == 0, f"go vet {LOOPBACK_TAGS}:\n{vet.stdout}{vet.stderr}"
 
 
 @pytest.mark.fast

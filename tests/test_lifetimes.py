@@ -102,7 +102,7 @@ def test_the_sandbox_launcher_serves_two_event_loops(tmp_path, monkeypatch):
 
 
 def test_direct_build_configs_serve_two_event_loops(tmp_path, monkeypatch):
-    async def slow_compute(self: ModuleCache, path: str, bindings_hash: str) -> None:
+    async def slow_compute(self: ModuleCache, path: str, bindings_hash: str, runner: str) -> None:
         await asyncio.sleep(0.5)
 
     monkeypatch.setattr(ModuleCache, "_compute_direct", slow_compute)

@@ -21,28 +21,9 @@ type Part struct {
 	LastModified string
 }
 
-// wirePart is a content block as MCP puts it on the wire (and the SDK marshals it).
-type wirePart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	MIMEType string `json:"mimeType"`
-	Data     []byte `json:"data"`
-	URI      string `json:"uri"`
-	Name     string `json:"name"`
-	Resource *struct {
-		URI      string `json:"uri"`
-		MIMEType string `json:"mimeType"`
-		Text     string `json:"text"`
-		Blob     []byte `json:"blob"`
-	} `json:"resource"`
-	Annotations *struct {
-		Audience     []string `json:"audience"`
-		Priority     float64  `json:"priority"`
-		LastModified string   `json:"lastModified"`
-	} `json:"annotations"`
-}
-
-func (w wirePart) part() Part {
+// public is a content block as the program sees it: an embedded resource's URI, MIME type and
+// text or bytes on the part itself, the annotations as fields.
+func (w part) public() Part {
 	p := Part{Type: w.Type, Text: w.Text, MIMEType: w.MIMEType, Data: w.Data, URI: w.URI, Name: w.Name}
 	if r := w.Resource; r != nil {
 		p.URI, p.MIMEType, p.Text, p.Data = r.URI, r.MIMEType, r.Text, r.Blob
@@ -55,34 +36,23 @@ func (w wirePart) part() Part {
 
 // UnmarshalJSON reads a content block in MCP's wire form.
 func (p *Part) UnmarshalJSON(raw []byte) error {
-	var w wirePart
+	var w part
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return err
 	}
-	*p = w.part()
+	*p = w.public()
 	return nil
-}
-
-// partsOf decodes content blocks in wire form (what the SDK marshals, or the controller sends);
-// a block that does not decode becomes a text note saying what it was.
-func partsOf(blocks []json.RawMessage) []Part {
-	parts := make([]Part, 0, len(blocks))
-	for _, raw := range blocks {
-		var p Part
-		if err := json.Unmarshal(raw, &p); err != nil {
-			p = Part{Type: "text", Text: "[a content part that does not decode: " + clip(string(raw)) + "]"}
-		}
-		parts = append(parts, p)
-	}
-	return parts
 }
 
 // contentOf is a result's content as Go values: every part in order, the text parts joined,
 // and the images, audio and binary resources as [Media].
-func contentOf(blocks []json.RawMessage) Content {
+func contentOf(blocks []part) Content {
 	var out Content
 	var texts []string
-	out.Parts = partsOf(blocks)
+	out.Parts = make([]Part, 0, len(blocks))
+	for _, b := range blocks {
+		out.Parts = append(out.Parts, b.public())
+	}
 	for _, p := range out.Parts {
 		switch {
 		case p.Type == "image" || p.Type == "audio" || (p.Type == "resource" && p.Data != nil):

@@ -146,11 +146,12 @@ var (
 // rememberURIs notes the URIs of the links and embedded resources a server's tool returned:
 // such a URI is then that server's to read. Without a controller only (a controller keeps its
 // own record, which a program cannot write).
-func rememberURIs(server string, content []mcpContent) {
+func rememberURIs(server string, content []part) {
 	if pooled() {
 		return
 	}
-	for _, p := range partsOf(wireBlocks(content)) {
+	for _, b := range content {
+		p := b.public()
 		if (p.Type != "resource" && p.Type != "resource_link") || p.URI == "" || len(p.URI) > maxURI {
 			continue
 		}

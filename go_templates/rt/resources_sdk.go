@@ -1,3 +1,5 @@
+//go:build !gocode_loopback
+
 package rt
 
 import (
@@ -7,9 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// mcpContent is a content block of the SDK: what a program's own sessions return.
-type mcpContent = mcp.Content
 
 // listFrom lists a server's resources and templates over the program's own session (bounded:
 // maxListPages pages, maxListEntries entries of each kind). A server that declares no

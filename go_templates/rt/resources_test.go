@@ -1,3 +1,5 @@
+//go:build !gocode_loopback
+
 package rt
 
 import (
@@ -52,13 +54,13 @@ func TestSplitNamed(t *testing.T) {
 
 func TestContentKeepsEveryPart(t *testing.T) {
 	pri := 0.5
-	got := contentOf(wireBlocks([]mcp.Content{
+	got := contentOf(fromSDK(&mcp.CallToolResult{Content: []mcp.Content{
 		&mcp.TextContent{Text: "a chart", Annotations: &mcp.Annotations{Audience: []mcp.Role{"user"}, Priority: pri}},
 		&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte{7}},
 		&mcp.ResourceLink{Name: "doc", URI: "file:///doc"},
 		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://t", MIMEType: "text/plain", Text: "inside"}},
 		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://b", MIMEType: "application/octet-stream", Blob: []byte{9}}},
-	}))
+	}}).Content)
 	want := []Part{
 		{Type: "text", Text: "a chart", Audience: []string{"user"}, Priority: 0.5},
 		{Type: "audio", MIMEType: "audio/wav", Data: []byte{7}},

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // controllerServer is the pseudo-server through which a program reaches its controller: the
@@ -74,7 +72,7 @@ func CallTool(ctx context.Context, name string, args map[string]any) (any, error
 }
 
 // decodeAny is [CallTool]'s result: the structured content, else JSON text decoded, else the text.
-func decodeAny(res *mcp.CallToolResult, server, tool string) (any, error) {
+func decodeAny(res *toolResult, server, tool string) (any, error) {
 	if res.StructuredContent != nil {
 		raw, err := json.Marshal(res.StructuredContent)
 		if err != nil {
@@ -86,7 +84,7 @@ func decodeAny(res *mcp.CallToolResult, server, tool string) (any, error) {
 		}
 		return out, nil
 	}
-	text := Text(res)
+	text := textOf(res)
 	var out any
 	if json.Valid([]byte(text)) && json.Unmarshal([]byte(text), &out) == nil {
 		return out, nil

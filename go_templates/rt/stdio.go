@@ -1,3 +1,5 @@
+//go:build !gocode_loopback
+
 package rt
 
 import (

@@ -236,7 +236,7 @@ def linked_from_importcfgs(cache: Path) -> set[Path]:
     roots = [cache]
     if (state := state_dir()) is not None:  # bindings kept beside a read-only cache
         roots.append(state)
-    patterns = ("ws-*/std.importcfg", "ws-*/seed.importcfg", "ws-*/tools/*/importcfg")
+    patterns = ("ws-*/std.importcfg", "ws-*/seed.importcfg", "ws-*/tools/*/importcfg*")
     cfgs = [cfg for r in roots for pattern in patterns for cfg in r.glob(pattern)]
     for cfg in cfgs:
         with contextlib.suppress(OSError):

@@ -48,7 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gocode.compile import gofetch, golink
+from gocode.compile import gofetch, golink, runners
+from gocode.compile.runners import SDK, Runner
 from gocode.errors import CheckTimeout, ToolchainError
 from gocode.files import write_file
 from gocode.paths import cache_dir, state_dir
@@ -199,6 +200,7 @@ class BuildResult:
     notes: tuple[str, ...] = ()  # what was changed in the model's code (an unused import removed, …)
     diagnostics: tuple[Diagnostic, ...] = ()  # the errors, at the model's positions
     plan: Plan | None = None  # the tools the program can call (None: it did not type-check)
+    runner: Runner = SDK  # the runtime it is linked with (gocode.compile.runners)
 
 
 class ModuleCache:
@@ -234,15 +236,16 @@ class ModuleCache:
         self._homes: dict[str, Path] = {}  # import path -> the directory holding its bindings
         self._rt_files = rt_files
         self._bindings: dict[str, str] = {}  # import path -> sha256 of its source
-        self._direct: dict[str, golink.DirectConfig | None] = {}  # import path -> its direct-build config
+        # (import path, runner) -> its direct-build config
+        self._direct: dict[tuple[str, Runner], golink.DirectConfig | None] = {}
         # Per event loop (an asyncio lock belongs to the loop that first waits on it), then per path.
-        self._direct_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._direct_locks: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[tuple[str, Runner], asyncio.Lock]
+        ] = weakref.WeakKeyDictionary()
         self._gotooldir: Path | None = None
         self._std_started = False
         self._std_proc: subprocess.Popen[bytes] | None = None
-        self._partial: set[str] = set()  # tool sets whose importcfg was listed before std was compiled
+        self._partial: set[tuple[str, Runner]] = set()  # importcfgs listed before std was compiled
 
     @property
     def toolchain(self) -> Toolchain:
@@ -464,9 +467,11 @@ class ModuleCache:
                 helper = _GOFIX[self.dir] = GoFix(self.toolchain.go, self.dir, self.go_env())
         return helper
 
-    async def prepare(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> Prepared:
+    async def prepare(
+        self, pkg: Package, code: ModelCode, filename: str = "model.go", runner: Runner = SDK
+    ) -> Prepared:
         """Parse the model's code with Go's grammar: hoist, fix imports by symbol, or say why not."""
-        direct = await self.direct_config(pkg) if self.direct_builds else None
+        direct = await self.direct_config(pkg, runner) if self.direct_builds else None
         importcfg = direct.importcfg if direct is not None else await self._std_importcfg()
         answer = await self.gofix.call(
             {
@@ -481,10 +486,13 @@ class ModuleCache:
         )
         return Prepared.from_answer(answer)
 
-    async def _check(self, pkg: Package, main_src: str) -> tuple[dict[str, Any], golink.DirectConfig | None]:
+    async def _check(
+        self, pkg: Package, main_src: str, runner: Runner = SDK
+    ) -> tuple[dict[str, Any], golink.DirectConfig | None]:
         """The type-check helper's answer for a rendered ``main.go`` (against the direct build's
-        export data when there is one), and that direct configuration."""
-        direct = await self.direct_config(pkg) if self.direct_builds else None
+        export data when there is one), and that direct configuration. The runners' APIs are
+        one source, so either's export data gives the same answer: the one the program links with."""
+        direct = await self.direct_config(pkg, runner) if self.direct_builds else None
         checked = await self.gofix.call(
             {
                 "op": "check",
@@ -546,7 +554,9 @@ class ModuleCache:
         found = checked.get("schemas")
         return found if isinstance(found, dict) else {}
 
-    async def build(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> BuildResult:
+    async def build(
+        self, pkg: Package, code: ModelCode, filename: str = "model.go", runner: Runner = SDK
+    ) -> BuildResult:
         """Compile one program; identical source on the same tool set reuses the last binary.
 
         The model's code is parsed and type-checked first (by the Go helper), so code that
@@ -554,29 +564,34 @@ class ModuleCache:
         compiled and linked directly when the tool set's importcfg is ready (see
         :mod:`gocode.compile.golink`); only a failure that is not the model's (a trimmed build cache)
         falls back to ``go build``, counted in :attr:`fallbacks` and shown as the build mode.
+        ``runner``: the runtime the run wants (:mod:`gocode.compile.runners`; a program that could
+        tell the loopback one apart gets the SDK's).
         """
         start = time.monotonic()
         _, bindings_hash = self.ensure_bindings(pkg)
         try:
-            return await self._build(pkg, code, filename, bindings_hash, start)
+            return await self._build(pkg, code, filename, bindings_hash, start, runner)
         except CheckTimeout as exc:
-            return BuildResult(False, None, str(exc), (time.monotonic() - start) * 1000, mode="checked")
+            return BuildResult(False, None, str(exc), (time.monotonic() - start) * 1000, mode="checked", runner=runner)
         finally:
             if self.ready:
                 self.build_std_in_background()
 
     async def _build(
-        self, pkg: Package, code: ModelCode, filename: str, bindings_hash: str, start: float
+        self, pkg: Package, code: ModelCode, filename: str, bindings_hash: str, start: float, runner: Runner
     ) -> BuildResult:
-        prepared = await self.prepare(pkg, code, filename)
+        prepared = await self.prepare(pkg, code, filename, runner)
+        runner = runners.runner_for(runner, (i.path for i in prepared.imports))
         if prepared.errors:
-            return self._failed(prepared, prepared.errors, start, "checked", pkg, code)
+            return self._failed(prepared, prepared.errors, start, "checked", pkg, code, runner=runner)
         main_src = render_main(pkg, prepared, filename)
-        # The bindings' source (not just the tool set) is in the key: a newer gocode renders differently.
-        digest = hashlib.sha256((bindings_hash + "\0" + main_src).encode()).hexdigest()[:24]
+        # The bindings' source (not just the tool set) is in the key: a newer gocode renders
+        # differently; and the runner, when it is not the SDK's.
+        key = bindings_hash + "\0" + main_src + ("" if runner == SDK else "\0" + runner)
+        digest = hashlib.sha256(key.encode()).hexdigest()[:24]
         cached = self.state / "bin" / digest
         # Checked on every path (a cached binary too): the answer carries the plan.
-        checked, direct = await self._check(pkg, main_src)
+        checked, direct = await self._check(pkg, main_src, runner)
         main_src = checked.get("src") or main_src  # as the helper fixed it (go_templates/gofix/ptrfix.go)
         plan = plan_from_answer(checked.get("plan"), pkg, checked.get("derefs"))
         if cached.is_file():
@@ -584,7 +599,7 @@ class ModuleCache:
                 os.utime(cached)
             return BuildResult(
                 True, cached, "", (time.monotonic() - start) * 1000, cached=True, mode="cached", notes=prepared.notes,
-                plan=plan,
+                plan=plan, runner=runner,
             )  # fmt: skip
         fallback = False
         if direct is not None:
@@ -593,15 +608,17 @@ class ModuleCache:
                 # The empty program is the warm-up build: load what most programs import too.
                 common = sorted(path for path, _ in STDLIB.values())
                 await self.gofix.call({"op": "preload", "predeclared": common, "importcfg": str(direct.importcfg)})
+                for other in runners.RUNNERS:  # and list each runner's export data, once per tool set
+                    await self.direct_config(pkg, other)
             if any(e.message.startswith("could not import ") for e in errors):
                 # A package the listing lacks (the standard library is not all compiled yet), or
                 # export data listed for this tool set is gone (a trimmed build cache): not the
                 # model's error. Only the latter needs a new listing.
-                if tools_import_path(pkg) not in self._partial:
+                if (tools_import_path(pkg), runner) not in self._partial:
                     self.forget_direct(pkg)
                 direct, fallback = None, True
             elif errors:
-                return self._failed(prepared, errors, start, "checked", pkg, code)
+                return self._failed(prepared, errors, start, "checked", pkg, code, runner=runner)
         run_id = uuid.uuid4().hex[:12]
         run_dir = self.state / "runs" / f"r{run_id}"
         run_dir.mkdir(parents=True)
@@ -614,7 +631,7 @@ class ModuleCache:
                 if not ok and f"{filename}:" in messages:
                     # The compiler found what the type checker did not: that is the answer.
                     diags = parse_diagnostics(_clean_build_output(messages, run_id))
-                    return self._failed(prepared, diags, start, "direct", pkg, code, raw=messages)
+                    return self._failed(prepared, diags, start, "direct", pkg, code, raw=messages, runner=runner)
                 if not ok:
                     # Not the model's code: the build cache may have been trimmed; list again next time.
                     self.forget_direct(pkg)
@@ -628,18 +645,29 @@ class ModuleCache:
                 if self.state != self.dir:  # the run's source is in the state dir: show go its module path
                     moved[str(self.dir / "runs" / f"r{run_id}" / "main.go")] = str(run_dir / "main.go")
                 overlay = self._overlay_args(moved)
-                argv = [self.toolchain.go, "build", *BUILD_FLAGS, *overlay, "-o", str(out_path), f"./runs/r{run_id}"]
+                tags = runners.tag_args(runner)
+                argv = [
+                    self.toolchain.go,
+                    "build",
+                    *BUILD_FLAGS,
+                    *tags,
+                    *overlay,
+                    "-o",
+                    str(out_path),
+                    f"./runs/r{run_id}",
+                ]
                 rc, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
                 text = _clean_build_output(text, run_id)
                 if rc != 0:
                     diags = parse_diagnostics(text)
-                    return self._failed(prepared, diags, start, mode, pkg, code, raw=text)
+                    return self._failed(prepared, diags, start, mode, pkg, code, raw=text, runner=runner)
             cached.parent.mkdir(parents=True, exist_ok=True)
             out_path.replace(cached)
             self._prune_binaries()
             return BuildResult(
-                True, cached, text, (time.monotonic() - start) * 1000, mode=mode, notes=prepared.notes, plan=plan
-            )
+                True, cached, text, (time.monotonic() - start) * 1000, mode=mode, notes=prepared.notes, plan=plan,
+                runner=runner,
+            )  # fmt: skip
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -652,6 +680,7 @@ class ModuleCache:
         pkg: Package,
         code: ModelCode,
         raw: str = "",
+        runner: Runner = SDK,
     ) -> BuildResult:
         text = explain(diags, pkg, code.source) if diags else scrub(raw)
         cleaned = tuple(dataclasses.replace(d, message=scrub(d.message)) for d in diags)
@@ -663,6 +692,7 @@ class ModuleCache:
             mode=mode,
             notes=prepared.notes,
             diagnostics=cleaned,
+            runner=runner,
         )
 
     async def _std_names(self) -> Path | None:
@@ -693,25 +723,31 @@ class ModuleCache:
         write_file(path, golink.importcfg_text(golink.parse_exports(text)[0]))
         return path
 
-    async def direct_config(self, pkg: Package) -> golink.DirectConfig | None:
-        """The importcfg of a tool set (computed once: ``go list -export``), or None if unavailable."""
-        path = tools_import_path(pkg)
-        if path in self._partial and self.std_ready:
-            self._direct.pop(path, None)  # list again, now with the whole standard library
-        if path in self._direct:
-            return self._direct[path]
-        lock = self._direct_locks.setdefault(asyncio.get_running_loop(), {}).setdefault(path, asyncio.Lock())
+    async def direct_config(self, pkg: Package, runner: Runner = SDK) -> golink.DirectConfig | None:
+        """The importcfg of a tool set for a runner (computed once: ``go list -export``), or None if unavailable."""
+        key = (tools_import_path(pkg), runner)
+        if key in self._partial and self.std_ready:
+            self._direct.pop(key, None)  # list again, now with the whole standard library
+        if key in self._direct:
+            return self._direct[key]
+        lock = self._direct_locks.setdefault(asyncio.get_running_loop(), {}).setdefault(key, asyncio.Lock())
         async with lock:
-            if path not in self._direct:
+            if key not in self._direct:
                 _, bindings_hash = self.ensure_bindings(pkg)
-                self._direct[path] = await self._compute_direct(path, bindings_hash)
-        return self._direct[path]
+                self._direct[key] = await self._compute_direct(key[0], bindings_hash, runner)
+        return self._direct[key]
 
-    async def _compute_direct(self, tools_path: str, bindings_hash: str) -> golink.DirectConfig | None:
+    def _direct_file(self, tools_path: str, name: str, runner: Runner) -> Path:
+        """A file of a tool set's direct builds for a runner (the SDK's keep their old names)."""
+        home = self._homes.get(tools_path, self.dir / tools_path.removeprefix("gocodews/"))
+        stem, dot, ext = name.partition(".")
+        return home / (name if runner == SDK else f"{stem}-{runner}{dot}{ext}")
+
+    async def _compute_direct(self, tools_path: str, bindings_hash: str, runner: Runner) -> golink.DirectConfig | None:
         # Kept on disk next to the bindings, so one-shot processes (gocode exec) reuse it too; only
         # for the same bindings source: another gocode version renders the same tool set differently,
         # and export data of the old source would make the type check answer for the wrong package.
-        saved = self._homes.get(tools_path, self.dir / tools_path.removeprefix("gocodews/")) / "direct.json"
+        saved = self._direct_file(tools_path, "direct.json", runner)
         with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
             doc = json.loads(saved.read_text())
             kept = golink.DirectConfig(
@@ -720,45 +756,55 @@ class ModuleCache:
             # A listing made before the standard library was compiled is replaced once it is.
             whole = doc.get("std", True) or not self.std_ready
             if doc.get("bindings") == bindings_hash and kept.importcfg.is_file() and whole:
-                self._note_partial(tools_path, bool(doc.get("std", True)))
+                self._note_partial((tools_path, runner), bool(doc.get("std", True)))
                 return kept
         whole = self.std_ready
-        cfg = await self._list_direct(tools_path, whole)
+        cfg = await self._list_direct(tools_path, whole, runner)
         if cfg is not None:
-            self._note_partial(tools_path, whole)
+            self._note_partial((tools_path, runner), whole)
             doc = {k: str(v) for k, v in dataclasses.asdict(cfg).items()} | {"bindings": bindings_hash, "std": whole}
             with contextlib.suppress(OSError):  # only a shortcut for the next process
                 write_file(saved, json.dumps(doc))
         return cfg
 
-    def _note_partial(self, tools_path: str, whole: bool) -> None:
+    def _note_partial(self, key: tuple[str, Runner], whole: bool) -> None:
         if whole:
-            self._partial.discard(tools_path)
+            self._partial.discard(key)
         else:
-            self._partial.add(tools_path)
+            self._partial.add(key)
 
     def forget_direct(self, pkg: Package) -> None:
-        """Drop a tool set's direct-build config (after it failed), so the next build lists again."""
+        """Drop a tool set's direct-build configs (after one failed), so the next build lists again."""
         path = tools_import_path(pkg)
-        self._direct.pop(path, None)
-        with contextlib.suppress(OSError):
-            (self._homes.get(path, self.dir / path.removeprefix("gocodews/")) / "direct.json").unlink(missing_ok=True)
+        for runner in runners.RUNNERS:
+            self._direct.pop((path, runner), None)
+            with contextlib.suppress(OSError):
+                self._direct_file(path, "direct.json", runner).unlink(missing_ok=True)
 
-    async def _list_direct(self, tools_path: str, whole_std: bool) -> golink.DirectConfig | None:
+    async def _list_direct(self, tools_path: str, whole_std: bool, runner: Runner) -> golink.DirectConfig | None:
         fmt = "{{.ImportPath}}\t{{.Export}}\t{{.DefaultGODEBUG}}"
         # Without the whole standard library: what the runtime, the auto-imported packages and
         # the bindings import (compiled already); a program importing more falls back to go build.
         std = ["std"] if whole_std else []
         patterns = [*std, "./rt", "./seed", "./" + tools_path.removeprefix("gocodews/")]
-        argv = [self.toolchain.go, "list", *LIST_FLAGS, *self._overlay_args(), "-export", "-deps", "-f", fmt, *patterns]
+        flags = [*LIST_FLAGS, *runners.tag_args(runner), *self._overlay_args()]
+        argv = [self.toolchain.go, "list", *flags, "-export", "-deps", "-f", fmt, *patterns]
         code, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
         if code != 0:
             # e.g. bindings that do not compile (go build reports it properly), or new bindings
             # on a read-only cache (go build then compiles them on each build)
             return None
         exports, godebug = golink.parse_exports(text)
-        cfg_path = self._homes.get(tools_path, self.dir / tools_path.removeprefix("gocodews/")) / "importcfg"
-        write_file(cfg_path, golink.importcfg_text(exports))
+        cfg_path = self._direct_file(tools_path, "importcfg", runner)
+        try:
+            write_file(cfg_path, golink.importcfg_text(exports))
+        except OSError:
+            if self.state == self.dir:
+                raise
+            # A read-only shared cache warmed for the other runner only: keep it in the state dir.
+            cfg_path = self.state / cfg_path.relative_to(self.dir)
+            cfg_path.parent.mkdir(parents=True, exist_ok=True)
+            write_file(cfg_path, golink.importcfg_text(exports))
         tooldir = await self._tooldir()
         if tooldir is None:
             return None
@@ -779,13 +825,13 @@ class ModuleCache:
 
 
 async def check_and_build(
-    module_cache: ModuleCache, pkg: Package, code: ModelCode, progress: Progress | None = None
+    module_cache: ModuleCache, pkg: Package, code: ModelCode, progress: Progress | None = None, runner: Runner = SDK
 ) -> BuildResult:
     """The build step of a run: the module cache set up (the first time, ``progress`` told), then
-    ``code`` checked against ``pkg`` and built."""
+    ``code`` checked against ``pkg`` and built for ``runner``."""
     if not module_cache.ready:
         await asyncio.to_thread(module_cache.ensure, progress)
-    return await module_cache.build(pkg, code)
+    return await module_cache.build(pkg, code, runner=runner)
 
 
 def _clean_build_output(text: str, run_id: str) -> str:

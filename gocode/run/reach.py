@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gocode.compile.modcache import ModuleCache
+from gocode.compile.runners import LOOPBACK, SDK, Runner
 from gocode.config import CodeModeConfig, ServerConfig
 from gocode.mcp.clientinfo import client_version
 from gocode.run.sandbox import Confinement, Unconfined, confine_direct, confine_pooled
@@ -30,6 +31,11 @@ RESULT_FILE_ENV = "GOCODE_RESULT_FILE"  # where a program without a controller w
 
 class Reach(Protocol):
     """How one run's program reaches its tools (see the module doc)."""
+
+    @property
+    def runner(self) -> Runner:
+        """The runtime the program is linked with (:mod:`gocode.compile.runners`)."""
+        ...
 
     def servers(self) -> dict[str, dict[str, Any]]:
         """The ``GOCODE_SERVERS`` entries, by server."""
@@ -82,6 +88,7 @@ class OwnSessions:
 
     specs: Mapping[str, Mapping[str, Any]]
     configured: Mapping[str, ServerConfig] = field(default_factory=dict)
+    runner: Runner = SDK  # its own sessions: the SDK's transports
 
     def servers(self) -> dict[str, dict[str, Any]]:
         # Servers the program starts itself run where gocode was started, not in the workspace.
@@ -127,6 +134,7 @@ class ControllerLoopback:
 
     specs: Mapping[str, Mapping[str, Any]]
     port: int
+    runner: Runner = LOOPBACK  # every call is a request to the endpoint: the thin runtime
 
     def servers(self) -> dict[str, dict[str, Any]]:
         return {name: dict(spec) for name, spec in self.specs.items()}

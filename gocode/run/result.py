@@ -67,6 +67,7 @@ class RunResult:
     run_ms: float = 0.0
     cached_binary: bool = False
     build_mode: str = ""  # "direct" (compiler and linker), "go build", or "cached"
+    runner: str = ""  # the runtime the program was linked with: "sdk" or "loopback" (gocode.compile.runners)
     truncated: bool = False
     pooled: bool = False  # the program reached the servers through the controller's sessions
     tool_calls: list[ToolCall] = field(default_factory=list)
@@ -142,6 +143,7 @@ def compile_failure(build: BuildResult, note: str, start: float, *, down: Sequen
         warnings=list(build.notes),
         build_ms=build.duration_ms,
         build_mode=build.mode,
+        runner=build.runner,
         duration_ms=(time.monotonic() - start) * 1000,
     )
 
@@ -176,6 +178,7 @@ def finish(
         plan=build.plan.as_json() if build.plan is not None else None,
         cached_binary=build.cached,
         build_mode=build.mode,
+        runner=build.runner,
         warnings=[*build.notes, *warnings],
         duration_ms=(time.monotonic() - start) * 1000,
     )
