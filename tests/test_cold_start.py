@@ -10,7 +10,6 @@ released the set-up only links; the failing case uses a module proxy nothing lis
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ import yaml
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from gocode.compile.modcache import find_toolchain
 from gocode.demo.runner import DEMO_CODE
 from tests.conftest import ROOT, demo_stdio, free_port
 
@@ -49,8 +49,7 @@ def _cold_env(tmp: Path, *, link: tuple[str, ...], go: str | None = None, **extr
 def _held_go(tmp: Path) -> tuple[str, Path, Path]:
     """A `go` that waits for the gate file before `go mod download` (the set-up's first step)
     and logs each such download: (the script, the gate, the log)."""
-    real = shutil.which("go")
-    assert real, "the Go toolchain is not on PATH"
+    real = find_toolchain().go  # the Go gocode itself uses: on PATH, or the one it fetched
     gate, log = tmp / "release", tmp / "downloads"
     script = tmp / "go"
     script.write_text(
