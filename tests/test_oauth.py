@@ -191,3 +191,16 @@ def test_kept_tokens_others_can_read_are_ignored(tmp_path: Path):
 def test_auth_config_is_checked(server: dict, message: str):
     with pytest.raises(ValidationError, match=message.replace("(", r"\(").replace("|", r"\|")):
         ServerConfig.model_validate(server)
+
+
+@pytest.mark.parametrize("oauth_server", ["refuse-go"], indirect=True)
+def test_a_direct_program_refused_its_token_points_at_the_sign_in(oauth_server: str, tmp_path: Path):
+    cfg, env = configured(tmp_path, oauth_server)
+    # The controller signs in and lists the tools; the program's own session gets the kept token
+    # refused (as one that expired meanwhile would be), and cannot sign in again itself.
+    code = 'out, err := echo(ctx, EchoInput{Text: "direct"}); if err != nil { return err }; fmt.Println(out)'
+    p = gocode("exec", "-c", str(cfg), "--direct", "-", stdin=code, env=env)
+    assert p.returncode != 0, p.stdout
+    assert "HTTP 401 Unauthorized: the OAuth sign-in gave no token the server takes" in p.stdout + p.stderr, p.stderr
+    assert "check the server's headers" not in p.stdout + p.stderr
+    assert hits(oauth_server)["/authorize"] == 1

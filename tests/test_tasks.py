@@ -6,9 +6,13 @@ server of tasks that behave well and badly (tests/servers/task_server.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import http.client
+import http.server
 import json
 import re
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -373,3 +377,110 @@ def test_go_direct_calls_task_tools_and_its_end_cancels_them(module_cache, tmp_p
     assert "the server's task for garbage: the task has the status exploded, not one of" in lines[1], lines[1]
     created = [t for m, t in logged(log) if m == "tools/call"]
     assert [t for m, t in logged(log) if m == "tasks/cancel"] == created  # both, before the program exited
+
+
+# --- Go direct over streamable HTTP ---------------------------------------------------------------
+
+
+class Recorder(http.server.ThreadingHTTPServer):
+    """A loopback proxy in front of an MCP server over HTTP that notes, for each POST, the
+    JSON-RPC method and the protocol version header, and passes the answer on as it streams."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hangs up on a stream it no longer needs
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.seen: list[tuple[str, str | None]] = []
+        super().__init__(("127.0.0.1", 0), _Forward)
+
+
+class _Forward(http.server.BaseHTTPRequestHandler):
+    server: Recorder
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _forward(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.command == "POST":
+            self.server.seen.append(
+                (json.loads(body).get("method", "(answer)"), self.headers.get("Mcp-Protocol-Version"))
+            )
+        up = http.client.HTTPConnection("127.0.0.1", self.server.upstream, timeout=60)
+        up.request(self.command, self.path, body, {k: v for k, v in self.headers.items() if k.lower() != "host"})
+        resp = up.getresponse()
+        self.send_response(resp.status)
+        for k, v in resp.getheaders():
+            if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(k, v)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            while chunk := resp.read1(65536):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        up.close()
+
+    do_GET = do_POST = do_DELETE = _forward
+
+
+@pytest.fixture
+def everything_http() -> Iterator[Recorder]:
+    port = free_port()
+    with background([need(EVERYTHING), "streamableHttp"], port, env={"PORT": str(port)}):
+        proxy = Recorder(port)
+        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        try:
+            yield proxy
+        finally:
+            proxy.shutdown()
+            proxy.server_close()
+
+
+ECHO_TOO = """
+plain, err := echo(ctx, EchoInput{Message: "plain"})
+if err != nil {
+	return err
+}
+fmt.Println(plain)
+"""
+
+CUT_SHORT = """
+short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+defer cancel()
+_, err := simulateResearchQuery(short, SimulateResearchQueryInput{Topic: "cut"})
+fmt.Println(errors.Is(err, context.DeadlineExceeded))
+"""
+
+
+@pytest.mark.go
+def test_go_direct_calls_task_tools_over_streamable_http(module_cache, everything_http):
+    url = f"http://127.0.0.1:{everything_http.server_address[1]}/mcp"
+    cm = code_mode(
+        config_from({"everything": {"type": "http", "url": url}}, defaults={"codeMode": {"sandbox": "off"}}),
+        module_cache,
+    )
+    everything_http.seen.clear()  # discovery's requests are the controller's
+    r = run(cm, STREAM + ECHO_TOO, 60)
+    assert r.ok, r.error_text()
+    assert_stream(r.output)
+    assert r.output.splitlines()[-1] == "Echo: plain"
+    seen = list(everything_http.seen)
+    assert seen[0] == ("initialize", None)
+    # After initialize, each request names the version the server settled on, as the SDK's own
+    # streamable connection would: the server validates it and answers by it.
+    versions = {v for m, v in seen[1:]}
+    assert len(versions) == 1 and re.fullmatch(r"\d{4}-\d\d-\d\d", str(next(iter(versions)))), seen
+    methods = [m for m, _ in seen]
+    assert "tasks/result" in methods and methods.count("tools/call") == 3, methods
+
+    everything_http.seen.clear()
+    r = run(cm, CUT_SHORT, 60)
+    assert r.ok, r.error_text()
+    assert r.output.strip() == "true"
+    assert "tasks/cancel" in [m for m, _ in everything_http.seen], everything_http.seen

@@ -17,18 +17,33 @@ import (
 // counts the progress notifications in event streams as they are read (see progress.go).
 type httpTransport struct {
 	headers    map[string]string
+	signsIn    bool // the server is configured with OAuth: its token is the controller's sign-in
 	base       http.RoundTripper
 	lastStatus atomic.Int64
+	version    atomic.Pointer[string] // the negotiated protocol version, when set (taskhttp.go)
 }
 
-func newHTTPClient(headers map[string]string) (*http.Client, *httpTransport) {
-	t := &httpTransport{headers: headers, base: http.DefaultTransport}
+// setVersion makes the client send version as the protocol version header on each request
+// that has none (see taskhttp.go).
+func (t *httpTransport) setVersion(version string) { t.version.Store(&version) }
+
+const protocolVersionHeader = "Mcp-Protocol-Version"
+
+func newHTTPClient(headers map[string]string, signsIn bool) (*http.Client, *httpTransport) {
+	t := &httpTransport{headers: headers, signsIn: signsIn, base: http.DefaultTransport}
 	return &http.Client{Transport: t}, t
 }
 
 func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	version := t.version.Load()
+	if version != nil && req.Header.Get(protocolVersionHeader) != "" {
+		version = nil // the SDK named one
+	}
+	if len(t.headers) > 0 || version != nil {
 		req = req.Clone(req.Context())
+		if version != nil {
+			req.Header.Set(protocolVersionHeader, *version)
+		}
 		for k, v := range t.headers {
 			req.Header.Set(k, v)
 		}
@@ -62,7 +77,19 @@ func (t *httpTransport) statusHint() string {
 	if code == 0 {
 		return ""
 	}
+	if t.signsIn && (code == http.StatusUnauthorized || code == http.StatusForbidden) {
+		return describeSignInStatus(code)
+	}
 	return describeStatus(code)
+}
+
+// describeSignInStatus is a 401 or 403 from a server configured with OAuth: the program sends
+// the access token the controller's sign-in kept, and cannot sign in again itself. The
+// controller's first sentence is the same (gocode/mcp/httpstatus.py).
+func describeSignInStatus(code int) string {
+	return fmt.Sprintf("HTTP %d %s", code, http.StatusText(code)) +
+		": the OAuth sign-in gave no token the server takes (see the server's `auth`, docs/oauth.md);" +
+		" the kept token may have expired or lack a scope: a `gocode call` to the server signs in again, or run pooled"
 }
 
 // describeStatus is an HTTP error status with what to check in gocode's config. The controller

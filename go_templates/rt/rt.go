@@ -49,6 +49,9 @@ type ServerSpec struct {
 	ClientVersion string `json:"clientVersion,omitempty"`
 	// TaskTools: the server's tools that run only as MCP tasks (see tasks.go).
 	TaskTools []string `json:"taskTools,omitempty"`
+	// SignsIn: the server is configured with OAuth (its Authorization header, if any, is the
+	// controller's kept access token): a 401 or 403 points at the sign-in, not the config.
+	SignsIn bool `json:"signsIn,omitempty"`
 }
 
 // A ToolError is a tool call that the server answered with isError: the tool's own message.

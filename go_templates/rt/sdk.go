@@ -109,11 +109,11 @@ func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.Cli
 		// MaxRetries left at the SDK's default: a server may end a call's stream and expect
 		// the client to resume it (GET with Last-Event-ID after its retry delay).
 		var client *http.Client
-		client, c.http = newHTTPClient(spec.Headers)
+		client, c.http = newHTTPClient(spec.Headers, spec.SignsIn)
 		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: client}
 	case "sse":
 		var client *http.Client
-		client, c.http = newHTTPClient(spec.Headers)
+		client, c.http = newHTTPClient(spec.Headers, spec.SignsIn)
 		transport = &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: client}
 	default:
 		return nil, fmt.Errorf("server %q: unknown transport %q", server, spec.Transport)
@@ -128,9 +128,11 @@ func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.Cli
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: onProgress,
 	})
-	if spec.Transport != "http" { // wrapped, a streamable connection would lose its protocol version header
-		transport = withTasks(transport, spec.TaskTools)
+	var negotiated func(string)
+	if c.http != nil && spec.Transport == "http" {
+		negotiated = c.http.setVersion
 	}
+	transport = withTasks(transport, spec.TaskTools, negotiated)
 	session, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: spec.ProtocolVersion})
 	if err != nil {
 		if errors.Is(context.Cause(cctx), context.DeadlineExceeded) {

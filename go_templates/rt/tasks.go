@@ -48,11 +48,16 @@ func taskTerminal(status string) bool {
 // A taskTransport is an [mcp.Transport] whose connection runs the calls of tools (task-only
 // tools of the server, by name) as tasks.
 type taskTransport struct {
-	inner mcp.Transport
-	tools map[string]bool
+	inner      mcp.Transport
+	tools      map[string]bool
+	negotiated func(version string) // told the protocol version initialize settled on, if not nil
 }
 
-func withTasks(t mcp.Transport, tools []string) mcp.Transport {
+// withTasks wraps t when the server has task-only tools. negotiated (nil for a transport that
+// needs no telling) hears the protocol version the server's initialize answer settles on: a
+// streamable connection learns it from the SDK through a method a wrapper cannot pass on, so
+// its HTTP client sets the version header instead (see taskhttp.go).
+func withTasks(t mcp.Transport, tools []string, negotiated func(string)) mcp.Transport {
 	if len(tools) == 0 {
 		return t
 	}
@@ -60,7 +65,7 @@ func withTasks(t mcp.Transport, tools []string) mcp.Transport {
 	for _, name := range tools {
 		set[name] = true
 	}
-	return &taskTransport{inner: t, tools: set}
+	return &taskTransport{inner: t, tools: set, negotiated: negotiated}
 }
 
 func (t *taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -71,6 +76,7 @@ func (t *taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c := &taskConn{
 		Connection: inner,
 		tools:      t.tools,
+		negotiated: t.negotiated,
 		calls:      map[string]*taskCall{},
 		own:        map[string]chan *jsonrpc.Response{},
 		out:        make(chan jsonrpc.Message),
@@ -83,7 +89,9 @@ func (t *taskTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 type taskConn struct {
 	mcp.Connection
-	tools map[string]bool
+	tools      map[string]bool
+	negotiated func(string)
+	initialize atomic.Pointer[jsonrpc.ID] // the SDK's initialize request, once sent
 
 	mu    sync.Mutex
 	calls map[string]*taskCall              // the task-only calls in flight, by the SDK's request id
@@ -116,6 +124,9 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return c.Connection.Write(ctx, msg)
 	}
 	switch {
+	case req.Method == "initialize" && req.IsCall() && c.negotiated != nil:
+		id := req.ID
+		c.initialize.Store(&id)
 	case req.Method == "tools/call" && req.IsCall():
 		var params map[string]json.RawMessage
 		if json.Unmarshal(req.Params, &params) != nil {
@@ -195,6 +206,10 @@ func (c *taskConn) route(msg jsonrpc.Message) bool {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
 		key := idKey(m.ID)
+		if init := c.initialize.Load(); init != nil && idKey(*init) == key {
+			c.noteVersion(m) // before the SDK reads it: its next request already needs the header
+			return false
+		}
 		c.mu.Lock()
 		wait, mine := c.own[key]
 		call := c.calls[key]
@@ -313,16 +328,19 @@ func (c *taskConn) drive(call *taskCall, raw json.RawMessage) {
 		}
 		return
 	}
-	steps := 0
+	steps, last := 0, ""
 	report := func(s taskState) {
-		if call.token == nil || call.serverSpeaks.Load() {
-			return
-		}
-		steps++
 		message := s.message
 		if message == "" {
 			message = s.status
 		}
+		// Each new message once: a task that ends keeping its last message (working, then
+		// completed, both "Generating report...") says nothing new.
+		if call.token == nil || call.serverSpeaks.Load() || message == last {
+			return
+		}
+		steps++
+		last = message
 		c.progress(call.token, float64(steps), message)
 	}
 	if task.message != "" {

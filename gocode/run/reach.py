@@ -75,6 +75,8 @@ def server_spec(server: ServerConfig, protocol_version: str, task_tools: Sequenc
             spec["cwd"] = server.cwd
     else:
         spec.update(url=server.url, headers=dict(server.headers))
+        if server.auth is not None:
+            spec["signsIn"] = True  # a 401 or 403 then points at the sign-in (go_templates/rt/httpclient.go)
     if task_tools:
         spec["taskTools"] = list(task_tools)
     return spec

@@ -10,7 +10,9 @@ agreed) and ``/token``. ``GET /hits`` counts the requests by path. VARIANT is ho
 - ``authorize-elsewhere``: and the authorization endpoint;
 - ``token-plain-http``: the token endpoint on a host that is not loopback, over http;
 - ``wrong-state``: ``/authorize`` redirects with a state of its own;
-- ``garbage-token``: ``/token`` answers 200 with text that is not a token.
+- ``garbage-token``: ``/token`` answers 200 with text that is not a token;
+- ``refuse-go``: ``/mcp`` refuses the token from Go's HTTP client (a direct program's session),
+  as if it had expired between the controller's sign-in and the program's call.
 """
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ class Handler(BaseHTTPRequestHandler):
         self._send(405, "")
 
     def _mcp(self, body: bytes) -> None:
-        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+        refused = VARIANT == "refuse-go" and self.headers.get("User-Agent", "").startswith("Go-http-client")
+        if refused or self.headers.get("Authorization") != f"Bearer {TOKEN}":
             meta = f"{BASE}/.well-known/oauth-protected-resource/mcp"
             self._send(401, {"error": "invalid_token"}, {"WWW-Authenticate": f'Bearer resource_metadata="{meta}"'})
             return
