@@ -92,6 +92,18 @@ def test_a_task_the_server_reports_is_checked(raw, reason):
 
 
 @pytest.mark.fast
+def test_a_polled_tasks_message_is_progress_once():
+    def state(status: str, message: str = "") -> tasks.TaskState:
+        return tasks.TaskState(id="t", status=status, message=message, poll_s=1.0)
+
+    # Ending with the last stage's message kept says nothing new (it was said while working).
+    assert not tasks.news(state("working", "Generating report..."), state("completed", "Generating report..."))
+    assert tasks.news(state("working", "Analyzing..."), state("working", "Generating report..."))
+    assert tasks.news(state("working"), state("input_required"))
+    assert not tasks.news(state("working"), state("working"))
+
+
+@pytest.mark.fast
 def test_a_tasks_poll_interval_and_message_are_bounded():
     task = tasks.parse_task(
         {"taskId": "t", "status": "working", "pollInterval": 0, "statusMessage": "m" * 5000}, "", "", ""

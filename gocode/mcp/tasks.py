@@ -206,13 +206,21 @@ async def _outcome(session: ClientSession, task: TaskState, reporter: _Reporter,
     return outcome[0]
 
 
+def news(before: TaskState, now: TaskState) -> bool:
+    """Whether a polled task has something new to say as progress: a message is said once (a task
+    that ends keeping its last message has nothing new), a bare status when it changes."""
+    if now.message:
+        return now.message != before.message
+    return now.status != before.status
+
+
 async def _watch(session: ClientSession, task: TaskState, reporter: _Reporter, label: str, tool: str) -> None:
     while task.status not in TERMINAL:
         await anyio.sleep(task.poll_s)
         now = parse_task(await raw_request(session, "tasks/get", {"taskId": task.id}), label, tool, "tasks/get")
         if now.id != task.id:
             raise UpstreamError(f"{label}: tasks/get for {tool!r} answered about another task")
-        if (now.status, now.message) != (task.status, task.message):
+        if news(task, now):
             await reporter.status(now)
         task = now
 
