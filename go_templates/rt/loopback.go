@@ -56,13 +56,9 @@ func endpointFor(server string, stream bool) (*endpoint, error) {
 	if closed.Load() {
 		return nil, errors.New("gocode runtime is closed")
 	}
-	specsOnce.Do(loadSpecs)
-	if specsErr != nil {
-		return nil, specsErr
-	}
-	spec, ok := specs[server]
-	if !ok {
-		return nil, fmt.Errorf("server %q is not configured (known: %s)", server, strings.Join(specNames(), ", "))
+	spec, err := specFor(server)
+	if err != nil {
+		return nil, err
 	}
 	key := server
 	if stream && spec.StreamURL != "" {

@@ -80,6 +80,19 @@ func loadSpecs() {
 	}
 }
 
+// specFor is the spec of a configured server, or why there is none.
+func specFor(server string) (ServerSpec, error) {
+	specsOnce.Do(loadSpecs)
+	if specsErr != nil {
+		return ServerSpec{}, specsErr
+	}
+	spec, ok := specs[server]
+	if !ok {
+		return ServerSpec{}, fmt.Errorf("server %q is not configured (known: %s)", server, strings.Join(specNames(), ", "))
+	}
+	return spec, nil
+}
+
 func specNames() []string {
 	names := make([]string, 0, len(specs))
 	for n := range specs {

@@ -71,13 +71,9 @@ func connKey(server string, stream bool) string {
 }
 
 func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.ClientSession, error) {
-	specsOnce.Do(loadSpecs)
-	if specsErr != nil {
-		return nil, specsErr
-	}
-	spec, ok := specs[server]
-	if !ok {
-		return nil, fmt.Errorf("server %q is not configured (known: %s)", server, strings.Join(specNames(), ", "))
+	spec, err := specFor(server)
+	if err != nil {
+		return nil, err
 	}
 	if stream && spec.StreamURL != "" {
 		spec.URL = spec.StreamURL

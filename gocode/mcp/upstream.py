@@ -280,15 +280,7 @@ class Upstream:
         ``progress`` receives the server's progress notifications for this call; ``caller`` its
         log messages, sampling and elicitation requests (see :mod:`gocode.mcp.backchannel`).
         """
-        if self._client is None:
-            if self._error is not None:  # down, and retried in the background: answer now
-                raise UpstreamError(f"unavailable: {self._error.brief}") from None
-            try:
-                await self.start()
-            except DiscoveryError as exc:
-                raise UpstreamError(f"unavailable: {exc.brief}") from None
-        client = self._client
-        assert client is not None
+        client = await self._connected()
         try:
             with anyio.fail_after(timeout), self.inflight.call(caller):
                 # A call without arguments still sends an object: servers validate against the
@@ -326,12 +318,9 @@ class Upstream:
         found = next((t for t in known.tools if t.name == tool), None) if known is not None else None
         return task_support(found.definition) if found is not None else "forbidden"
 
-    async def use(self, what: str, request: Callable[[Client], Awaitable[T]], timeout: float | None = None) -> T:
-        """One request other than a tool call on the session (``what`` names it in errors):
-        resources, prompts, completions, within ``timeout`` (the server's own by default). The
-        server's protocol errors are raised as :class:`MCPError`; a server that is down or
-        slow, as :class:`UpstreamError`."""
-        timeout = self.server.timeout if timeout is None else timeout
+    async def _connected(self) -> Client:
+        """The open session, started if there is none; a server that is down (and retried in the
+        background) is answered at once."""
         if self._client is None:
             if self._error is not None:
                 raise UpstreamError(f"unavailable: {self._error.brief}") from None
@@ -341,6 +330,15 @@ class Upstream:
                 raise UpstreamError(f"unavailable: {exc.brief}") from None
         client = self._client
         assert client is not None
+        return client
+
+    async def use(self, what: str, request: Callable[[Client], Awaitable[T]], timeout: float | None = None) -> T:
+        """One request other than a tool call on the session (``what`` names it in errors):
+        resources, prompts, completions, within ``timeout`` (the server's own by default). The
+        server's protocol errors are raised as :class:`MCPError`; a server that is down or
+        slow, as :class:`UpstreamError`."""
+        timeout = self.server.timeout if timeout is None else timeout
+        client = await self._connected()
         try:
             with anyio.fail_after(timeout):
                 return await request(client)
