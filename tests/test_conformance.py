@@ -46,7 +46,7 @@ AUTH_SCENARIOS = tuple(f"auth/{name}" for name in (
     "resource-mismatch", "offline-access-scope", "offline-access-not-supported",
     "client-credentials-basic", "client-credentials-jwt", "cross-app-access-complete-flow",
 ))  # fmt: skip
-CLIENT_SCENARIOS = ("initialize", "tools_call", "sse-retry", *AUTH_SCENARIOS)
+CLIENT_SCENARIOS = ("initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults", *AUTH_SCENARIOS)
 # The server scenarios that do not call the reference server's tools by name (in code mode the
 # only tool is execute_go_code).
 SERVER_SCENARIOS_IN_CODE_MODE = (

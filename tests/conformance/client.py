@@ -5,8 +5,8 @@ controller's Python client), ``exec`` (``gocode exec``, a program through the po
 controller) or ``direct`` (``gocode exec --direct``, the Go runtime's own client).
 
 What is called follows the scenario's server: its one tool (``add_numbers`` with two numbers,
-``test_reconnection`` with no arguments, ``test-tool`` behind OAuth), or nothing past initialize
-and the listing.
+``test_reconnection`` or ``test_client_elicitation_defaults`` with no arguments, ``test-tool``
+behind OAuth), or nothing past initialize and the listing.
 
 The ``auth/`` scenarios configure the server with ``auth: {type: oauth}`` (the pre-registered
 client, or client credentials, from the suite's ``MCP_CONFORMANCE_CONTEXT``), keep tokens in a
@@ -72,7 +72,15 @@ def main() -> int:
     mode, url = sys.argv[1], sys.argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     signs_in = scenario.startswith("auth/")
-    tool = "test-tool" if signs_in else {"tools_call": "add_numbers", "sse-retry": "test_reconnection"}.get(scenario)
+    tool = (
+        "test-tool"
+        if signs_in
+        else {
+            "tools_call": "add_numbers",
+            "sse-retry": "test_reconnection",
+            "elicitation-sep1034-client-defaults": "test_client_elicitation_defaults",
+        }.get(scenario)
+    )
     gocode = str(Path(sys.executable).parent / "gocode")
     with tempfile.TemporaryDirectory(prefix="gocode-conformance-") as tmp:
         server: dict[str, Any] = {"type": "http", "url": url, "timeout": 20}
