@@ -1,10 +1,12 @@
 """File helpers shared across stages: atomic writes (the renderer, the Go parser helper, the
-sandbox) and disk use (the runner's scratch limit, the workspace cap)."""
+sandbox, the caches and kept files) and disk use (the runner's scratch limit, the workspace cap)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +23,20 @@ def write_file(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{id(text):x}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+def replace_file(path: Path, data: bytes, prefix: str = ".tmp-") -> None:
+    """Write ``data`` to a new file beside ``path`` (mode 0600) and rename it over ``path``: a
+    reader sees the old file or the new one, never part of one, and a failed write leaves none."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def walk(path: Path | str, dir_fd: int | None = None) -> Iterator[tuple[int, str, os.stat_result, bool]]:

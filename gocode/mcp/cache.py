@@ -19,13 +19,13 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gocode.config import ServerConfig
+from gocode.files import replace_file
 from gocode.mcp.listing import Listing
 
 FORMAT = 1
@@ -113,15 +113,7 @@ class ListingCache:
     def _write(path: Path, doc: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # a cache that cannot be written costs a listing, nothing more
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(doc, f)
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            replace_file(path, json.dumps(doc).encode())
 
     def drop(self, name: str, server: ServerConfig) -> None:
         with contextlib.suppress(OSError):

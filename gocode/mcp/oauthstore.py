@@ -10,13 +10,11 @@ prints, logs or returns a token except :meth:`TokenFile.bearer` (for a direct ru
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import os
 import stat
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from typing import Any
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import ValidationError
 
+from gocode.files import replace_file
 from gocode.paths import oauth_dir
 
 log = logging.getLogger("gocode.mcp.oauth")
@@ -73,15 +72,7 @@ class TokenFile:
         st = os.stat(self.directory, follow_symlinks=False)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
             raise PermissionError(f"{self.directory} must be a directory only its owner can open (mode 0700)")
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".token-", suffix=".tmp")  # mode 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(doc, f)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_file(self.path, json.dumps(doc).encode(), prefix=".token-")  # mode 0600
 
     def _part(self, name: str, model: type[OAuthToken] | type[OAuthClientInformationFull]) -> Any:
         value = self._read().get(name)

@@ -25,9 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import re
-import tempfile
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gocode.config import ServerConfig
+from gocode.files import replace_file
 from gocode.mcp.cache import ListingCache
 
 if TYPE_CHECKING:  # the SDK's types load with the first result observed: showing tools needs none
@@ -397,15 +396,7 @@ class ShapeFile:
         doc = {"tools": {k: v.as_json() for k, v in self.tools.items()}}
         with contextlib.suppress(OSError):  # a shape that cannot be kept costs nothing else
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(doc, f)
-                os.replace(tmp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            replace_file(self.path, json.dumps(doc).encode())
 
 
 class ShapeRecorder:

@@ -16,10 +16,10 @@ import json
 import os
 import pickle
 import sys
-import tempfile
 from functools import cache
 from pathlib import Path
 
+from gocode.files import replace_file
 from gocode.schema.builder import build_package
 from gocode.schema.ir import Package
 from gocode.toolset import ToolSet
@@ -73,15 +73,7 @@ def package_for(toolset: ToolSet, root: Path | None = None) -> Package:
 def _keep(path: Path, package: Package) -> None:
     with contextlib.suppress(OSError):  # a cache that cannot be written costs a build, nothing more
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(package, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_file(path, pickle.dumps(package, protocol=pickle.HIGHEST_PROTOCOL))
         entries = sorted(path.parent.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in entries[MAX_ENTRIES:]:
             with contextlib.suppress(OSError):
