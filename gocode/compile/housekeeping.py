@@ -230,9 +230,18 @@ def scan(cache: Path, current: Path | None, tmp: Path | None = None, *, leftover
     return entries
 
 
-def linked_from_importcfgs(cache: Path) -> set[Path]:
-    """The build-cache files the module caches' importcfgs name (direct builds read them)."""
-    keep: set[Path] = set()
+# An importcfg line naming a compiled package: ``packagefile <import path>=<file>``.
+_PACKAGEFILE = re.compile(rb"^packagefile [^=\n]*=([^\n]*)$", re.MULTILINE)
+
+
+def linked_from_importcfgs(cache: Path) -> set[str]:
+    """The build-cache files the module caches' importcfgs name (direct builds read them).
+
+    Read as bytes with one pattern: a long-lived cache holds hundreds of tool sets, each with
+    importcfgs of hundreds of lines, and this runs in a thread beside the event loop (a
+    Python loop per line held the interpreter for most of a second).
+    """
+    keep: set[bytes] = set()
     roots = [cache]
     if (state := state_dir()) is not None:  # bindings kept beside a read-only cache
         roots.append(state)
@@ -240,11 +249,8 @@ def linked_from_importcfgs(cache: Path) -> set[Path]:
     cfgs = [cfg for r in roots for pattern in patterns for cfg in r.glob(pattern)]
     for cfg in cfgs:
         with contextlib.suppress(OSError):
-            for line in cfg.read_text(encoding="utf-8").splitlines():
-                _, sep, target = line.partition("=")
-                if sep and line.startswith("packagefile "):
-                    keep.add(Path(target.strip()))
-    return keep
+            keep.update(_PACKAGEFILE.findall(cfg.read_bytes()))
+    return {os.path.normpath(os.fsdecode(target.strip())) for target in keep}
 
 
 def _go_build_entries(cache: Path) -> list[Entry]:
@@ -253,14 +259,16 @@ def _go_build_entries(cache: Path) -> list[Entry]:
         return []
     keep = linked_from_importcfgs(cache)
     entries = []
-    for sub in root.iterdir():
-        if len(sub.name) != 2 or not sub.is_dir():  # Go's own files (trim.txt, README)
-            continue
-        with contextlib.suppress(OSError):
-            for p in sub.iterdir():
-                with contextlib.suppress(OSError):
-                    st = p.lstat()
-                    entries.append(Entry(p, "go-build", st.st_blocks * 512, st.st_mtime, p in keep))
+    with contextlib.suppress(OSError), os.scandir(root) as subs:
+        for sub in subs:
+            if len(sub.name) != 2 or not sub.is_dir(follow_symlinks=False):  # Go's own files (trim.txt, README)
+                continue
+            with contextlib.suppress(OSError), os.scandir(sub.path) as files:
+                for f in files:
+                    with contextlib.suppress(OSError):
+                        st = f.stat(follow_symlinks=False)
+                        path = os.path.normpath(f.path)
+                        entries.append(Entry(Path(path), "go-build", st.st_blocks * 512, st.st_mtime, path in keep))
     return entries
 
 
