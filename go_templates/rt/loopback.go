@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -22,8 +21,8 @@ import (
 // The loopback transport: every server is reached through the controller's endpoint
 // (gocode/mcp/loopback.py), which is stateless and answers a tools/call without a session, so
 // a call is one HTTP/1.1 POST — plain JSON at the spec's url, an event stream at its streamUrl
-// for a call that wants progress. Only package net and encoding/json: the SDK and net/http
-// cost most of a program's link. Its answers and errors read as the SDK transport's do
+// for a call that wants progress. Only a socket (tcpconn.go) and encoding/json: the SDK,
+// net/http and even package net cost most of a program's link. Its answers and errors read as the SDK transport's do
 // (tests/test_runner_diff.py runs the model-code corpus both ways).
 
 // settleLimit bounds how long a call, on return, waits for its progress callback to have had
@@ -37,8 +36,8 @@ const maxHead = 64 << 10
 // request head every call repeats (the run's token, the server's name).
 type endpoint struct {
 	url  string
-	addr *net.TCPAddr // numeric: dialled without the resolver, which the linker then leaves out
-	head string       // "POST path HTTP/1.1\r\n" and the fixed headers, up to Content-Length
+	addr netip.AddrPort // numeric: dialled without a resolver (tcpconn.go)
+	head string         // "POST path HTTP/1.1\r\n" and the fixed headers, up to Content-Length
 }
 
 var (
@@ -106,7 +105,7 @@ func newEndpoint(spec ServerSpec) (*endpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the controller's endpoint must be a numeric address and port: %w", err)
 	}
-	return &endpoint{url: spec.URL, addr: net.TCPAddrFromAddrPort(addr), head: b.String()}, nil
+	return &endpoint{url: spec.URL, addr: addr, head: b.String()}, nil
 }
 
 // callWith is [call], with progress notifications for the call sent to progress (if not nil).
@@ -235,12 +234,12 @@ func (ep *endpoint) roundTrip(ctx context.Context, req []byte, id int64, watch *
 }
 
 type httpConn struct {
-	net.Conn
+	*tcpConn
 	r *bufio.Reader
 }
 
 func (ep *endpoint) conn(ctx context.Context) (*httpConn, bool, error) {
-	key := ep.addr.AddrPort()
+	key := ep.addr
 	poolMu.Lock()
 	if idle := pool[key]; len(idle) > 0 {
 		c := idle[len(idle)-1]
@@ -252,11 +251,11 @@ func (ep *endpoint) conn(ctx context.Context) (*httpConn, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	nc, err := net.DialTCP("tcp", nil, ep.addr) // loopback: it connects or is refused at once
+	nc, err := dialTCP(ep.addr) // loopback: it connects or is refused at once
 	if err != nil {
 		return nil, false, err
 	}
-	return &httpConn{Conn: nc, r: bufio.NewReaderSize(nc, 32<<10)}, false, nil
+	return &httpConn{tcpConn: nc, r: bufio.NewReaderSize(nc, 32<<10)}, false, nil
 }
 
 func (ep *endpoint) put(c *httpConn) {
@@ -264,7 +263,7 @@ func (ep *endpoint) put(c *httpConn) {
 		c.Close()
 		return
 	}
-	key := ep.addr.AddrPort()
+	key := ep.addr
 	poolMu.Lock()
 	pool[key] = append(pool[key], c)
 	poolMu.Unlock()
