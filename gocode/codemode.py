@@ -13,9 +13,6 @@ and every run has its own directory and process.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import os
 import threading
 import time
 import warnings
@@ -26,8 +23,8 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from gocode.compile.modcache import BuildResult, ModuleCache, Progress, check_and_build
-from gocode.config import ApprovalConfig, CodeModeConfig, Config, ServerConfig
-from gocode.errors import GocodeError, SandboxError
+from gocode.config import ApprovalConfig, Config, ServerConfig
+from gocode.errors import GocodeError
 from gocode.mcp.cache import ListingCache
 from gocode.mcp.listing import DiscoveryResult
 from gocode.mcp.shapes import ShapeRecorder
@@ -35,12 +32,11 @@ from gocode.program.code import ModelCode
 from gocode.program.plan import Plan, plan_from_answer, program_hash
 from gocode.run import workdir as workdirs
 from gocode.run.approvals import ApprovalRequest, Approver, AskFirst, approval, approval_comments, held_for, refusal
-from gocode.run.env import unsandboxed_env, with_run_settings
-from gocode.run.kept import KeptFile, open_kept
-from gocode.run.reach import RESULT_FILE_ENV, OwnSessions, Reach, read_result, server_spec
-from gocode.run.result import RunResult, compile_failure, finish, keep_value
-from gocode.run.runner import LineFn, run_program
-from gocode.run.sandbox import Confinement, probe_state, process_limit
+from gocode.run.launching import Launching
+from gocode.run.reach import OwnSessions, Reach, server_spec
+from gocode.run.result import RunResult, compile_failure, keep_value
+from gocode.run.runner import LineFn
+from gocode.run.sandbox import probe_state, process_limit
 from gocode.schema.doctext import one_line
 from gocode.schema.inferred import typeable, typeable_tools, with_inferred_outputs
 from gocode.schema.ir import Package
@@ -554,33 +550,60 @@ class CodeMode:
             return RunResult(False, "code", stderr=NO_STATEMENTS)
         state = state or self.state
         package = package or state.package
-        reach = reach or OwnSessions(
-            self.server_specs(state.view), self.config.mcp_servers
-        )  # it decides the runtime linked in too
-        build = await check_and_build(self.module_cache, package, ModelCode(code), progress, reach.runner)
-        if not build.ok:
-            return compile_failure(build, self._unavailable_note(), start, down=self._missing_servers(build))
-        plan = build.plan or plan_from_answer(None, package)
-        if on_plan is not None:
-            on_plan(plan)
-        why = await _approval(self.settings.approval, code, plan, package, state, approve) if calls_servers else None
+        reach = reach or OwnSessions(self.server_specs(state.view), self.config.mcp_servers)  # and so the runtime
+        run = Launching(self.module_cache, self.settings, reach, self.workdir(session),
+                        self.settings.clamp_timeout(timeout), on_line, program_env, godebug)  # fmt: skip
+        linking = _early_unless_held(run, self.settings.approval, state, calls_servers)
+        try:
+            build = await check_and_build(self.module_cache, package, ModelCode(code), progress, reach.runner, linking)
+            if not build.ok:
+                await run.discard()
+                return compile_failure(build, self._unavailable_note(), start, down=self._missing_servers(build))
+            plan = build.plan or plan_from_answer(None, package)
+            if on_plan is not None:
+                on_plan(plan)
+            why = await _approval(self.settings.approval, code, plan, package, state, approve, calls_servers)
+        except BaseException:
+            await run.discard()
+            raise
         if why is not None:
-            asks = why.request if isinstance(why, AskFirst) else None
-            return RunResult(
-                False, "approval", stderr=refusal(asks, "the client is asked first") if asks else str(why),
-                plan=plan.as_json(), build_ms=build.duration_ms, build_mode=build.mode, cached_binary=build.cached,
-                duration_ms=(time.monotonic() - start) * 1000, asks=asks,
-            )  # fmt: skip
-        run = _Run(self.module_cache, self.settings, reach, self.workdir(session),
-                   self.settings.clamp_timeout(timeout), on_line, program_env, godebug)  # fmt: skip
+            await run.discard()
+            return _refused(why, plan, build, start)
         return await run.launch(build, plan, start)
 
 
+def _early_unless_held(
+    run: Launching, settings: ApprovalConfig, state: ToolState, calls_servers: bool
+) -> Callable[[Plan], None]:
+    """What the build tells once the code type-checked: the run's sandbox is set up while its
+    program links, unless the approve step may ask someone first (that can take minutes)."""
+
+    def linking(plan: Plan) -> None:
+        covered = expand_plan(plan, state.saved_programs) if state.saved_programs else plan
+        if not calls_servers or not held_for(settings, covered, state.infos, exempt_server=SAVED_SERVER):
+            run.start_early()
+
+    return linking
+
+
+def _refused(why: str | AskFirst, plan: Plan, build: BuildResult, start: float) -> RunResult:
+    """The answer to a program the approve step holds: why, or the request the client must answer."""
+    asks = why.request if isinstance(why, AskFirst) else None
+    return RunResult(
+        False, "approval", stderr=refusal(asks, "the client is asked first") if asks else str(why),
+        plan=plan.as_json(), build_ms=build.duration_ms, build_mode=build.mode, cached_binary=build.cached,
+        duration_ms=(time.monotonic() - start) * 1000, asks=asks,
+    )  # fmt: skip
+
+
 async def _approval(
-    settings: ApprovalConfig, code: str, plan: Plan, package: Package, state: ToolState, approve: Approver | None
-) -> str | AskFirst | None:
+    settings: ApprovalConfig, code: str, plan: Plan, package: Package, state: ToolState, approve: Approver | None,
+    calls_servers: bool = True,
+) -> str | AskFirst | None:  # fmt: skip
     """The approve step over one tool set: None when the program may run, else why not (or
-    that the client must be asked first)."""
+    that the client must be asked first); a program that calls no server (a replay, a dry run) may."""
+    if not calls_servers:
+        return None
     # What approving it means: the tools the saved programs it calls can reach count too.
     covered = expand_plan(plan, state.saved_programs) if state.saved_programs else plan
 
@@ -590,83 +613,3 @@ async def _approval(
         return ApprovalRequest(program_hash(approved, package), code, held, covered)
 
     return await approval(settings, covered, state.infos, request_for, approve, exempt_server=SAVED_SERVER)
-
-
-@dataclass(frozen=True)
-class _Run:
-    """One built and approved program on its way: prepared, confined, launched and finished."""
-
-    module_cache: ModuleCache
-    settings: CodeModeConfig
-    reach: Reach
-    workdir: Path | None
-    timeout: float
-    on_line: LineFn | None
-    program_env: Mapping[str, str] | None
-    godebug: str
-
-    async def launch(self, build: BuildResult, plan: Plan, start: float) -> RunResult:
-        assert build.binary is not None
-        workdir, settings = self.workdir, self.settings
-        try:
-            found = await asyncio.to_thread(workdirs.ready, workdir, settings.workdir) if workdir else None
-        except OSError as exc:
-            return RunResult(
-                False, "sandbox", stderr=f"the workspace {workdir} cannot be prepared: {exc}",
-                plan=plan.as_json(), build_ms=build.duration_ms, duration_ms=(time.monotonic() - start) * 1000,
-            )  # fmt: skip
-        servers_json = json.dumps(self.reach.servers())
-        env = unsandboxed_env(os.environ, servers_json, self.reach.server_envs())
-        if workdir is not None:
-            env[workdirs.WORKSPACE_ENV] = str(workdir)
-        try:
-            # A workspace at or over its cap may only shrink: the sandbox lets the program read
-            # and delete there, never write (the watch below is for the unsandboxed rest).
-            full = found is not None and found.room <= 0
-            got = await self.reach.confine(
-                self.module_cache, settings, build.binary, servers_json, self.timeout, workdir, full
-            )
-        except SandboxError as exc:
-            return RunResult(False, "sandbox", stderr=str(exc), duration_ms=(time.monotonic() - start) * 1000)
-        confinement, unconfined = (got, None) if isinstance(got, Confinement) else (None, got)
-        if confinement is not None:
-            if found is not None:
-                confinement.cwd_limit = found.used + max(found.room, 0)
-            confinement.env = with_run_settings(confinement.env, self.program_env, self.godebug)
-        env = with_run_settings(env, self.program_env, self.godebug)
-        ran = await self._started(build.binary, env, confinement)
-        left = await asyncio.to_thread(workdirs.usage, workdir, settings.workdir) if workdir else None
-        before_after = (found, left) if found is not None and left is not None else None
-        return finish(ran, build, start, unconfined, before_after)
-
-    async def _started(self, binary: Path, env: dict[str, str], confinement: Confinement | None) -> RunResult:
-        """The launch step: what the run claimed is given back on every way out, a cancelled run's too."""
-        workdir, settings = self.workdir, self.settings
-        async with contextlib.AsyncExitStack() as claims:
-            if confinement is not None:
-                claims.push_async_callback(confinement.aclose)
-            result_file = self.reach.result_file(claims)
-            if result_file is not None:  # no controller to take the value of result(): a file
-                env[RESULT_FILE_ENV] = str(result_file)
-            ran = await run_program(
-                binary,
-                env,
-                workdir or Path.cwd(),
-                timeout=self.timeout,
-                max_output=settings.max_output_bytes,
-                confinement=confinement,
-                # A kept output is a file like any other: at most fileSizeMB, and never past the cap.
-                keep=_keeper(workdir, settings) if workdir is not None else None,
-                on_line=self.on_line,
-            )
-            if result_file is not None and ran.ok:
-                ran = replace(ran, result=read_result(result_file, settings.limits.file_size_mb << 20))
-                if workdir is not None:
-                    ran = await asyncio.to_thread(keep_value, ran, workdir, settings)
-        return ran
-
-
-def _keeper(workdir: Path, settings: CodeModeConfig) -> Callable[[], KeptFile | None]:
-    """Opens the file a run's long output is kept in (when it first passes the cap)."""
-    file_cap = settings.limits.file_size_mb << 20
-    return lambda: open_kept(workdir, settings.workdir, file_cap)

@@ -31,7 +31,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from gocode import Toolbox
-from gocode.run import runner
+from gocode.compile import golink
+from gocode.run import launching, runner
 from gocode.run.cgroups import find_base
 from gocode.run.sandbox import FAKE_NO_USERNS_ENV, decide, launcher_for
 from tests.conftest import background, config_from, demo_stdio, free_port
@@ -228,6 +229,75 @@ def test_a_cancelled_run_gives_everything_back(module_cache, places):
             tg.start_soon(box.execute, SLEEPER, 300)
             during = await running(now)
             assert during.uids == 1 and during.run_dirs == 1 and during.tokens == 1, during
+            tg.cancel_scope.cancel()
+
+    check_every_exit(module_cache, places, ends)
+
+
+def early_launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pids of launchers started early (while a program links), as they start."""
+    started: list[int] = []
+    real = launching.launch_waiting
+
+    async def counted(confinement: Any) -> runner.Launched:
+        got = await real(confinement)
+        started.append(got.proc.pid)
+        return got
+
+    monkeypatch.setattr(launching, "launch_waiting", counted)
+    return started
+
+
+def test_a_run_whose_sandbox_was_set_up_while_it_linked_gives_everything_back(module_cache, places, monkeypatch):
+    async def ends(box: Toolbox) -> None:
+        started = early_launches(monkeypatch)
+        got = await box.execute('fmt.Println("linked meanwhile")')
+        assert got.ok and got.output == "linked meanwhile\n", got.error_text()
+        assert len(started) == 1 and got.sandbox is not None and got.sandbox["tier"], got.sandbox
+        # The same code again is a cached binary: nothing to link, nothing started early.
+        again = await box.execute('fmt.Println("linked meanwhile")')
+        assert again.ok and again.cached_binary and len(started) == 1
+        # Code the type check refuses is answered before anything is started.
+        bad = await box.execute("undefinedName()")
+        assert bad.phase == "compile" and len(started) == 1
+
+    check_every_exit(module_cache, places, ends)
+
+
+def test_a_compile_failure_found_while_the_sandbox_was_set_up_gives_everything_back(module_cache, places, monkeypatch):
+    async def ends(box: Toolbox) -> None:
+        started = early_launches(monkeypatch)
+        # It type-checks (a body may come from assembly); the compiler refuses it.
+        got = await box.execute('func later()\nfunc init() { later() }\nfmt.Println("never")')
+        assert got.phase == "compile" and "missing function body" in got.stderr, got.error_text()
+        assert len(started) == 1 and got.output == ""
+
+    check_every_exit(module_cache, places, ends)
+
+
+def test_a_run_cancelled_while_it_links_gives_everything_back(module_cache, places, monkeypatch):
+    lock_dir, tmp = places
+
+    async def ends(box: Toolbox) -> None:
+        now = in_process(box, lock_dir, tmp)
+        started = early_launches(monkeypatch)
+        up = anyio.Event()
+        real_build = golink.build
+
+        async def slow_link(*args: Any, **kwargs: Any) -> tuple[bool, str]:
+            with anyio.fail_after(60):
+                while not started:  # the early launcher is up: the link never ends
+                    await anyio.sleep(0.01)
+            up.set()
+            await anyio.sleep_forever()
+            return await real_build(*args, **kwargs)
+
+        monkeypatch.setattr(golink, "build", slow_link)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(box.execute, 'fmt.Println("never run")', 300)
+            await up.wait()
+            during = await running(now)  # the waiting launcher runs as the run's user
+            assert during.uids == 1 and during.run_dirs == 1 and during.cgroups == 1, during
             tg.cancel_scope.cancel()
 
     check_every_exit(module_cache, places, ends)

@@ -50,6 +50,7 @@ var (
 	status     *os.File
 	statusFD   *int
 	listenSock *int
+	goFD       *int
 )
 
 func fail(format string, args ...any) {
@@ -67,6 +68,7 @@ func main() {
 	probe := flag.Bool("probe", false, "print what this host supports as JSON and exit")
 	statusFD = flag.Int("status-fd", -1, "descriptor for the policy (or error) line")
 	listenSock = flag.Int("listen-sock", -1, "netns: a UNIX socket to send the listening socket over")
+	goFD = flag.Int("go-fd", -1, "set up the sandbox, then wait for one byte 'g' here before confining and starting the program (EOF: exit)")
 	netns := flag.Bool("netns", false, "a private user+network namespace whose only endpoint is the controller")
 	scratch := flag.String("scratch", "", "the only directory the program may read and write")
 	exe := flag.String("exe", "", "the program (the only file it may execute)")
@@ -99,6 +101,7 @@ func main() {
 	// that number (Go's fork then cannot place its own pipe above them: EBADF).
 	*statusFD = renumber(*statusFD)
 	*listenSock = renumber(*listenSock)
+	*goFD = renumber(*goFD)
 	if *statusFD >= 0 {
 		status = os.NewFile(uintptr(*statusFD), "status")
 	}
@@ -196,6 +199,12 @@ func main() {
 			fail("network namespace: %v", err)
 		}
 	}
+	if *goFD >= 0 {
+		// Started while the program was still being linked: everything that costs time (the
+		// cgroup join, the namespaces) is done; what is left needs the program's file to exist
+		// (Landlock opens it), which the controller puts in place before it says go.
+		awaitGo(*goFD)
+	}
 	closeInherited(*statusFD)
 	dropCapabilities()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
@@ -247,6 +256,23 @@ func main() {
 	}
 	err = unix.Exec(exePath, argv, os.Environ())
 	fail("exec %s: %v", exePath, err)
+}
+
+// awaitGo waits for the controller's go-ahead: one byte 'g'. Anything else (EOF: the run was
+// refused or cancelled while the program was linked) ends the launcher without a status line.
+func awaitGo(fd int) {
+	buf := make([]byte, 1)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if n != 1 || buf[0] != 'g' {
+			os.Exit(125)
+		}
+		break
+	}
+	unix.Close(fd)
 }
 
 // writeRaw and readRaw use plain system calls: os.File would start the runtime's network

@@ -439,3 +439,109 @@ func cloneArgs(flags uint64) []uint64 {
 	args[cloneFlagsArg] = flags
 	return args
 }
+
+// TestGoAhead: with -go-fd the launcher sets up, then waits; the program need not exist until
+// the go-ahead, and without one (EOF) nothing is run and no status line is written.
+func TestGoAhead(t *testing.T) {
+	if abi := landlockABI(); abi < 4 || !seccompSupported() {
+		t.Skipf("this host lacks the default tier (Landlock ABI %d, seccomp %v)", abi, seccompSupported())
+	}
+	base, err := os.MkdirTemp("", "gocode-launcher-go-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	scratch := filepath.Join(base, "scratch")
+	if err := os.Mkdir(scratch, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	self, _ := os.Executable()
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(base, "secret")
+	if err := os.WriteFile(secret, []byte("not for the program"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(secretEnv, secret)
+
+	run := func(t *testing.T, exe string, ahead func(w *os.File)) launched {
+		t.Helper()
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr, sw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sr.Close()
+		cmd := exec.Command(self, "-status-fd", "3", "-go-fd", "4", "-scratch", scratch, "-exe", exe, "-port", "9",
+			"--", exe, confinedArg, scratch)
+		cmd.Env = append(os.Environ(), launcherEnv+"=1")
+		cmd.ExtraFiles = []*os.File{sw, r}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sw.Close()
+		r.Close()
+		ahead(w)
+		status := make(chan string, 1)
+		go func() {
+			var buf bytes.Buffer
+			_, _ = buf.ReadFrom(sr)
+			status <- strings.TrimSpace(buf.String())
+		}()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("the launcher did not finish within 60 s: %s", stderr.String())
+		}
+		return launched{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String(), <-status}
+	}
+
+	t.Run("go", func(t *testing.T) {
+		exe := filepath.Join(base, "later")
+		got := run(t, exe, func(w *os.File) {
+			// Put in place only now, as the controller does once the program is linked.
+			if err := os.WriteFile(exe, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write([]byte("g")); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+		})
+		if got.code != 0 {
+			t.Fatalf("exit %d; stderr %s; status %s", got.code, got.stderr, got.status)
+		}
+		var a attempts
+		if err := json.Unmarshal([]byte(strings.TrimSpace(got.stdout)), &a); err != nil {
+			t.Fatalf("program output %q: %v", got.stdout, err)
+		}
+		if a.ReadOutside == "" || a.ExecOther == "" {
+			t.Fatalf("the program ran unconfined: %+v", a)
+		}
+		var p Policy
+		if err := json.Unmarshal([]byte(got.status), &p); err != nil || p.Tier == "" {
+			t.Fatalf("status line %q: %v", got.status, err)
+		}
+	})
+	t.Run("eof", func(t *testing.T) {
+		exe := filepath.Join(base, "never")
+		if err := os.WriteFile(exe, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		got := run(t, exe, func(w *os.File) { w.Close() })
+		if got.code != 125 || got.stdout != "" || got.status != "" {
+			t.Fatalf("want exit 125, no output, no status; got exit %d, stdout %q, status %q, stderr %s",
+				got.code, got.stdout, got.status, got.stderr)
+		}
+	})
+}

@@ -23,7 +23,8 @@ func enterNetns() {
 	uid, gid := os.Getuid(), os.Getgid()
 	// By path, not /proc/self/exe: after a user switch the process is not dumpable and
 	// /proc/self is out of reach. The controller passes an absolute path.
-	// The status pipe and the listen socket become descriptors 3 and 4 of the inner launcher;
+	// The status pipe and the listen socket become descriptors 3 and 4 of the inner launcher (the
+	// go-ahead pipe 5);
 	// flags given later win, so the overrides go just before "--".
 	args := append([]string(nil), os.Args[1:]...)
 	cut := len(args)
@@ -33,11 +34,17 @@ func enterNetns() {
 			break
 		}
 	}
-	inner := append(append(append([]string(nil), args[:cut]...), "-status-fd", "3", "-listen-sock", "4"), args[cut:]...)
+	overrides := []string{"-status-fd", "3", "-listen-sock", "4"}
+	extra := []*os.File{os.NewFile(uintptr(*statusFD), "status"), os.NewFile(uintptr(*listenSock), "listen")}
+	if *goFD >= 0 { // the inner launcher waits for the go-ahead (descriptor 5)
+		overrides = append(overrides, "-go-fd", "5")
+		extra = append(extra, os.NewFile(uintptr(*goFD), "go"))
+	}
+	inner := append(append(append([]string(nil), args[:cut]...), overrides...), args[cut:]...)
 	cmd := exec.Command(os.Args[0], inner...)
 	cmd.Env = append(os.Environ(), innerEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{os.NewFile(uintptr(*statusFD), "status"), os.NewFile(uintptr(*listenSock), "listen")}
+	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},

@@ -555,8 +555,9 @@ class ModuleCache:
         return found if isinstance(found, dict) else {}
 
     async def build(
-        self, pkg: Package, code: ModelCode, filename: str = "model.go", runner: Runner = SDK
-    ) -> BuildResult:
+        self, pkg: Package, code: ModelCode, filename: str = "model.go", runner: Runner = SDK,
+        on_linking: Callable[[Plan], None] | None = None,
+    ) -> BuildResult:  # fmt: skip
         """Compile one program; identical source on the same tool set reuses the last binary.
 
         The model's code is parsed and type-checked first (by the Go helper), so code that
@@ -565,12 +566,14 @@ class ModuleCache:
         :mod:`gocode.compile.golink`); only a failure that is not the model's (a trimmed build cache)
         falls back to ``go build``, counted in :attr:`fallbacks` and shown as the build mode.
         ``runner``: the runtime the run wants (:mod:`gocode.compile.runners`; a program that could
-        tell the loopback one apart gets the SDK's).
+        tell the loopback one apart gets the SDK's). ``on_linking`` learns the plan of code that
+        type-checked and is about to be compiled and linked (not of a cached binary's): what a
+        caller can do meanwhile (:mod:`gocode.run.launching`).
         """
         start = time.monotonic()
         _, bindings_hash = self.ensure_bindings(pkg)
         try:
-            return await self._build(pkg, code, filename, bindings_hash, start, runner)
+            return await self._build(pkg, code, filename, bindings_hash, start, runner, on_linking)
         except CheckTimeout as exc:
             return BuildResult(False, None, str(exc), (time.monotonic() - start) * 1000, mode="checked", runner=runner)
         finally:
@@ -578,8 +581,9 @@ class ModuleCache:
                 self.build_std_in_background()
 
     async def _build(
-        self, pkg: Package, code: ModelCode, filename: str, bindings_hash: str, start: float, runner: Runner
-    ) -> BuildResult:
+        self, pkg: Package, code: ModelCode, filename: str, bindings_hash: str, start: float, runner: Runner,
+        on_linking: Callable[[Plan], None] | None = None,
+    ) -> BuildResult:  # fmt: skip
         prepared = await self.prepare(pkg, code, filename, runner)
         runner = runners.runner_for(runner, (i.path for i in prepared.imports))
         if prepared.errors:
@@ -619,6 +623,8 @@ class ModuleCache:
                 direct, fallback = None, True
             elif errors:
                 return self._failed(prepared, errors, start, "checked", pkg, code, runner=runner)
+        if on_linking is not None:
+            on_linking(plan)
         run_id = uuid.uuid4().hex[:12]
         run_dir = self.state / "runs" / f"r{run_id}"
         run_dir.mkdir(parents=True)
@@ -825,13 +831,14 @@ class ModuleCache:
 
 
 async def check_and_build(
-    module_cache: ModuleCache, pkg: Package, code: ModelCode, progress: Progress | None = None, runner: Runner = SDK
-) -> BuildResult:
+    module_cache: ModuleCache, pkg: Package, code: ModelCode, progress: Progress | None = None, runner: Runner = SDK,
+    on_linking: Callable[[Plan], None] | None = None,
+) -> BuildResult:  # fmt: skip
     """The build step of a run: the module cache set up (the first time, ``progress`` told), then
-    ``code`` checked against ``pkg`` and built for ``runner``."""
+    ``code`` checked against ``pkg`` and built for ``runner`` (``on_linking``: see :meth:`ModuleCache.build`)."""
     if not module_cache.ready:
         await asyncio.to_thread(module_cache.ensure, progress)
-    return await module_cache.build(pkg, code, runner=runner)
+    return await module_cache.build(pkg, code, runner=runner, on_linking=on_linking)
 
 
 def _clean_build_output(text: str, run_id: str) -> str:

@@ -148,7 +148,12 @@ class _Capped:
 
 
 async def launch(
-    binary: Path, env: Mapping[str, str], cwd: Path, confinement: Confinement | None = None, cgroup: Path | None = None
+    binary: Path,
+    env: Mapping[str, str],
+    cwd: Path,
+    confinement: Confinement | None = None,
+    cgroup: Path | None = None,
+    go_fd: int | None = None,
 ) -> tuple[asyncio.subprocess.Process, int | None]:
     """Start a program in its own session/process group: the one place programs start.
 
@@ -156,6 +161,8 @@ async def launch(
     and execs the program; the returned descriptor then yields the launcher's policy (or error)
     line, and EOF at exec. Without one, a ``cgroup`` is joined before the program starts.
     Cancelled meanwhile, it kills and reaps what it started before the cancellation goes on.
+    ``go_fd`` (sandboxed only): the launcher sets up and waits for a byte there before it
+    execs the program (:func:`launch_waiting`).
     """
     if confinement is None:
         argv = [str(binary)]
@@ -171,14 +178,18 @@ async def launch(
     ours, theirs = socket.socketpair() if confinement.netns else (None, None)
     try:
         argv = [*confinement.argv_prefix, "-status-fd", str(write_end)]
+        fds = [write_end]
         if theirs is not None:
             argv += ["-listen-sock", str(theirs.fileno())]
+            fds.append(theirs.fileno())
+        if go_fd is not None:
+            argv += ["-go-fd", str(go_fd)]
+            fds.append(go_fd)
         argv += ["--", str(confinement.program or binary)]
-        fds = (write_end,) if theirs is None else (write_end, theirs.fileno())
         proc = await _start(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=confinement.env, cwd=str(confinement.cwd or confinement.scratch),
-            start_new_session=True, pass_fds=fds,
+            start_new_session=True, pass_fds=tuple(fds),
         )  # fmt: skip
     except BaseException:
         os.close(read_end)
@@ -192,6 +203,59 @@ async def launch(
     if ours is not None:
         confinement.endpoint = asyncio.ensure_future(_serve_endpoint(ours, confinement.port))
     return proc, read_end
+
+
+@dataclass
+class Launched:
+    """A sandboxed launcher started before its program was built, waiting at its go-ahead pipe."""
+
+    proc: asyncio.subprocess.Process
+    status_fd: int | None
+    go_fd: int | None  # the pipe's write end, until go() or abort()
+
+    def go(self) -> tuple[asyncio.subprocess.Process, int | None]:
+        """Tell it to confine itself and exec the program (now in place); the launch's outcome."""
+        fd, self.go_fd = self.go_fd, None
+        if fd is None:
+            raise OSError(errno.EBADF, "the launcher was already told")
+        try:
+            os.write(fd, b"g")
+        except BrokenPipeError:
+            pass  # it is gone already: its status line or exit status says why
+        finally:
+            os.close(fd)
+        return self.proc, self.status_fd
+
+    async def abort(self) -> None:
+        """The run ends before its program starts: the launcher is ended and reaped (shielded)."""
+        import anyio
+
+        if self.go_fd is not None:
+            os.close(self.go_fd)  # EOF: it exits without starting anything
+            self.go_fd = None
+        _kill_group(self.proc.pid)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
+            await self.proc.wait()
+        if self.status_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.status_fd)
+            self.status_fd = None
+
+
+async def launch_waiting(confinement: Confinement) -> Launched:
+    """The launcher of a confined run started before its program exists: it claims and sets up
+    what it can (its cgroup, its namespaces) and waits for :meth:`Launched.go`."""
+    read_end, write_end = os.pipe()
+    try:
+        os.set_inheritable(read_end, False)
+        program = confinement.program or confinement.scratch
+        proc, status_fd = await launch(program, confinement.env, confinement.scratch, confinement, go_fd=read_end)
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    return Launched(proc, status_fd, write_end)
 
 
 async def _start(*argv: str, **options: Any) -> asyncio.subprocess.Process:
@@ -367,6 +431,7 @@ async def run_program(
     confinement: Confinement | None = None,
     keep: KeepFn | None = None,
     on_line: LineFn | None = None,
+    launched: Launched | None = None,
 ) -> RunResult:
     """Run a built program to completion or ``timeout``; never raises for the program's failures.
 
@@ -375,13 +440,18 @@ async def run_program(
     program prints, as it prints it (within ``max_output``). However it ends (cancelled too,
     even while it starts), the program's process group and whatever its cgroup holds are killed
     and the program is reaped before it returns; a run outside the sandbox has its cgroup
-    removed too, while ``confinement`` stays the caller's to close after that.
+    removed too, while ``confinement`` stays the caller's to close after that. ``launched``: its
+    launcher, started with ``confinement`` before the program was built and waiting for it
+    (:func:`launch_waiting`); the program is in place, and it is told to go.
     """
     start = time.monotonic()
     out, err = _Capped(max_output, keep, cwd, on_line), _Capped(STDERR_LIMIT)
     async with _run_cgroup(confinement) as cgroup:
         try:
-            proc, status_fd = await launch(binary, env, cwd, confinement, cgroup)
+            if launched is not None:
+                proc, status_fd = launched.go()
+            else:
+                proc, status_fd = await launch(binary, env, cwd, confinement, cgroup)
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.ENOMEM):
                 # gocode's own process could not start another: its user is at its process limit,

@@ -404,7 +404,7 @@ def launcher_for(modcache: ModuleCache) -> Launcher:
 async def confine(
     modcache: ModuleCache,
     settings: CodeModeConfig,
-    binary: Path,
+    binary: Path | None,
     port: int,
     servers_json: str,
     timeout: float,
@@ -417,7 +417,8 @@ async def confine(
 
     ``workdir`` (the model's workspace) is the one directory besides scratch the program may
     write, and where it starts; with ``shrink_only`` (it is at or over its cap) the program may
-    only read and delete there, which the kernel enforces."""
+    only read and delete there, which the kernel enforces. ``binary`` None: the program is put
+    in place later (see :mod:`gocode.run.launching`), before the launcher is told to go."""
     launcher = launcher_for(modcache)
     decision = decide(settings.sandbox, await launcher.probe())
     if decision.error:
@@ -501,7 +502,7 @@ def unconfined(decision: Decision) -> Unconfined:
 async def confine_pooled(
     module_cache: ModuleCache,
     settings: CodeModeConfig,
-    binary: Path,
+    binary: Path | None,
     port: int,
     servers_json: str,
     timeout: float,
@@ -602,7 +603,7 @@ async def _confinement(
     )  # fmt: skip
 
 
-def _mkrundir(binary: Path, launcher: Path, uid: int | None) -> str:
+def _mkrundir(binary: Path | None, launcher: Path, uid: int | None) -> str:
     """A directory per run: the program's own copy of the binary, and its scratch directory.
 
     The copy lets another user execute it (the workspace may sit in a private home) and is the
@@ -610,8 +611,9 @@ def _mkrundir(binary: Path, launcher: Path, uid: int | None) -> str:
     """
     run_dir = Path(tempfile.mkdtemp(prefix="gocode-run-"))
     os.chmod(run_dir, 0o755)
-    shutil.copyfile(binary, run_dir / "prog")
-    os.chmod(run_dir / "prog", 0o755)
+    if binary is not None:
+        shutil.copyfile(binary, run_dir / "prog")
+        os.chmod(run_dir / "prog", 0o755)
     (run_dir / "scratch").mkdir(mode=0o700)
     if uid is not None:
         os.chown(run_dir / "scratch", uid, uid)
