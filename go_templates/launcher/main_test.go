@@ -85,6 +85,13 @@ type launched struct {
 // launch runs the launcher (this test binary) with args, its -status-fd on descriptor 3.
 func launch(t *testing.T, args ...string) launched {
 	t.Helper()
+	return launchWith(t, nil, nil, args...)
+}
+
+// launchWith is launch with more descriptors (4, 5, …), and started called once the launcher
+// has started (before it is waited for).
+func launchWith(t *testing.T, files []*os.File, started func(), args ...string) launched {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +103,7 @@ func launch(t *testing.T, args ...string) launched {
 	defer r.Close()
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), launcherEnv+"=1")
-	cmd.ExtraFiles = []*os.File{w}
+	cmd.ExtraFiles = append([]*os.File{w}, files...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 10 * time.Second
@@ -104,6 +111,12 @@ func launch(t *testing.T, args ...string) launched {
 		t.Fatal(err)
 	}
 	w.Close()
+	for _, f := range files {
+		f.Close()
+	}
+	if started != nil {
+		started()
+	}
 	status := make(chan string, 1)
 	go func() {
 		var buf bytes.Buffer
@@ -472,38 +485,8 @@ func TestGoAhead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sr, sw, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sr.Close()
-		cmd := exec.Command(self, "-status-fd", "3", "-go-fd", "4", "-scratch", scratch, "-exe", exe, "-port", "9",
-			"--", exe, confinedArg, scratch)
-		cmd.Env = append(os.Environ(), launcherEnv+"=1")
-		cmd.ExtraFiles = []*os.File{sw, r}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sw.Close()
-		r.Close()
-		ahead(w)
-		status := make(chan string, 1)
-		go func() {
-			var buf bytes.Buffer
-			_, _ = buf.ReadFrom(sr)
-			status <- strings.TrimSpace(buf.String())
-		}()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatalf("the launcher did not finish within 60 s: %s", stderr.String())
-		}
-		return launched{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String(), <-status}
+		return launchWith(t, []*os.File{r}, func() { ahead(w) }, "-status-fd", "3", "-go-fd", "4", "-scratch", scratch,
+			"-exe", exe, "-port", "9", "--", exe, confinedArg, scratch)
 	}
 
 	t.Run("go", func(t *testing.T) {
