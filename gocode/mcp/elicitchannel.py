@@ -71,8 +71,10 @@ class _Channel:
     async def answer(self, line: bytes) -> dict[str, Any]:
         try:
             request = json.loads(line)
-            server = request["server"]
-            params = _PARAMS.validate_python(request["params"])
+            server, raw = request["server"], request["params"]
+            if isinstance(raw, dict) and not raw.get("mode"):  # Go's SDK sends "" for a form that named none
+                raw = {k: v for k, v in raw.items() if k != "mode"}
+            params = _PARAMS.validate_python(raw)
         except (ValueError, KeyError, TypeError, ValidationError):
             return {"error": "malformed elicitation request"}
         if self.requests >= MAX_REQUESTS:
