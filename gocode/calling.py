@@ -78,7 +78,8 @@ async def call_tool(
         raise ConfigError(f"no server {server!r} in {config.source}{hint}; servers: {known}")
     limit = settings.clamp_timeout(timeout)
     asker = command_line(elicit, say or on_stderr)
-    inflight = InFlight(server) if asker is not None else None  # without it, elicitation is not declared
+    # Without an asker, elicitation is not declared; sampling never is (no model here to ask).
+    inflight = InFlight(server, sampling=False) if asker is not None else None
     # Decided inside the session, raised after it: the session's task group would wrap them.
     refused: CallError | None = None
     result: types.CallToolResult | None = None

@@ -86,8 +86,9 @@ class _Call:
 class InFlight:
     """The calls in flight on one upstream session, and the callbacks its client is given."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, *, sampling: bool = True) -> None:
         self.server = server
+        self.sampling = sampling  # declared to the server (a client that never samples does not)
         self._calls: dict[int, _Call] = {}
         self._ids = itertools.count()
 
