@@ -60,7 +60,9 @@ class Terminal:
             env=_env(), preexec_fn=controlling, pass_fds=(slave,),
         )  # fmt: skip
         os.close(slave)
-        self.stdin = stdin
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(stdin.encode())  # what stdin carries (the code of exec -): never the answers
+        self.proc.stdin.close()
         self.seen = b""
         self.pos = 0
 
@@ -76,7 +78,9 @@ class Terminal:
                 try:
                     self.seen += os.read(self.fd, 65536)
                 except OSError:  # the child closed the terminal
-                    assert False, f"{text!r} never appeared; the terminal showed {self.seen[self.pos :]!r}"
+                    raise AssertionError(
+                        f"{text!r} never appeared; the terminal showed {self.seen[self.pos :]!r}"
+                    ) from None
         before = self.seen[self.pos : at].decode("utf-8", "replace")
         self.pos = at + len(want)
         return before
@@ -85,7 +89,8 @@ class Terminal:
         os.write(self.fd, line.encode() + b"\n")
 
     def finish(self) -> tuple[int, str, str]:
-        out, err = self.proc.communicate(self.stdin.encode(), timeout=WAIT_S)
+        self.proc.stdin = None  # written and closed at the start
+        out, err = self.proc.communicate(timeout=WAIT_S)
         os.close(self.fd)
         return self.proc.returncode, out.decode(), err.decode()
 
@@ -141,6 +146,7 @@ def test_declined_on_the_terminal(config: Path):
     t = Terminal("call", "-c", str(config), "form", "profile")
     _fill_profile(t, "d")
     code, out, err = t.finish()
+    assert code == 0, err
     assert json.loads(out) == {"action": "decline", "content": None}
     assert "'Tell us about you': decline [asked]" in err
 
@@ -150,6 +156,7 @@ def test_cancelled_by_ending_the_input(config: Path):
     t.expect("] > ")
     os.write(t.fd, b"\x04")  # Ctrl-D
     code, out, err = t.finish()
+    assert code == 0, err
     assert json.loads(out) == {"action": "cancel", "content": None}
     assert ": cancel [asked]" in err
 
@@ -161,6 +168,7 @@ def test_a_hostile_server_cannot_drive_the_terminal(config: Path):
     t.expect("Send? [a]ccept / [d]ecline / [c]ancel: ")
     t.type("a")
     code, out, err = t.finish()
+    assert code == 0, err
     assert json.loads(out) == {"action": "accept", "content": {"code": "typed"}}
     assert b"\x1b" not in t.seen and b"\x07" not in t.seen  # no escape sequence reached the terminal
     # The message's fake prompt is drawn behind the bar, never as a line of gocode's own.
@@ -176,7 +184,9 @@ def test_a_link_is_shown_and_agreed_to_never_opened(config: Path):
     t.expect("gocode does not open it")
     t.type("y")
     code, out, err = t.finish()
+    assert code == 0, err
     assert json.loads(out) == {"action": "accept", "content": None}
+    assert "gocode: form asked 'Sign the form': accept [asked]" in err
 
 
 def _call(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -212,13 +222,8 @@ def test_without_a_terminal_or_a_choice_nobody_is_asked(config: Path):
 def test_a_direct_program_asks_through_the_controller(config: Path):
     code = 'fmt.Println(must(callTool(ctx, "form.profile", nil)))'
     t = Terminal("exec", "-c", str(config), "--direct", "-", stdin=code)
-    t.stdin = ""
-    assert t.proc.stdin is not None
-    t.proc.stdin.write(code.encode())
-    t.proc.stdin.close()
     _fill_profile(t, "a")
-    rc, out, err = t.proc.wait(WAIT_S), t.proc.stdout.read().decode(), t.proc.stderr.read().decode()  # type: ignore[union-attr]
-    os.close(t.fd)
+    rc, out, err = t.finish()
     assert rc == 0, err
     assert _answer(out) == {
         "action": "accept",
@@ -286,3 +291,14 @@ def test_a_question_is_withdrawn_when_nobody_answers():
     assert time.monotonic() - start < 5
     os.close(read)
     person.close()
+
+
+def test_a_pooled_programs_servers_ask_the_person(config: Path):
+    code = 'fmt.Println(must(callTool(ctx, "form.link", nil)))'
+    t = Terminal("exec", "-c", str(config), "-", stdin=code)
+    t.expect("URL: https://example.com/consent")
+    t.type("n")
+    rc, out, err = t.finish()
+    assert rc == 0, err
+    assert _answer(out) == {"action": "decline", "content": None}
+    assert "gocode: form asked 'Sign the form': decline [asked]" in err

@@ -34,9 +34,7 @@ PROFILE = {
 ESC = "\x1b]0;pwned\x07\x1b[2J\x1b[1;1H"
 HOSTILE = {
     "type": "object",
-    "properties": {
-        "code": {"type": "string", "title": f"Code{ESC}", "description": f"type it\x1b[31m", "default": "x"}
-    },
+    "properties": {"code": {"type": "string", "title": f"Code{ESC}", "description": "type it\x1b[31m", "default": "x"}},
 }
 
 
