@@ -66,8 +66,8 @@ async def call_tool(
     result with ``is_error`` set.
 
     ``elicit``: how a server's elicitation during the call is answered (:mod:`gocode.mcp.asker`:
-    ``ask`` the person at the terminal, accept its ``defaults``, ``decline``; None: ask when a
-    terminal can be opened, else elicitation is not declared); each answer is said to ``say``.
+    ``ask`` the person at the terminal, accept its ``defaults``, ``decline``; None: elicitation
+    is not declared); each answer is said to ``say`` (by default, stderr).
     """
     settings = config.code_mode_for(model)
     spec = config.mcp_servers.get(server)

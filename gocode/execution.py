@@ -118,7 +118,7 @@ class ExecRequest:
     approved: Approved = frozenset()  # tools approved up front (a held program naming only these runs)
     ask: Ask | None = field(default=None, compare=False)  # else the person to ask, if there is one
     # How a server's elicitation is answered (gocode.mcp.asker): ask the person at the terminal,
-    # accept its defaults, decline; None: ask when a terminal can be opened, else not declared.
+    # accept its defaults, decline; None: not declared. Each answer is one line on stderr.
     elicit: Policy | None = None
 
     @property

@@ -121,6 +121,10 @@ def exec_cmd(
         raise click.UsageError(str(exc)) from None
     code = read_code(source) if source is not None else None
     ask = ask_on_terminal()
+    if elicit is None and not (dry_run or plan_only or replay_id):  # a run whose servers are called
+        from gocode.mcp.asker import default_policy
+
+        elicit = default_policy()  # a person at a terminal is asked
     request = ExecRequest(code, model, mode, replay_id, dry_run, plan_only, timeout, approved, ask, elicit)
     outcome = asyncio.run(exec_code(config_path, request, progress=say_progress, warn=say_warning))
     if outcome.plan is not None:

@@ -93,15 +93,24 @@ def on_stderr(line: str) -> None:
 
 
 def command_line(policy: Policy | None, say: Say = on_stderr) -> CommandLine | None:
-    """The answerer for ``policy``; with None, ``ask`` when a terminal can be opened, else None
-    (nobody to ask: elicitation is not declared, as before)."""
-    if policy is not None and policy not in POLICIES:
+    """The answerer for ``policy``; None for None (nobody answers: elicitation is not declared)."""
+    if policy is None:
+        return None
+    if policy not in POLICIES:
         raise ExecRequestError(f"--elicit takes one of {', '.join(POLICIES)} (got {policy!r})")
-    if policy in (None, "ask"):
-        terminal = Terminal.open()
-        if terminal is None:
-            if policy == "ask":
-                raise ExecRequestError("--elicit ask needs a terminal (/dev/tty could not be opened)")
-            return None
-        return CommandLine("ask", say, terminal)
-    return CommandLine(policy, say)
+    if policy != "ask":
+        return CommandLine(policy, say)
+    terminal = Terminal.open()
+    if terminal is None:
+        raise ExecRequestError("--elicit ask needs a terminal (/dev/tty could not be opened)")
+    return CommandLine("ask", say, terminal)
+
+
+def default_policy() -> Policy | None:
+    """The command line's choice when the user made none: ``ask`` when a terminal can be
+    opened, else None (a library caller's default is None: it never takes over a terminal)."""
+    terminal = Terminal.open()
+    if terminal is None:
+        return None
+    terminal.close()
+    return "ask"
