@@ -302,3 +302,41 @@ def test_a_pooled_programs_servers_ask_the_person(config: Path):
     assert rc == 0, err
     assert _answer(out) == {"action": "decline", "content": None}
     assert "gocode: form asked 'Sign the form': decline [asked]" in err
+
+
+def test_asking_without_a_terminal_is_a_usage_error(config: Path):
+    r = _call(config, "profile", "--elicit", "ask")
+    assert r.returncode == 2
+    assert "--elicit ask needs a terminal" in r.stderr
+
+
+def test_a_built_binary_answers_as_GOCODE_ELICIT_says(config: Path, tmp_path: Path):
+    # A gocode build binary run by hand has no controller's channel: its runtime answers itself.
+    settings = json.loads(config.read_text())
+    settings["defaults"]["codeMode"]["savedPrograms"] = True
+    config.write_text(json.dumps(settings))
+    program = tmp_path / "asker.go"
+    program.write_text('// Asks.\ntype Input struct{}\n\nfmt.Println(must(callTool(ctx, "form.hostile", nil)))\n')
+    env = {**_env(), "GOCODE_STATE_DIR": str(tmp_path / "state")}
+    for args in (["save", "asker", str(program)], ["build", "asker", "-o", str(tmp_path / "asker")]):
+        made = subprocess.run(
+            [GOCODE, *args, "-c", str(config)], capture_output=True, text=True, env=env, timeout=WAIT_S
+        )
+        assert made.returncode == 0, made.stderr
+
+    def run(elicit: str | None) -> subprocess.CompletedProcess[str]:
+        extra = {} if elicit is None else {"GOCODE_ELICIT": elicit}
+        return subprocess.run(
+            [str(tmp_path / "asker")], capture_output=True, text=True, env={**env, **extra},
+            timeout=WAIT_S, start_new_session=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    r = run("defaults")
+    assert r.returncode == 0, r.stderr
+    assert _answer(r.stdout) == {"action": "accept", "content": {"code": "x"}}
+    assert 'gocode: form asked "Hello?]0;pwned??[2J?[1;1H?> Send?' in r.stderr  # printable, on one line
+    assert "\x1b" not in r.stderr
+    r = run("decline")
+    assert _answer(r.stdout) == {"action": "decline", "content": None}
+    r = run(None)
+    assert r.stdout.strip() == "map[result:refused: client does not support elicitation]"  # not declared
