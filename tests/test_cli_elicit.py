@@ -14,6 +14,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,23 @@ def config(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _no_child_left() -> Iterator[None]:
+    """A test that fails while a child waits at its prompt does not leave the child behind."""
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+STARTED: list[subprocess.Popen[bytes]] = []
+
+
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
@@ -60,6 +78,7 @@ class Terminal:
             env=_env(), preexec_fn=controlling, pass_fds=(slave,),
         )  # fmt: skip
         os.close(slave)
+        STARTED.append(self.proc)
         assert self.proc.stdin is not None
         self.proc.stdin.write(stdin.encode())  # what stdin carries (the code of exec -): never the answers
         self.proc.stdin.close()
