@@ -14,7 +14,8 @@ from __future__ import annotations
 import difflib
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,8 @@ from mcp import Client
 
 from gocode.config import Config
 from gocode.errors import CallError, ConfigError, UpstreamError
+from gocode.mcp.asker import CommandLine, Policy, Say, command_line, on_stderr
+from gocode.mcp.backchannel import InFlight
 from gocode.mcp.discovery import connect, failure, list_all_tools, server_label, server_tools
 from gocode.mcp.tasks import ProgressRoutes, call_task
 from gocode.mcp.tasksupport import task_support
@@ -52,6 +55,8 @@ async def call_tool(
     pairs: Sequence[str] = (),
     model: str | None = None,
     timeout: float | None = None,
+    elicit: Policy | None = None,
+    say: Say | None = None,
 ) -> Called:
     """Connect to ``server``, check the arguments against ``tool``'s schema, and call it once.
 
@@ -59,6 +64,10 @@ async def call_tool(
     :class:`~gocode.errors.DiscoveryError` when it cannot be reached, and :class:`CallError`
     for an unknown tool or bad arguments (nothing is called then). A tool's own failure is a
     result with ``is_error`` set.
+
+    ``elicit``: how a server's elicitation during the call is answered (:mod:`gocode.mcp.asker`:
+    ``ask`` the person at the terminal, accept its ``defaults``, ``decline``; None: elicitation
+    is not declared); each answer is said to ``say`` (by default, stderr).
     """
     settings = config.code_mode_for(model)
     spec = config.mcp_servers.get(server)
@@ -68,13 +77,16 @@ async def call_tool(
         known = ", ".join(sorted(config.mcp_servers)) or "none"
         raise ConfigError(f"no server {server!r} in {config.source}{hint}; servers: {known}")
     limit = settings.clamp_timeout(timeout)
+    asker = command_line(elicit, say or on_stderr)
+    # Without an asker, elicitation is not declared; sampling never is (no model here to ask).
+    inflight = InFlight(server, sampling=False) if asker is not None else None
     # Decided inside the session, raised after it: the session's task group would wrap them.
     refused: CallError | None = None
     result: types.CallToolResult | None = None
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog, _closing(asker):
         log = errlog if spec.type == "stdio" else None
         try:
-            async with connect(server, spec, log, read_timeout=spec.timeout) as (client, version):
+            async with connect(server, spec, log, read_timeout=spec.timeout, inflight=inflight) as (client, version):
                 with anyio.fail_after(spec.timeout):
                     listing = await list_all_tools(client)
                 listed = server_tools(server, spec, listing, version, client.server_info)
@@ -84,7 +96,7 @@ async def call_tool(
                 except CallError as exc:
                     refused = exc
                 else:
-                    with anyio.move_on_after(limit):
+                    with anyio.move_on_after(limit), inflight.call(asker) if inflight else nullcontext():
                         result = await _call(client, server, info, arguments)
         except (Exception, BaseExceptionGroup) as exc:
             raise failure(server, spec, exc, log) from None
@@ -93,6 +105,15 @@ async def call_tool(
     if result is None:
         raise CallError(f"{server}.{info.name} did not answer within {limit:g} s")
     return Called(info, arguments, result)
+
+
+@contextmanager
+def _closing(asker: CommandLine | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if asker is not None:
+            asker.close()
 
 
 async def _call(client: Client, server: str, info: ToolInfo, arguments: dict[str, Any]) -> types.CallToolResult:

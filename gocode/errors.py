@@ -30,10 +30,12 @@ an HTTP status); none reaches a caller of the package as itself::
     ├── AdmissionRefused        the loopback's gate will not admit a request (too many, run ended)
     ├── ReplayError             a replay pass that cannot go on (divergent call, bad record)
     ├── NoApprover              there is no one to ask for an approval
+    ├── AskStopped              the person at the terminal ended the input, or the question was withdrawn
     ├── UnsetVariable           a ``${VAR}`` in the config with no value (becomes a ConfigError)
     └── AttemptFailed           the agent's attempt ended at ``phase`` (becomes its transcript)
     ValueError
     ├── SearchRequestError      a ``search_go_tools`` request that cannot be answered
+    ├── FormError               a server's elicitation form that cannot be asked (it is declined)
     └── ScriptError             a malformed expectation in a smoke script
     RuntimeError
     └── EmbeddingUnavailable    a search model that was to be loaded did not load
@@ -222,6 +224,16 @@ class AttemptFailed(Exception):
 
 class SearchRequestError(ValueError):
     """A search_go_tools call that cannot be answered (no query or names, bad types, unknown names)."""
+
+
+class AskStopped(Exception):
+    """The person asked at the terminal ended the input (Ctrl-D), or the question was withdrawn
+    (the call ended, the answer timed out): the elicitation is answered ``cancel``."""
+
+
+class FormError(ValueError):
+    """A server's requested schema that cannot be asked as a form (too many fields, a type a
+    form has no prompt for, a required field without a default when answering by defaults)."""
 
 
 class ScriptError(ValueError):

@@ -29,8 +29,9 @@ that their start and gocode's own overlap.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -39,6 +40,7 @@ from gocode.errors import ExecRequestError
 if TYPE_CHECKING:
     from gocode.compile.modcache import Progress
     from gocode.config import Config
+    from gocode.mcp.asker import CommandLine, Policy
     from gocode.program.plan import Plan
     from gocode.run.approvals import ApprovalRequest, Approver
     from gocode.run.result import RunResult
@@ -115,6 +117,9 @@ class ExecRequest:
     timeout: float | None = None
     approved: Approved = frozenset()  # tools approved up front (a held program naming only these runs)
     ask: Ask | None = field(default=None, compare=False)  # else the person to ask, if there is one
+    # How a server's elicitation is answered (gocode.mcp.asker): ask the person at the terminal,
+    # accept its defaults, decline; None: not declared. Each answer is one line on stderr.
+    elicit: Policy | None = None
 
     @property
     def approver(self) -> Approver | None:
@@ -244,21 +249,41 @@ async def _pooled(
         from gocode.toolbox import Toolbox
 
         approve = request.approver
-        async with Toolbox(settled, request.model, prewarm=False, progress=progress, approve=approve) as box:
-            return await box.execute(code, request.timeout, dry_run=request.dry_run)
+        with _asker(request) as asker:
+            async with Toolbox(settled, request.model, prewarm=False, progress=progress, approve=approve) as box:
+                # The person (or the script's choice) is the client its servers may ask.
+                return await box.runs.execute(code, request.timeout, dry_run=request.dry_run, caller=asker)
 
 
 async def _direct(
     config: Config, request: ExecRequest, code: str, progress: Progress | None, warn: Progress | None
 ) -> RunResult:
     from gocode.codemode import CodeMode
+    from gocode.mcp.elicitchannel import elicit_channel
 
     cm = CodeMode(config, request.model)
     await cm.refresh()
     if warn is not None:
         for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
             warn(str(exc))
-    return await cm.execute(code, request.timeout, progress=progress, approve=request.approver)
+    with _asker(request) as asker:
+        if asker is None:  # nobody to ask: the program declares no elicitation
+            return await cm.execute(code, request.timeout, progress=progress, approve=request.approver)
+        async with elicit_channel(asker) as env:  # its servers' questions come to this asker
+            return await cm.execute(code, request.timeout, progress=progress, approve=request.approver, program_env=env)
+
+
+@contextlib.contextmanager
+def _asker(request: ExecRequest) -> Iterator[CommandLine | None]:
+    """Who answers the servers' elicitation during the run (closed with it)."""
+    from gocode.mcp.asker import command_line
+
+    asker = command_line(request.elicit)
+    try:
+        yield asker
+    finally:
+        if asker is not None:
+            asker.close()
 
 
 async def _plan(config: Config, model: str | None, code: str, progress: Progress | None) -> PlanOutcome:

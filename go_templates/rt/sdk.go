@@ -120,9 +120,12 @@ func connect(ctx context.Context, server string, stream bool, c *conn) (*mcp.Cli
 	if version == "" {
 		version = "0"
 	}
+	// Elicitation only when someone answers it (the controller's channel, or GOCODE_ELICIT).
+	elicit, elicitCaps := elicitation(server)
 	client := mcp.NewClient(&mcp.Implementation{Name: "gocode", Version: version}, &mcp.ClientOptions{
-		Capabilities:                &mcp.ClientCapabilities{},
+		Capabilities:                &mcp.ClientCapabilities{Elicitation: elicitCaps},
 		ProgressNotificationHandler: onProgress,
+		ElicitationHandler:          elicit,
 	})
 	var negotiated func(string)
 	if c.http != nil && spec.Transport == "http" {

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gocode.cli.common import SECONDS, config_option, handle_errors, model_option, say_error
+from gocode.cli.common import SECONDS, config_option, elicit_option, handle_errors, model_option, say_error
 
 if TYPE_CHECKING:
     import mcp_types as types
+
+    from gocode.mcp.asker import Policy
 
 
 @click.command("call")
@@ -29,10 +31,11 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print the whole MCP result as JSON.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the output to this file instead of stdout.")
 @click.option("--timeout", type=SECONDS, help="Seconds to wait for the tool (default: the model's codeMode.timeout).")
+@elicit_option
 @handle_errors
 def call_cmd(
     config_path: str | None, model: str | None, server: str, tool: str, pairs: tuple[str, ...],
-    args_json: str | None, as_json: bool, out: str | None, timeout: float | None,
+    args_json: str | None, as_json: bool, out: str | None, timeout: float | None, elicit: Policy | None,
 ) -> None:  # fmt: skip
     """Call one tool of a server: `gocode call weather get_weather city=Paris`. KEY=VALUE values are
     read as the tool's schema types them. Exit 0; 1 when the tool reports an error; 2 when it
@@ -42,10 +45,14 @@ def call_cmd(
 
     from gocode import calling as call_mod
     from gocode.config import load_config
+    from gocode.mcp.asker import default_policy
 
     config = load_config(config_path)
+    elicit = elicit or default_policy()  # a person at a terminal is asked
     called = asyncio.run(
-        call_mod.call_tool(config, server, tool, args_json=args_json, pairs=pairs, model=model, timeout=timeout)
+        call_mod.call_tool(
+            config, server, tool, args_json=args_json, pairs=pairs, model=model, timeout=timeout, elicit=elicit
+        )
     )
     text = _rendered(called.result, as_json)
     if called.result.is_error and not as_json:

@@ -65,6 +65,15 @@ approve_option = click.option(
 )
 
 
+elicit_option = click.option(
+    "--elicit",
+    type=click.Choice(["ask", "defaults", "decline"]),
+    help="How a server's question to the user (elicitation) is answered: ask on the terminal, accept the "
+    "form's defaults (declined when a required field has none), or decline. Default: ask when a terminal "
+    "can be opened, else the servers are told gocode cannot be asked. Each answer is said on stderr.",
+)
+
+
 _json_logs = False  # serve --log-format json: messages become log records, one JSON object per line
 
 

@@ -12,6 +12,7 @@ from gocode.cli.common import (
     SECONDS,
     approve_option,
     config_option,
+    elicit_option,
     handle_errors,
     model_option,
     read_code,
@@ -22,6 +23,7 @@ from gocode.cli.common import (
 
 if TYPE_CHECKING:
     from gocode.execution import Approved, Ask, Mode
+    from gocode.mcp.asker import Policy
     from gocode.run.approvals import ApprovalRequest
     from gocode.run.result import RunResult
 
@@ -89,6 +91,7 @@ def approved_option(value: str | None) -> Approved:
     "--plan", "plan_only", is_flag=True, help="Only check the code and print the tools it can call; run nothing."
 )
 @approve_option
+@elicit_option
 @click.argument("source", metavar="FILE|-", required=False)
 @handle_errors
 def exec_cmd(
@@ -101,6 +104,7 @@ def exec_cmd(
     dry_run: bool,
     plan_only: bool,
     approve: str | None,
+    elicit: Policy | None,
     source: str | None,
 ) -> None:
     """Run Go code as execute_go_code would: output on stdout (exit 0), or the error on stderr (exit 1)."""
@@ -117,7 +121,11 @@ def exec_cmd(
         raise click.UsageError(str(exc)) from None
     code = read_code(source) if source is not None else None
     ask = ask_on_terminal()
-    request = ExecRequest(code, model, mode, replay_id, dry_run, plan_only, timeout, approved, ask)
+    if elicit is None and not (dry_run or plan_only or replay_id):  # a run whose servers are called
+        from gocode.mcp.asker import default_policy
+
+        elicit = default_policy()  # a person at a terminal is asked
+    request = ExecRequest(code, model, mode, replay_id, dry_run, plan_only, timeout, approved, ask, elicit)
     outcome = asyncio.run(exec_code(config_path, request, progress=say_progress, warn=say_warning))
     if outcome.plan is not None:
         text = json.dumps(outcome.plan.as_json()) if as_json else outcome.plan.text()

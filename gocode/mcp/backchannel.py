@@ -20,6 +20,7 @@ messages, and each log message's data cut to :data:`MAX_LOG_BYTES` when serialis
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import json
 import logging
@@ -44,6 +45,8 @@ LOG_TIMEOUT_S = 5.0  # handing a log message to a client that reads slowly
 T = TypeVar("T")
 SamplingAnswer = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
 ElicitAnswer = types.ElicitResult | types.ErrorData
+# The server whose request a caller is answering (a caller of several servers' calls says which asks).
+ASKING_SERVER: contextvars.ContextVar[str] = contextvars.ContextVar("gocode_asking_server", default="")
 
 
 class Caller(Protocol):
@@ -83,8 +86,9 @@ class _Call:
 class InFlight:
     """The calls in flight on one upstream session, and the callbacks its client is given."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, *, sampling: bool = True) -> None:
         self.server = server
+        self.sampling = sampling  # declared to the server (a client that never samples does not)
         self._calls: dict[int, _Call] = {}
         self._ids = itertools.count()
 
@@ -141,6 +145,7 @@ class InFlight:
         if isinstance(call, types.ErrorData):
             return call
         assert call.caller is not None
+        ASKING_SERVER.set(self.server)  # this request's own task: the caller's answer runs in it
         return await _asked(call, "elicitation", call.caller.elicit(params))
 
     def _admit(self, capability: str) -> _Call | types.ErrorData:

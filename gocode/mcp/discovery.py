@@ -91,11 +91,9 @@ async def open_client(
         "client_info": client_info(),
     }
     if inflight is not None:
-        opts |= {
-            "sampling_callback": inflight.sample,
-            "elicitation_callback": inflight.elicit,
-            "logging_callback": inflight.log,
-        }
+        opts |= {"elicitation_callback": inflight.elicit, "logging_callback": inflight.log}
+        if inflight.sampling:
+            opts["sampling_callback"] = inflight.sample
     if server.type == "stdio":
         params = StdioServerParameters(
             command=server.command or "", args=list(server.args), env=server_env(server), cwd=server.cwd

@@ -6,7 +6,8 @@ controller) or ``direct`` (``gocode exec --direct``, the Go runtime's own client
 
 What is called follows the scenario's server: its one tool (``add_numbers`` with two numbers,
 ``test_reconnection`` or ``test_client_elicitation_defaults`` with no arguments, ``test-tool``
-behind OAuth), or nothing past initialize and the listing.
+behind OAuth), or nothing past initialize and the listing. A server's elicitation is answered
+as a script chooses to (``--elicit defaults``).
 
 The ``auth/`` scenarios configure the server with ``auth: {type: oauth}`` (the pre-registered
 client, or client credentials, from the suite's ``MCP_CONFORMANCE_CONTEXT``), keep tokens in a
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 ARGS = {"add_numbers": {"a": 2, "b": 3}}
+# A script's choice: a server's form is accepted with its defaults (nobody is at a terminal).
+ELICIT = ["--elicit", "defaults"]
 CIMD_URL = "https://conformance-test.local/client-metadata.json"  # the suite's examples use this one
 
 
@@ -105,13 +108,14 @@ def main() -> int:
                 tool or "-",
                 "--args",
                 json.dumps(ARGS.get(tool or "", {})),
+                *ELICIT,
             ]
             if tool is None:
                 cmd = [gocode, "list", "-c", str(config)]
         else:
             args = "map[string]any" + json.dumps(ARGS[tool]) if tool in ARGS else "nil"
             code = f'fmt.Println(must(callTool(ctx, "suite.{tool}", {args})))' if tool else 'fmt.Println("connected")'
-            cmd = [gocode, "exec", "-c", str(config), *(["--direct"] if mode == "direct" else []), "-"]
+            cmd = [gocode, "exec", "-c", str(config), *(["--direct"] if mode == "direct" else []), *ELICIT, "-"]
             return subprocess.run(cmd, input=code, text=True, timeout=120, env=env).returncode
         return subprocess.run(cmd, timeout=120, env=env).returncode
 

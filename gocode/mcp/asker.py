@@ -1,0 +1,116 @@
+"""How the command line answers a server's elicitation: ``gocode call``, ``gocode exec`` and
+the channel of a direct program (:mod:`gocode.mcp.elicitchannel`).
+
+A :class:`CommandLine` is a :class:`~gocode.mcp.backchannel.Caller` with elicitation and without
+sampling, so the backchannel's bounds (a budget per call, one request at a time, a timeout)
+apply to it as to a client of ``gocode serve``. What it answers is the script's choice
+(:data:`Policy`): ``ask`` the person at the terminal (:mod:`gocode.mcp.askterminal`),
+``defaults`` (accept with the schema's defaults; decline when a required field has none, and
+decline a URL: consent is not given on anyone's behalf) or ``decline``. Each answer is said on
+stderr in one line (server, message, action), so a script's log shows what was answered for
+its user.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import Literal, get_args
+
+import anyio
+import mcp_types as types
+
+from gocode.errors import ExecRequestError, FormError
+from gocode.mcp.askterminal import Terminal, ask
+from gocode.mcp.backchannel import ASKING_SERVER, ElicitAnswer, SamplingAnswer
+from gocode.mcp.elicitform import defaults, fields, shown
+
+Policy = Literal["ask", "defaults", "decline"]
+POLICIES: tuple[str, ...] = get_args(Policy)
+Say = Callable[[str], None]
+
+
+class CommandLine:
+    """The command line as the client a server's elicitation reaches (see the module's docstring)."""
+
+    sampling = False
+    elicitation = True
+
+    def __init__(self, policy: Policy, say: Say, terminal: Terminal | None = None) -> None:
+        if policy == "ask" and terminal is None:
+            raise ValueError("asking needs a terminal")
+        self.policy = policy
+        self._say = say
+        self._terminal = terminal
+        self._one_at_a_time = anyio.Lock()  # one terminal: several servers' questions never interleave
+
+    def close(self) -> None:
+        if self._terminal is not None:
+            self._terminal.close()
+            self._terminal = None
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        return None  # the command line prints a server's log messages nowhere (as before)
+
+    async def sample(self, params: types.CreateMessageRequestParams) -> SamplingAnswer:
+        return types.ErrorData(code=types.INVALID_REQUEST, message="Sampling not supported")
+
+    async def elicit(self, params: types.ElicitRequestParams) -> ElicitAnswer:
+        return await self.answer(ASKING_SERVER.get() or "a server", params)
+
+    async def answer(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        """The answer to ``server``'s request, said on stderr."""
+        why = ""
+        if self.policy == "ask":
+            assert self._terminal is not None
+            async with self._one_at_a_time:
+                result = await _asked(self._terminal, server, params)
+        elif self.policy == "defaults" and isinstance(params, types.ElicitRequestFormParams):
+            try:
+                result = types.ElicitResult(action="accept", content=defaults(fields(params.requested_schema)))
+            except FormError as exc:
+                result, why = types.ElicitResult(action="decline"), f" ({exc})"
+        else:
+            result = types.ElicitResult(action="decline")
+            why = " (a link is not agreed to on your behalf)" if self.policy == "defaults" else ""
+        how = "asked" if self.policy == "ask" else f"--elicit {self.policy}"
+        self._say(f"gocode: {shown(server, 80)} asked {shown(params.message, 200)!r}: {result.action}{why} [{how}]")
+        return result
+
+
+async def _asked(terminal: Terminal, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The person's answer, read in a worker thread that stops when this is cancelled."""
+    stop = threading.Event()
+    try:
+        return await anyio.to_thread.run_sync(ask, terminal, server, params, stop, abandon_on_cancel=True)
+    finally:
+        stop.set()
+
+
+def on_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def command_line(policy: Policy | None, say: Say = on_stderr) -> CommandLine | None:
+    """The answerer for ``policy``; None for None (nobody answers: elicitation is not declared)."""
+    if policy is None:
+        return None
+    if policy not in POLICIES:
+        raise ExecRequestError(f"--elicit takes one of {', '.join(POLICIES)} (got {policy!r})")
+    if policy != "ask":
+        return CommandLine(policy, say)
+    terminal = Terminal.open()
+    if terminal is None:
+        raise ExecRequestError("--elicit ask needs a terminal (/dev/tty could not be opened)")
+    return CommandLine("ask", say, terminal)
+
+
+def default_policy() -> Policy | None:
+    """The command line's choice when the user made none: ``ask`` when a terminal can be
+    opened, else None (a library caller's default is None: it never takes over a terminal)."""
+    terminal = Terminal.open()
+    if terminal is None:
+        return None
+    terminal.close()
+    return "ask"

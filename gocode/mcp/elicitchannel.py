@@ -1,0 +1,105 @@
+"""The channel a direct program's elicitation requests come to the controller by.
+
+A program run with ``gocode exec --direct`` opens its own sessions and must not talk to the
+terminal itself; its runtime (``go_templates/rt/elicit.go``) sends each server's
+``elicitation/create`` here, and the controller answers it with the same
+:class:`~gocode.mcp.asker.CommandLine` as a pooled run. The channel is a Unix socket in a
+directory only this user can enter, named to the program in :data:`ENV` (stdio servers the
+program starts never see it: their environment is a fixed list). One JSON line a request,
+``{"server": name, "params": <ElicitRequestParams>}``, one a answer, ``{"result": <ElicitResult>}``
+or ``{"error": why}``.
+
+The program is on the other end of a hostile server's requests, so the channel is bounded as
+the backchannel is: a line at most :data:`MAX_LINE` bytes (a longer one ends the connection),
+:data:`~gocode.mcp.backchannel.MAX_REQUESTS` requests a run (the rest refused at once), one
+asked at a time, each answered within :data:`~gocode.mcp.backchannel.FORWARD_TIMEOUT_S`, at
+most :data:`MAX_CONNECTIONS` connections at once; it closes when the run ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.abc import SocketStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+from pydantic import TypeAdapter, ValidationError
+
+from gocode.mcp.asker import CommandLine
+from gocode.mcp.backchannel import FORWARD_TIMEOUT_S, MAX_REQUESTS
+from gocode.mcp.elicitform import shown
+
+ENV = "GOCODE_ELICIT_SOCKET"
+MAX_LINE = 256 * 1024  # one request, serialised
+MAX_CONNECTIONS = 4
+SEND_TIMEOUT_S = 5.0  # a program that does not read its answer loses it
+_PARAMS: TypeAdapter[types.ElicitRequestParams] = TypeAdapter(types.ElicitRequestParams)
+
+
+class _Channel:
+    def __init__(self, asker: CommandLine) -> None:
+        self.asker = asker
+        self.requests = 0
+        self.connections = 0
+        self.one_at_a_time = anyio.Lock()
+
+    async def serve(self, stream: SocketStream) -> None:
+        async with stream:
+            if self.connections >= MAX_CONNECTIONS:
+                return
+            self.connections += 1
+            try:
+                reader = BufferedByteReceiveStream(stream)
+                while True:
+                    try:
+                        line = await reader.receive_until(b"\n", MAX_LINE)
+                    except (anyio.EndOfStream, anyio.IncompleteRead, anyio.DelimiterNotFound, OSError):
+                        return  # closed, or a line over the bound: the connection ends
+                    answer = await self.answer(line)
+                    with anyio.move_on_after(SEND_TIMEOUT_S):
+                        await stream.send(json.dumps(answer).encode() + b"\n")
+            finally:
+                self.connections -= 1
+
+    async def answer(self, line: bytes) -> dict[str, Any]:
+        try:
+            request = json.loads(line)
+            server, raw = request["server"], request["params"]
+            if isinstance(raw, dict) and not raw.get("mode"):  # Go's SDK sends "" for a form that named none
+                raw = {k: v for k, v in raw.items() if k != "mode"}
+            params = _PARAMS.validate_python(raw)
+        except (ValueError, KeyError, TypeError, ValidationError):
+            return {"error": "malformed elicitation request"}
+        if self.requests >= MAX_REQUESTS:
+            return {"error": f"elicitation: at most {MAX_REQUESTS} requests are answered during one run"}
+        self.requests += 1
+        with anyio.move_on_after(FORWARD_TIMEOUT_S):
+            async with self.one_at_a_time:
+                result = await self.asker.answer(shown(server, 80), params)
+                return {"result": result.model_dump(by_alias=True, exclude_none=True, mode="json")}
+        return {"error": "the elicitation request was not answered in time"}
+
+
+@contextlib.asynccontextmanager
+async def elicit_channel(asker: CommandLine) -> AsyncIterator[dict[str, str]]:
+    """The channel open for one run; yields the environment that names it to the program."""
+    folder = tempfile.mkdtemp(prefix="gocode-elicit-")  # 0700: no other user reaches the socket
+    path = os.path.join(folder, "s")
+    try:
+        listener = await anyio.create_unix_listener(path)
+        channel = _Channel(asker)
+        async with listener, anyio.create_task_group() as tg:
+            tg.start_soon(listener.serve, channel.serve)
+            try:
+                yield {ENV: path}
+            finally:
+                tg.cancel_scope.cancel()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,361 @@
+"""A server's elicitation answered by the command line: the person at a real pseudo-terminal
+(the child's controlling terminal, so ``/dev/tty`` is the pty) types into the form, and a
+script's ``--elicit`` choice answers unasked; the server (tests/servers/form_server.py) answers
+with exactly what it received. Also the direct program's channel against a hostile program."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from gocode.mcp.asker import CommandLine
+from gocode.mcp.backchannel import MAX_REQUESTS
+from gocode.mcp.elicitchannel import ENV, MAX_LINE, elicit_channel
+
+ROOT = Path(__file__).resolve().parent.parent
+GOCODE = str(Path(sys.executable).parent / "gocode")
+SERVER = ROOT / "tests" / "servers" / "form_server.py"
+WAIT_S = 60.0
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "gocode.json"
+    server = {"command": sys.executable, "args": [str(SERVER)]}
+    path.write_text(
+        json.dumps({"mcpServers": {"form": server}, "defaults": {"codeMode": {"sandbox": "off", "timeout": 60}}})
+    )
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_child_left() -> Iterator[None]:
+    """A test that fails while a child waits at its prompt does not leave the child behind."""
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+STARTED: list[subprocess.Popen[bytes]] = []
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+class Terminal:
+    """A child run with a pty as its controlling terminal (stdin is /dev/null: only /dev/tty is a terminal)."""
+
+    def __init__(self, *args: str, stdin: str = "") -> None:
+        self.fd, slave = os.openpty()
+
+        def controlling() -> None:
+            os.setsid()
+            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+        self.proc = subprocess.Popen(
+            [GOCODE, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=_env(), preexec_fn=controlling, pass_fds=(slave,),
+        )  # fmt: skip
+        os.close(slave)
+        STARTED.append(self.proc)
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(stdin.encode())  # what stdin carries (the code of exec -): never the answers
+        self.proc.stdin.close()
+        self.seen = b""
+        self.pos = 0
+
+    def expect(self, text: str) -> str:
+        """Read the terminal until ``text`` appears after what was expected last; what came before it."""
+        want = text.encode()
+        deadline = time.monotonic() + WAIT_S
+        while (at := self.seen.find(want, self.pos)) < 0:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{text!r} never appeared; the terminal showed {self.seen[self.pos :]!r}"
+            ready, _, _ = select.select([self.fd], [], [], min(left, 1.0))
+            if ready:
+                try:
+                    self.seen += os.read(self.fd, 65536)
+                except OSError:  # the child closed the terminal
+                    raise AssertionError(
+                        f"{text!r} never appeared; the terminal showed {self.seen[self.pos :]!r}"
+                    ) from None
+        before = self.seen[self.pos : at].decode("utf-8", "replace")
+        self.pos = at + len(want)
+        return before
+
+    def type(self, line: str) -> None:
+        os.write(self.fd, line.encode() + b"\n")
+
+    def finish(self) -> tuple[int, str, str]:
+        self.proc.stdin = None  # written and closed at the start
+        out, err = self.proc.communicate(timeout=WAIT_S)
+        os.close(self.fd)
+        return self.proc.returncode, out.decode(), err.decode()
+
+
+def _answer(stdout: str) -> dict[str, Any]:
+    return json.loads(stdout.strip().removeprefix("map[result:").removesuffix("]"))
+
+
+def _fill_profile(t: Terminal, last: str) -> None:
+    """Each field as it comes (a direct program's runtime sends the fields in name order): a
+    required one left empty, wrong values, then right ones; Enter for a default."""
+    t.expect("Tell us about you")
+    for _ in range(5):
+        asked = t.expect("] > ")
+        if "Your name — as on your badge" in asked:
+            t.type("")  # required, no default
+            t.expect("required: type a value")
+            t.expect("] > ")  # asked again
+            t.type("Ada")
+        elif "Enter for 30" in asked:
+            t.type("200")
+            t.expect("at most 150; try again")
+            t.expect("] > ")  # asked again
+            t.type("41")
+        elif "3. blue" in asked:
+            assert "Enter for green" in asked
+            t.type("")  # the default
+        elif "email" in asked:
+            t.type("nope")
+            t.expect("not an email address; try again")
+            t.expect("] > ")  # asked again
+            t.type("ada@example.com")
+        else:
+            assert "Enter for yes" in asked
+            t.type("no")
+    t.expect("Send? [a]ccept / [d]ecline / [c]ancel: ")
+    t.type(last)
+
+
+def test_a_form_is_filled_in_on_the_terminal(config: Path):
+    t = Terminal("call", "-c", str(config), "form", "profile")
+    _fill_profile(t, "a")
+    code, out, err = t.finish()
+    assert code == 0, err
+    assert json.loads(out) == {
+        "action": "accept",
+        "content": {"name": "Ada", "age": 41, "color": "green", "email": "ada@example.com", "subscribed": False},
+    }
+    assert "gocode: form asked 'Tell us about you': accept [asked]" in err
+
+
+def test_declined_on_the_terminal(config: Path):
+    t = Terminal("call", "-c", str(config), "form", "profile")
+    _fill_profile(t, "d")
+    code, out, err = t.finish()
+    assert code == 0, err
+    assert json.loads(out) == {"action": "decline", "content": None}
+    assert "'Tell us about you': decline [asked]" in err
+
+
+def test_cancelled_by_ending_the_input(config: Path):
+    t = Terminal("call", "-c", str(config), "form", "profile")
+    t.expect("] > ")
+    os.write(t.fd, b"\x04")  # Ctrl-D
+    code, out, err = t.finish()
+    assert code == 0, err
+    assert json.loads(out) == {"action": "cancel", "content": None}
+    assert ": cancel [asked]" in err
+
+
+def test_a_hostile_server_cannot_drive_the_terminal(config: Path):
+    t = Terminal("call", "-c", str(config), "form", "hostile")
+    shown = t.expect("] > ")  # the field's own prompt: the message and the field came before it
+    t.type("typed")
+    t.expect("Send? [a]ccept / [d]ecline / [c]ancel: ")
+    t.type("a")
+    code, out, err = t.finish()
+    assert code == 0, err
+    assert json.loads(out) == {"action": "accept", "content": {"code": "typed"}}
+    assert b"\x1b" not in t.seen and b"\x07" not in t.seen  # no escape sequence reached the terminal
+    # The message's fake prompt is drawn behind the bar, never as a line of gocode's own.
+    assert "  │ > Send? [a]ccept / [d]ecline / [c]ancel: " in shown
+    assert "\n> Send?" not in shown
+    assert "\x1b" not in err
+
+
+def test_a_link_is_shown_and_agreed_to_never_opened(config: Path):
+    t = Terminal("call", "-c", str(config), "form", "link")
+    t.expect("Sign the form")
+    t.expect("URL: https://example.com/consent")
+    t.expect("gocode does not open it")
+    t.type("y")
+    code, out, err = t.finish()
+    assert code == 0, err
+    assert json.loads(out) == {"action": "accept", "content": None}
+    assert "gocode: form asked 'Sign the form': accept [asked]" in err
+
+
+def _call(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # A new session: no controlling terminal, as under a script's scheduler.
+    return subprocess.run(
+        [GOCODE, "call", "-c", str(config), "form", *args], capture_output=True, text=True, env=_env(),
+        timeout=WAIT_S, start_new_session=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def test_a_script_declines(config: Path):
+    r = _call(config, "profile", "--elicit", "decline")
+    assert json.loads(r.stdout) == {"action": "decline", "content": None}
+    assert "gocode: form asked 'Tell us about you': decline [--elicit decline]" in r.stderr
+
+
+def test_a_script_takes_the_defaults_only_when_every_required_field_has_one(config: Path):
+    r = _call(config, "hostile", "--elicit", "defaults")
+    assert json.loads(r.stdout) == {"action": "accept", "content": {"code": "x"}}
+    r = _call(config, "profile", "--elicit", "defaults")
+    assert json.loads(r.stdout) == {"action": "decline", "content": None}
+    assert "decline (required field(s) without a default: name) [--elicit defaults]" in r.stderr
+    r = _call(config, "link", "--elicit", "defaults")
+    assert json.loads(r.stdout) == {"action": "decline", "content": None}
+
+
+def test_without_a_terminal_or_a_choice_nobody_is_asked(config: Path):
+    r = _call(config, "profile")
+    assert r.stdout.startswith("refused: "), r.stdout
+    assert "asked" not in r.stderr
+
+
+def test_a_direct_program_asks_through_the_controller(config: Path):
+    code = 'fmt.Println(must(callTool(ctx, "form.profile", nil)))'
+    t = Terminal("exec", "-c", str(config), "--direct", "-", stdin=code)
+    _fill_profile(t, "a")
+    rc, out, err = t.finish()
+    assert rc == 0, err
+    assert _answer(out) == {
+        "action": "accept",
+        "content": {"name": "Ada", "age": 41, "color": "green", "email": "ada@example.com", "subscribed": False},
+    }
+
+
+FORM = {"message": "m", "requestedSchema": {"type": "object", "properties": {"a": {"type": "string", "default": "d"}}}}
+
+
+def test_the_channel_holds_against_a_hostile_program():
+    said: list[str] = []
+
+    async def go() -> None:
+        async with elicit_channel(CommandLine("defaults", said.append)) as env:
+            path = env[ENV]
+            assert oct(os.stat(os.path.dirname(path)).st_mode & 0o777) == "0o700"
+
+            def client() -> tuple[bytes, list[dict[str, Any]]]:
+                with socket.socket(socket.AF_UNIX) as big:  # a line over the bound ends its connection
+                    big.connect(path)
+                    big.settimeout(WAIT_S)
+                    try:
+                        big.sendall(b"x" * (MAX_LINE + 10))
+                        ended = big.recv(10)
+                    except (ConnectionResetError, BrokenPipeError):  # closed with our bytes unread
+                        ended = b""
+                answers = []
+                with socket.socket(socket.AF_UNIX) as flood:  # the channel still serves, up to its budget
+                    flood.connect(path)
+                    reader = flood.makefile("rb")
+                    for _ in range(MAX_REQUESTS + 8):
+                        flood.sendall(json.dumps({"server": "s\x1b[2J", "params": FORM}).encode() + b"\n")
+                        answers.append(json.loads(reader.readline()))
+                    flood.sendall(b"not json\n")
+                    answers.append(json.loads(reader.readline()))
+                return ended, answers
+
+            ended, answers = await anyio.to_thread.run_sync(client)
+            assert ended == b""
+            assert answers[:MAX_REQUESTS] == [{"result": {"action": "accept", "content": {"a": "d"}}}] * MAX_REQUESTS
+            assert all("at most" in a["error"] for a in answers[MAX_REQUESTS:-1])
+            assert answers[-1] == {"error": "malformed elicitation request"}
+        assert not os.path.exists(path)  # closed with the run
+
+    anyio.run(go)
+    assert len(said) == MAX_REQUESTS and all("\x1b" not in s for s in said)
+
+
+def test_a_question_is_withdrawn_when_nobody_answers():
+    # The asker's worker thread stops reading when the request is cancelled (the call ended).
+    from gocode.mcp import asker as asker_mod
+
+    read, write = os.openpty()
+    terminal = asker_mod.Terminal(write)
+    person = CommandLine("ask", lambda _: None, terminal)
+    params = types.ElicitRequestFormParams(message="m", requested_schema={"type": "object", "properties": {}})
+
+    async def go() -> None:
+        with anyio.move_on_after(0.5):
+            await person.answer("s", params)
+
+    start = time.monotonic()
+    anyio.run(go)
+    assert time.monotonic() - start < 5
+    os.close(read)
+    person.close()
+
+
+def test_a_pooled_programs_servers_ask_the_person(config: Path):
+    code = 'fmt.Println(must(callTool(ctx, "form.link", nil)))'
+    t = Terminal("exec", "-c", str(config), "-", stdin=code)
+    t.expect("URL: https://example.com/consent")
+    t.type("n")
+    rc, out, err = t.finish()
+    assert rc == 0, err
+    assert _answer(out) == {"action": "decline", "content": None}
+    assert "gocode: form asked 'Sign the form': decline [asked]" in err
+
+
+def test_asking_without_a_terminal_is_a_usage_error(config: Path):
+    r = _call(config, "profile", "--elicit", "ask")
+    assert r.returncode == 2
+    assert "--elicit ask needs a terminal" in r.stderr
+
+
+def test_a_built_binary_answers_as_GOCODE_ELICIT_says(config: Path, tmp_path: Path):
+    # A gocode build binary run by hand has no controller's channel: its runtime answers itself.
+    settings = json.loads(config.read_text())
+    settings["defaults"]["codeMode"]["savedPrograms"] = True
+    config.write_text(json.dumps(settings))
+    program = tmp_path / "asker.go"
+    program.write_text('// Asks.\ntype Input struct{}\n\nfmt.Println(must(callTool(ctx, "form.hostile", nil)))\n')
+    env = {**_env(), "GOCODE_STATE_DIR": str(tmp_path / "state")}
+    for args in (["save", "asker", str(program)], ["build", "asker", "-o", str(tmp_path / "asker")]):
+        made = subprocess.run(
+            [GOCODE, *args, "-c", str(config)], capture_output=True, text=True, env=env, timeout=WAIT_S
+        )
+        assert made.returncode == 0, made.stderr
+
+    def run(elicit: str | None) -> subprocess.CompletedProcess[str]:
+        extra = {} if elicit is None else {"GOCODE_ELICIT": elicit}
+        return subprocess.run(
+            [str(tmp_path / "asker")], capture_output=True, text=True, env={**env, **extra},
+            timeout=WAIT_S, start_new_session=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    r = run("defaults")
+    assert r.returncode == 0, r.stderr
+    assert _answer(r.stdout) == {"action": "accept", "content": {"code": "x"}}
+    assert 'gocode: form asked "Hello?]0;pwned??[2J?[1;1H?> Send?' in r.stderr  # printable, on one line
+    assert "\x1b" not in r.stderr
+    r = run("decline")
+    assert _answer(r.stdout) == {"action": "decline", "content": None}
+    r = run(None)
+    assert r.stdout.strip() == "map[result:refused: client does not support elicitation]"  # not declared
