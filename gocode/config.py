@@ -75,6 +75,18 @@ class OAuthConfig(_Strict):
     )
     client_id: str | None = Field(default=None, alias="clientId", min_length=1, max_length=2048)
     client_secret: str | None = Field(default=None, alias="clientSecret", min_length=1, max_length=2048)
+    private_key_file: str | None = Field(
+        default=None,
+        alias="privateKeyFile",
+        min_length=1,
+        max_length=4096,
+        description="a PEM private key that signs this client's JWT assertion (private_key_jwt), instead of clientSecret",
+    )
+    signing_algorithm: Literal[
+        "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"
+    ] = Field(
+        default="RS256", alias="signingAlgorithm", description="the JWT algorithm privateKeyFile's key signs with"
+    )
     client_metadata_url: str | None = Field(
         default=None,
         alias="clientMetadataUrl",
@@ -108,8 +120,18 @@ class OAuthConfig(_Strict):
     def _check_grant(self) -> OAuthConfig:
         if self.client_secret is not None and self.client_id is None:
             raise ValueError("`clientSecret` needs `clientId`")
-        if self.grant == "client_credentials" and (self.client_id is None or self.client_secret is None):
-            raise ValueError("`grant: client_credentials` needs `clientId` and `clientSecret`")
+        if self.private_key_file is not None and self.grant != "client_credentials":
+            raise ValueError("`privateKeyFile` is for `grant: client_credentials`")
+        if self.private_key_file is not None and not os.path.isabs(os.path.expanduser(self.private_key_file)):
+            raise ValueError(
+                f"`privateKeyFile` must be an absolute path (or start with ~/), got {self.private_key_file!r}"
+            )
+        if self.private_key_file is not None and self.client_secret is not None:
+            raise ValueError("give `clientSecret` or `privateKeyFile`, not both")
+        if self.grant == "client_credentials" and (
+            self.client_id is None or (self.client_secret is None and self.private_key_file is None)
+        ):
+            raise ValueError("`grant: client_credentials` needs `clientId` and `clientSecret` (or `privateKeyFile`)")
         if self.client_metadata_url is not None and not re.fullmatch(
             r"https://[^/?#]+/[^?#]+", self.client_metadata_url
         ):

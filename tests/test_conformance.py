@@ -164,6 +164,12 @@ def test_client_elicitation_defaults(tmp_path: Path, mode: str):
     run_client(tmp_path, mode, ("elicitation-sep1034-client-defaults",))
 
 
+@pytest.mark.parametrize("mode", ["call", "exec", "direct"])
+def test_client_private_key_jwt(tmp_path: Path, mode: str):
+    """Client credentials proved by a JWT the client's key signs (``auth.privateKeyFile``)."""
+    run_client(tmp_path, mode, ("auth/client-credentials-jwt",))
+
+
 def run_client(tmp_path: Path, mode: str, scenarios: tuple[str, ...]) -> None:
     installed()
     results: dict[str, bool] = {}

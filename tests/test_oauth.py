@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shlex
 import stat
 import sys
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from mcp.shared.auth import OAuthToken
 from pydantic import ValidationError
 
@@ -93,6 +96,51 @@ def test_metadata_pointing_the_token_endpoint_at_another_host_is_refused(oauth_s
     port = oauth_server.rsplit(":", 1)[1]
     assert f"refusing the OAuth request to http://localhost:{port}/token: its host 'localhost' is neither" in p.stderr
     assert "/token" not in hits(oauth_server)  # the code never went there
+
+
+@pytest.mark.parametrize("oauth_server", ["token-elsewhere"], indirect=True)
+def test_a_signed_assertion_goes_nowhere_the_metadata_points_off_host(oauth_server: str, tmp_path: Path):
+    key = tmp_path / "client.pem"
+    key.write_bytes(
+        ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    cfg, env = configured(
+        tmp_path,
+        oauth_server,
+        grant="client_credentials",
+        clientId="c",
+        privateKeyFile=str(key),
+        signingAlgorithm="ES256",
+    )
+    p = gocode("call", "-c", str(cfg), "remote", "echo", "text=hi", env=env)
+    assert p.returncode != 0
+    port = oauth_server.rsplit(":", 1)[1]
+    assert f"refusing the OAuth request to http://localhost:{port}/token: its host 'localhost' is neither" in p.stderr
+    assert "/token" not in hits(oauth_server)  # the assertion never went there
+
+
+@pytest.mark.parametrize("oauth_server", ["ok"], indirect=True)
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "`auth.privateKeyFile` {key} cannot be read"), ("not a key", "cannot sign a ES256 assertion")],
+)
+def test_a_key_that_cannot_sign_is_named(oauth_server: str, tmp_path: Path, content: str | None, message: str):
+    key = tmp_path / "client.pem"
+    if content is not None:
+        key.write_text(content)
+    cfg, env = configured(
+        tmp_path,
+        oauth_server,
+        grant="client_credentials",
+        clientId="c",
+        privateKeyFile=str(key),
+        signingAlgorithm="ES256",
+    )
+    p = gocode("call", "-c", str(cfg), "remote", "echo", "text=hi", env=env)
+    assert p.returncode != 0 and message.format(key=key) in p.stderr, p.stderr
+    assert "/token" not in hits(oauth_server)
 
 
 @pytest.mark.parametrize("oauth_server", ["authorize-elsewhere"], indirect=True)
@@ -182,14 +230,25 @@ def test_kept_tokens_others_can_read_are_ignored(tmp_path: Path):
         ({"url": "https://a.example/mcp", "headers": {"authorization": "Bearer x"}, "auth": {"type": "oauth"}},
          "set either `auth` or an `Authorization` header"),
         ({"url": "https://a.example/mcp", "auth": {"type": "oauth", "grant": "client_credentials", "clientId": "c"}},
-         "needs `clientId` and `clientSecret`"),
+         "needs `clientId` and `clientSecret` (or `privateKeyFile`)"),
+        ({"url": "https://a.example/mcp", "auth": {"type": "oauth", "clientId": "c", "privateKeyFile": "/k.pem"}},
+         "`privateKeyFile` is for `grant: client_credentials`"),
+        ({"url": "https://a.example/mcp", "auth": {"type": "oauth", "grant": "client_credentials", "clientId": "c",
+                                                    "privateKeyFile": "k.pem"}},
+         "`privateKeyFile` must be an absolute path"),
+        ({"url": "https://a.example/mcp", "auth": {"type": "oauth", "grant": "client_credentials", "clientId": "c",
+                                                    "clientSecret": "s", "privateKeyFile": "/k.pem"}},
+         "give `clientSecret` or `privateKeyFile`, not both"),
+        ({"url": "https://a.example/mcp", "auth": {"type": "oauth", "grant": "client_credentials", "clientId": "c",
+                                                    "privateKeyFile": "/k.pem", "signingAlgorithm": "none"}},
+         "signingAlgorithm"),
         ({"url": "https://a.example/mcp", "auth": {"type": "oauth", "clientSecret": "s"}}, "`clientSecret` needs `clientId`"),
         ({"url": "https://a.example/mcp", "auth": {"type": "oauth", "clientMetadataUrl": "http://a.example/c.json"}},
          "`clientMetadataUrl` must be an https URL"),
     ],
 )  # fmt: skip
 def test_auth_config_is_checked(server: dict, message: str):
-    with pytest.raises(ValidationError, match=message.replace("(", r"\(").replace("|", r"\|")):
+    with pytest.raises(ValidationError, match=re.escape(message)):
         ServerConfig.model_validate(server)
 
 

@@ -53,7 +53,7 @@ def browse(url: str) -> int:
         return 0 if back.status == 200 else 1
 
 
-def oauth(scenario: str) -> dict[str, Any]:
+def oauth(scenario: str, tmp: Path) -> dict[str, Any]:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     auth: dict[str, Any] = {"type": "oauth", "loginTimeout": 30}
     if scenario == "auth/client-credentials-basic":
@@ -61,6 +61,16 @@ def oauth(scenario: str) -> dict[str, Any]:
             "grant": "client_credentials",
             "clientId": context["client_id"],
             "clientSecret": context["client_secret"],
+        }
+    elif "private_key_pem" in context:  # private_key_jwt: the key as an operator keeps it, in a file
+        key = tmp / "client.pem"
+        key.touch(mode=0o600)
+        key.write_text(context["private_key_pem"])
+        auth |= {
+            "grant": "client_credentials",
+            "clientId": context["client_id"],
+            "privateKeyFile": str(key),
+            "signingAlgorithm": context.get("signing_algorithm", "RS256"),
         }
     elif "client_id" in context:
         auth |= {"clientId": context["client_id"], "clientSecret": context["client_secret"]}
@@ -89,7 +99,7 @@ def main() -> int:
         server: dict[str, Any] = {"type": "http", "url": url, "timeout": 20}
         env = dict(os.environ)
         if signs_in:
-            server["auth"] = oauth(scenario)
+            server["auth"] = oauth(scenario, Path(tmp))
             env |= {
                 "GOCODE_OAUTH_DIR": str(Path(tmp) / "oauth"),
                 "BROWSER": shlex.join([sys.executable, __file__, "browse"]) + " %s",
