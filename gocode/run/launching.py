@@ -184,10 +184,13 @@ def _place(binary: Path, confinement: Confinement) -> None:
 
 
 async def _give_back(ready: _Ready) -> None:
-    """An early launcher ended and reaped, then its confinement's claims given back."""
+    """An early launcher ended and reaped, then its confinement's claims given back (and the
+    endpoint it opened in the program's namespace no longer served)."""
     if ready.launched is not None:
         await ready.launched.abort()
     if ready.confinement is not None:
+        if ready.confinement.endpoint is not None:
+            ready.confinement.endpoint.cancel()
         await ready.confinement.aclose()
 
 

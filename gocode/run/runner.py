@@ -214,8 +214,11 @@ class Launched:
     go_fd: int | None  # the pipe's write end, until go() or abort()
 
     def go(self) -> tuple[asyncio.subprocess.Process, int | None]:
-        """Tell it to confine itself and exec the program (now in place); the launch's outcome."""
+        """Tell it to confine itself and exec the program (now in place); the launch's outcome,
+        whose status descriptor is the caller's from now on (never closed here again: its
+        number may be another run's by then)."""
         fd, self.go_fd = self.go_fd, None
+        status_fd, self.status_fd = self.status_fd, None
         if fd is None:
             raise OSError(errno.EBADF, "the launcher was already told")
         try:
@@ -224,7 +227,7 @@ class Launched:
             pass  # it is gone already: its status line or exit status says why
         finally:
             os.close(fd)
-        return self.proc, self.status_fd
+        return self.proc, status_fd
 
     async def abort(self) -> None:
         """The run ends before its program starts: the launcher is ended and reaped (shielded)."""
