@@ -20,9 +20,11 @@ def test_a_launcher_told_to_go_leaves_its_status_descriptor_to_the_run():
         launched = runner.Launched(proc, status_r, go_w)
         got, status = launched.go()
         assert got is proc and status == status_r and os.read(go_r, 1) == b"g"
-        await launched.abort()  # as the run's claims do after the run: it only reaps
-        assert proc.returncode is not None
+        await launched.abort()  # as the run's claims do after the run: nothing is the launcher's now
+        assert proc.returncode is None  # the run's own end kills and reaps it, not a second time here
         os.fstat(status_r)  # still open: the run reads it to its end and closes it
+        proc.kill()
+        await proc.wait()
         for fd in (status_r, status_w, go_r):
             os.close(fd)
 

@@ -212,27 +212,31 @@ class Launched:
     proc: asyncio.subprocess.Process
     status_fd: int | None
     go_fd: int | None  # the pipe's write end, until go() or abort()
+    told: bool = False  # go() was called: the process and the status descriptor are the run's
 
     def go(self) -> tuple[asyncio.subprocess.Process, int | None]:
         """Tell it to confine itself and exec the program (now in place); the launch's outcome,
-        whose status descriptor is the caller's from now on (never closed here again: its
-        number may be another run's by then)."""
+        which the run owns from now on (it reaps the process and closes the descriptor)."""
+        if self.told or self.go_fd is None:
+            raise OSError(errno.EBADF, "the launcher was already told or ended")
+        self.told = True
         fd, self.go_fd = self.go_fd, None
-        status_fd, self.status_fd = self.status_fd, None
-        if fd is None:
-            raise OSError(errno.EBADF, "the launcher was already told")
         try:
             os.write(fd, b"g")
         except BrokenPipeError:
             pass  # it is gone already: its status line or exit status says why
         finally:
             os.close(fd)
-        return self.proc, status_fd
+        return self.proc, self.status_fd
 
     async def abort(self) -> None:
-        """The run ends before its program starts: the launcher is ended and reaped (shielded)."""
+        """The run ends before its program starts: the launcher is ended and reaped (shielded).
+        Once told to go it is the run's, whose end did that: nothing is touched again (a
+        descriptor closed twice, or a group killed after its reaping, may be another run's)."""
         import anyio
 
+        if self.told:
+            return
         if self.go_fd is not None:
             os.close(self.go_fd)  # EOF: it exits without starting anything
             self.go_fd = None
