@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,11 +252,12 @@ def early_launches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_a_run_whose_sandbox_was_set_up_while_it_linked_gives_everything_back(module_cache, places, monkeypatch):
     async def ends(box: Toolbox) -> None:
         started = early_launches(monkeypatch)
-        got = await box.execute('fmt.Println("linked meanwhile")')
-        assert got.ok and got.output == "linked meanwhile\n", got.error_text()
+        fresh = uuid.uuid4().hex  # never built before: not a cached binary
+        got = await box.execute(f'fmt.Println("linked meanwhile {fresh}")')
+        assert got.ok and got.output == f"linked meanwhile {fresh}\n", got.error_text()
         assert len(started) == 1 and got.sandbox is not None and got.sandbox["tier"], got.sandbox
         # The same code again is a cached binary: nothing to link, nothing started early.
-        again = await box.execute('fmt.Println("linked meanwhile")')
+        again = await box.execute(f'fmt.Println("linked meanwhile {fresh}")')
         assert again.ok and again.cached_binary and len(started) == 1
         # Code the type check refuses is answered before anything is started.
         bad = await box.execute("undefinedName()")
@@ -268,7 +270,7 @@ def test_a_compile_failure_found_while_the_sandbox_was_set_up_gives_everything_b
     async def ends(box: Toolbox) -> None:
         started = early_launches(monkeypatch)
         # It type-checks (a body may come from assembly); the compiler refuses it.
-        got = await box.execute('func later()\nfunc init() { later() }\nfmt.Println("never")')
+        got = await box.execute(f'func later()\nfunc init() {{ later() }}\nfmt.Println("never {uuid.uuid4().hex}")')
         assert got.phase == "compile" and "missing function body" in got.stderr, got.error_text()
         assert len(started) == 1 and got.output == ""
 
@@ -294,7 +296,7 @@ def test_a_run_cancelled_while_it_links_gives_everything_back(module_cache, plac
 
         monkeypatch.setattr(golink, "build", slow_link)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(box.execute, 'fmt.Println("never run")', 300)
+            tg.start_soon(box.execute, f'fmt.Println("never run {uuid.uuid4().hex}")', 300)
             await up.wait()
             during = await running(now)  # the waiting launcher runs as the run's user
             assert during.uids == 1 and during.run_dirs == 1 and during.cgroups == 1, during
