@@ -122,9 +122,9 @@ def exec_cmd(
     code = read_code(source) if source is not None else None
     ask = ask_on_terminal()
     if elicit is None and not (dry_run or plan_only or replay_id):  # a run whose servers are called
-        from gocode.mcp.asker import default_policy
+        from gocode.terminal import can_ask  # not the MCP SDK: the servers start first
 
-        elicit = default_policy()  # a person at a terminal is asked
+        elicit = "ask" if can_ask() else None  # a person at a terminal is asked
     request = ExecRequest(code, model, mode, replay_id, dry_run, plan_only, timeout, approved, ask, elicit)
     outcome = asyncio.run(exec_code(config_path, request, progress=say_progress, warn=say_warning))
     if outcome.plan is not None:

@@ -25,6 +25,7 @@ from gocode.errors import ExecRequestError, FormError
 from gocode.mcp.askterminal import Terminal, ask
 from gocode.mcp.backchannel import ASKING_SERVER, ElicitAnswer, SamplingAnswer
 from gocode.mcp.elicitform import defaults, fields, shown
+from gocode.terminal import can_ask
 
 Policy = Literal["ask", "defaults", "decline"]
 POLICIES: tuple[str, ...] = get_args(Policy)
@@ -109,8 +110,4 @@ def command_line(policy: Policy | None, say: Say = on_stderr) -> CommandLine | N
 def default_policy() -> Policy | None:
     """The command line's choice when the user made none: ``ask`` when a terminal can be
     opened, else None (a library caller's default is None: it never takes over a terminal)."""
-    terminal = Terminal.open()
-    if terminal is None:
-        return None
-    terminal.close()
-    return "ask"
+    return "ask" if can_ask() else None

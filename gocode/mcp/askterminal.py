@@ -23,6 +23,7 @@ import mcp_types as types
 
 from gocode.errors import AskStopped, FormError
 from gocode.mcp.elicitform import MAX_ANSWER, MAX_MESSAGE, Field, fields, shown
+from gocode.terminal import controlling_terminal
 
 _POLL_S = 0.1
 
@@ -36,14 +37,8 @@ class Terminal:
     @classmethod
     def open(cls) -> Terminal | None:
         """The process's controlling terminal, or None when it has none."""
-        try:
-            fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
-        except OSError:
-            return None
-        if not os.isatty(fd):
-            os.close(fd)
-            return None
-        return cls(fd)
+        fd = controlling_terminal()
+        return None if fd is None else cls(fd)
 
     def close(self) -> None:
         os.close(self.fd)
