@@ -14,8 +14,8 @@ from __future__ import annotations
 import difflib
 import json
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from mcp import Client
 
 from gocode.config import Config
 from gocode.errors import CallError, ConfigError, UpstreamError
-from gocode.mcp.asker import CommandLine, Policy, Say, command_line, on_stderr
+from gocode.mcp.asker import Policy, Say, answering, on_stderr
 from gocode.mcp.backchannel import InFlight
 from gocode.mcp.discovery import connect, failure, list_all_tools, server_label, server_tools
 from gocode.mcp.tasks import ProgressRoutes, call_task
@@ -77,13 +77,15 @@ async def call_tool(
         known = ", ".join(sorted(config.mcp_servers)) or "none"
         raise ConfigError(f"no server {server!r} in {config.source}{hint}; servers: {known}")
     limit = settings.clamp_timeout(timeout)
-    asker = command_line(elicit, say or on_stderr)
-    # Without an asker, elicitation is not declared; sampling never is (no model here to ask).
-    inflight = InFlight(server, sampling=False) if asker is not None else None
     # Decided inside the session, raised after it: the session's task group would wrap them.
     refused: CallError | None = None
     result: types.CallToolResult | None = None
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog, _closing(asker):
+    with (
+        tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog,
+        answering(elicit, say or on_stderr) as asker,
+    ):
+        # Without an asker, elicitation is not declared; sampling never is (no model here to ask).
+        inflight = InFlight(server, sampling=False) if asker is not None else None
         log = errlog if spec.type == "stdio" else None
         try:
             async with connect(server, spec, log, read_timeout=spec.timeout, inflight=inflight) as (client, version):
@@ -105,15 +107,6 @@ async def call_tool(
     if result is None:
         raise CallError(f"{server}.{info.name} did not answer within {limit:g} s")
     return Called(info, arguments, result)
-
-
-@contextmanager
-def _closing(asker: CommandLine | None) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        if asker is not None:
-            asker.close()
 
 
 async def _call(client: Client, server: str, info: ToolInfo, arguments: dict[str, Any]) -> types.CallToolResult:

@@ -29,9 +29,8 @@ that their start and gocode's own overlap.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,7 +39,7 @@ from gocode.errors import ExecRequestError
 if TYPE_CHECKING:
     from gocode.compile.modcache import Progress
     from gocode.config import Config
-    from gocode.mcp.asker import CommandLine, Policy
+    from gocode.mcp.asker import Policy
     from gocode.program.plan import Plan
     from gocode.run.approvals import ApprovalRequest, Approver
     from gocode.run.result import RunResult
@@ -246,10 +245,11 @@ async def _pooled(
 
         settled = parsed if parsed is not None else load_config(_path(config))
         settled.code_mode_for(request.model)  # an unknown model ref: said before the SDK is loaded
+        from gocode.mcp.asker import answering
         from gocode.toolbox import Toolbox
 
         approve = request.approver
-        with _asker(request) as asker:
+        with answering(request.elicit) as asker:
             async with Toolbox(settled, request.model, prewarm=False, progress=progress, approve=approve) as box:
                 # The person (or the script's choice) is the client its servers may ask.
                 return await box.runs.execute(code, request.timeout, dry_run=request.dry_run, caller=asker)
@@ -259,6 +259,7 @@ async def _direct(
     config: Config, request: ExecRequest, code: str, progress: Progress | None, warn: Progress | None
 ) -> RunResult:
     from gocode.codemode import CodeMode
+    from gocode.mcp.asker import answering
     from gocode.mcp.elicitchannel import elicit_channel
 
     cm = CodeMode(config, request.model)
@@ -266,24 +267,11 @@ async def _direct(
     if warn is not None:
         for _, exc in sorted(cm.discovery.failures.items() if cm.discovery else ()):
             warn(str(exc))
-    with _asker(request) as asker:
+    with answering(request.elicit) as asker:
         if asker is None:  # nobody to ask: the program declares no elicitation
             return await cm.execute(code, request.timeout, progress=progress, approve=request.approver)
         async with elicit_channel(asker) as env:  # its servers' questions come to this asker
             return await cm.execute(code, request.timeout, progress=progress, approve=request.approver, program_env=env)
-
-
-@contextlib.contextmanager
-def _asker(request: ExecRequest) -> Iterator[CommandLine | None]:
-    """Who answers the servers' elicitation during the run (closed with it)."""
-    from gocode.mcp.asker import command_line
-
-    asker = command_line(request.elicit)
-    try:
-        yield asker
-    finally:
-        if asker is not None:
-            asker.close()
 
 
 async def _plan(config: Config, model: str | None, code: str, progress: Progress | None) -> PlanOutcome:

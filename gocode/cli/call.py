@@ -45,10 +45,10 @@ def call_cmd(
 
     from gocode import calling as call_mod
     from gocode.config import load_config
-    from gocode.mcp.asker import default_policy
+    from gocode.terminal import can_ask
 
     config = load_config(config_path)
-    elicit = elicit or default_policy()  # a person at a terminal is asked
+    elicit = elicit or ("ask" if can_ask() else None)  # a person at a terminal is asked
     called = asyncio.run(
         call_mod.call_tool(
             config, server, tool, args_json=args_json, pairs=pairs, model=model, timeout=timeout, elicit=elicit

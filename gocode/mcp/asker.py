@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Literal, get_args
 
 import anyio
@@ -25,7 +26,6 @@ from gocode.errors import ExecRequestError, FormError
 from gocode.mcp.askterminal import Terminal, ask
 from gocode.mcp.backchannel import ASKING_SERVER, ElicitAnswer, SamplingAnswer
 from gocode.mcp.elicitform import defaults, fields, shown
-from gocode.terminal import can_ask
 
 Policy = Literal["ask", "defaults", "decline"]
 POLICIES: tuple[str, ...] = get_args(Policy)
@@ -107,7 +107,13 @@ def command_line(policy: Policy | None, say: Say = on_stderr) -> CommandLine | N
     return CommandLine("ask", say, terminal)
 
 
-def default_policy() -> Policy | None:
-    """The command line's choice when the user made none: ``ask`` when a terminal can be
-    opened, else None (a library caller's default is None: it never takes over a terminal)."""
-    return "ask" if can_ask() else None
+@contextmanager
+def answering(policy: Policy | None, say: Say = on_stderr) -> Iterator[CommandLine | None]:
+    """The answerer for ``policy`` (:func:`command_line`) while the block runs; its terminal is
+    closed after."""
+    asker = command_line(policy, say)
+    try:
+        yield asker
+    finally:
+        if asker is not None:
+            asker.close()
