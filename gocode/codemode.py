@@ -513,8 +513,7 @@ class CodeMode:
         """The tools a program with ``plan`` would be held for before it runs (empty: none), those
         the saved programs it calls reach included, as the approve step decides it: what
         ``gocode exec --plan`` shows."""
-        programs = self.saved_programs
-        covered = expand_plan(plan, programs) if programs else plan
+        covered = expand_plan(plan, self.saved_programs)
         return held_for(self.settings.approval, covered, self.tool_infos, exempt_server=SAVED_SERVER)
 
     async def execute(
@@ -579,7 +578,7 @@ def _early_unless_held(
     program links, unless the approve step may ask someone first (that can take minutes)."""
 
     def linking(plan: Plan) -> None:
-        covered = expand_plan(plan, state.saved_programs) if state.saved_programs else plan
+        covered = expand_plan(plan, state.saved_programs)
         if not calls_servers or not held_for(settings, covered, state.infos, exempt_server=SAVED_SERVER):
             run.start_early()
 
@@ -605,7 +604,7 @@ async def _approval(
     if not calls_servers:
         return None
     # What approving it means: the tools the saved programs it calls can reach count too.
-    covered = expand_plan(plan, state.saved_programs) if state.saved_programs else plan
+    covered = expand_plan(plan, state.saved_programs)
 
     def request_for(held: tuple[str, ...]) -> ApprovalRequest:
         # The hash covers the saved programs' code too: an approval names exactly what runs.

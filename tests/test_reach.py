@@ -30,7 +30,7 @@ def settings(sandbox: str) -> Any:
 
 
 def confine(reach: Any, sandbox: str) -> Any:
-    return asyncio.run(reach.confine(None, settings(sandbox), Path("/nonexistent"), "{}", 1.0, None))
+    return asyncio.run(reach.confine(None, settings(sandbox), "{}", 1.0, None))
 
 
 def test_own_sessions_start_their_servers_where_gocode_was_started() -> None:

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -33,7 +32,7 @@ from gocode.run.kept import KeptFile, open_kept
 from gocode.run.reach import RESULT_FILE_ENV, Reach, read_result
 from gocode.run.result import RunResult, finish, keep_value
 from gocode.run.runner import Launched, LineFn, launch_waiting, run_program
-from gocode.run.sandbox import Confinement, Unconfined
+from gocode.run.sandbox import Confinement, Unconfined, place_program
 
 
 @dataclass
@@ -98,7 +97,7 @@ class Launching:
                            duration_ms=(time.monotonic() - start) * 1000)  # fmt: skip
         if ready.confinement is not None:  # confined: the program's own copy in its run directory
             try:
-                await asyncio.to_thread(_place, build.binary, ready.confinement)
+                await asyncio.to_thread(place_program, build.binary, ready.confinement)
             except BaseException:
                 await _give_back(ready)
                 raise
@@ -126,7 +125,7 @@ class Launching:
             # A workspace at or over its cap may only shrink: the sandbox lets the program read
             # and delete there, never write (the watch below is for the unsandboxed rest).
             full = found is not None and found.room <= 0
-            got = await self.reach.confine(self.module_cache, settings, None, servers_json, self.timeout, workdir, full)
+            got = await self.reach.confine(self.module_cache, settings, servers_json, self.timeout, workdir, full)
         except SandboxError as exc:
             return _Ready(failed=RunResult(False, "sandbox", stderr=str(exc)))
         confinement, unconfined = (got, None) if isinstance(got, Confinement) else (None, got)
@@ -174,13 +173,6 @@ class Launching:
                 if workdir is not None:
                     ran = await asyncio.to_thread(keep_value, ran, workdir, settings)
         return ran
-
-
-def _place(binary: Path, confinement: Confinement) -> None:
-    """The program's own copy in its run directory, where the waiting launcher will run it."""
-    assert confinement.program is not None
-    shutil.copyfile(binary, confinement.program)
-    os.chmod(confinement.program, 0o755)
 
 
 async def _give_back(ready: _Ready) -> None:

@@ -46,7 +46,7 @@ class Reach(Protocol):
         ...
 
     async def confine(
-        self, module_cache: ModuleCache, settings: CodeModeConfig, binary: Path | None, servers_json: str, timeout: float,
+        self, module_cache: ModuleCache, settings: CodeModeConfig, servers_json: str, timeout: float,
         workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         """The run's confinement, or why it runs without one; raises ``SandboxError`` when refused.
@@ -116,7 +116,7 @@ class OwnSessions:
         return [spec.get("env") or {} for spec in self.specs.values()]
 
     async def confine(
-        self, module_cache: ModuleCache, settings: CodeModeConfig, binary: Path | None, servers_json: str, timeout: float,
+        self, module_cache: ModuleCache, settings: CodeModeConfig, servers_json: str, timeout: float,
         workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         return confine_direct(settings.sandbox)
@@ -145,11 +145,11 @@ class ControllerLoopback:
         return []  # the program starts no server
 
     async def confine(
-        self, module_cache: ModuleCache, settings: CodeModeConfig, binary: Path | None, servers_json: str, timeout: float,
+        self, module_cache: ModuleCache, settings: CodeModeConfig, servers_json: str, timeout: float,
         workdir: Path | None, shrink_only: bool = False,
     ) -> Confinement | Unconfined:  # fmt: skip
         return await confine_pooled(
-            module_cache, settings, binary, self.port, servers_json, timeout, workdir, shrink_only=shrink_only
+            module_cache, settings, self.port, servers_json, timeout, workdir, shrink_only=shrink_only
         )
 
     def result_file(self, claims: contextlib.AsyncExitStack) -> Path | None:

@@ -404,7 +404,6 @@ def launcher_for(modcache: ModuleCache) -> Launcher:
 async def confine(
     modcache: ModuleCache,
     settings: CodeModeConfig,
-    binary: Path | None,
     port: int,
     servers_json: str,
     timeout: float,
@@ -417,8 +416,8 @@ async def confine(
 
     ``workdir`` (the model's workspace) is the one directory besides scratch the program may
     write, and where it starts; with ``shrink_only`` (it is at or over its cap) the program may
-    only read and delete there, which the kernel enforces. ``binary`` None: the program is put
-    in place later (see :mod:`gocode.run.launching`), before the launcher is told to go."""
+    only read and delete there, which the kernel enforces. The program is put in its run
+    directory afterwards (:func:`place_program`): the launcher may be started before it is built."""
     launcher = launcher_for(modcache)
     decision = decide(settings.sandbox, await launcher.probe())
     if decision.error:
@@ -452,7 +451,7 @@ async def confine(
         cgroup = await owned.claim(lambda: run_cgroups.create(lim.threads), _remove_cgroup)
         if cgroup is not None:
             claims.callback(run_cgroups.remove, cgroup)
-        made: str = await owned.claim(lambda: _mkrundir(binary, launcher_path, uid), _remove_tree)
+        made: str = await owned.claim(lambda: _mkrundir(launcher_path, uid), _remove_tree)
         run_dir = Path(made)
         claims.callback(shutil.rmtree, run_dir, True)
         confinement = await _confinement(
@@ -502,7 +501,6 @@ def unconfined(decision: Decision) -> Unconfined:
 async def confine_pooled(
     module_cache: ModuleCache,
     settings: CodeModeConfig,
-    binary: Path | None,
     port: int,
     servers_json: str,
     timeout: float,
@@ -514,7 +512,7 @@ async def confine_pooled(
     ``port``: its confinement, or why it runs without one; raises :class:`SandboxError` when refused."""
     if settings.sandbox == "off":
         return {"setting": "off", "tier": None}
-    got = await confine(module_cache, settings, binary, port, servers_json, timeout, workdir, shrink_only=shrink_only)
+    got = await confine(module_cache, settings, port, servers_json, timeout, workdir, shrink_only=shrink_only)
     return got if isinstance(got, Confinement) else unconfined(got)
 
 
@@ -603,23 +601,26 @@ async def _confinement(
     )  # fmt: skip
 
 
-def _mkrundir(binary: Path | None, launcher: Path, uid: int | None) -> str:
-    """A directory per run: the program's own copy of the binary, and its scratch directory.
-
-    The copy lets another user execute it (the workspace may sit in a private home) and is the
-    only file the program may execute.
-    """
+def _mkrundir(launcher: Path, uid: int | None) -> str:
+    """A directory per run: its scratch directory now, the program's own copy later
+    (:func:`place_program`)."""
     run_dir = Path(tempfile.mkdtemp(prefix="gocode-run-"))
     os.chmod(run_dir, 0o755)
-    if binary is not None:
-        shutil.copyfile(binary, run_dir / "prog")
-        os.chmod(run_dir / "prog", 0o755)
     (run_dir / "scratch").mkdir(mode=0o700)
     if uid is not None:
         os.chown(run_dir / "scratch", uid, uid)
         shutil.copyfile(launcher, run_dir / "launcher")
         os.chmod(run_dir / "launcher", 0o755)
     return str(run_dir)
+
+
+def place_program(binary: Path, confinement: Confinement) -> None:
+    """The program's own copy in its run directory, where the launcher runs it: the copy lets
+    another user execute it (the workspace may sit in a private home) and is the only file the
+    program may execute."""
+    assert confinement.program is not None
+    shutil.copyfile(binary, confinement.program)
+    os.chmod(confinement.program, 0o755)
 
 
 def other_mechanisms(limits: SandboxLimits | None = None) -> dict[str, str]:
