@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import stat
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -98,6 +99,14 @@ def test_metadata_pointing_the_token_endpoint_at_another_host_is_refused(oauth_s
     assert "/token" not in hits(oauth_server)  # the code never went there
 
 
+def call_with_key(tmp_path: Path, base: str, key: Path) -> subprocess.CompletedProcess[str]:
+    """``gocode call`` of a machine client whose assertion ``key`` signs (ES256)."""
+    cfg, env = configured(
+        tmp_path, base, grant="client_credentials", clientId="c", privateKeyFile=str(key), signingAlgorithm="ES256"
+    )
+    return gocode("call", "-c", str(cfg), "remote", "echo", "text=hi", env=env)
+
+
 @pytest.mark.parametrize("oauth_server", ["token-elsewhere"], indirect=True)
 def test_a_signed_assertion_goes_nowhere_the_metadata_points_off_host(oauth_server: str, tmp_path: Path):
     key = tmp_path / "client.pem"
@@ -106,15 +115,7 @@ def test_a_signed_assertion_goes_nowhere_the_metadata_points_off_host(oauth_serv
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
     )
-    cfg, env = configured(
-        tmp_path,
-        oauth_server,
-        grant="client_credentials",
-        clientId="c",
-        privateKeyFile=str(key),
-        signingAlgorithm="ES256",
-    )
-    p = gocode("call", "-c", str(cfg), "remote", "echo", "text=hi", env=env)
+    p = call_with_key(tmp_path, oauth_server, key)
     assert p.returncode != 0
     port = oauth_server.rsplit(":", 1)[1]
     assert f"refusing the OAuth request to http://localhost:{port}/token: its host 'localhost' is neither" in p.stderr
@@ -130,15 +131,7 @@ def test_a_key_that_cannot_sign_is_named(oauth_server: str, tmp_path: Path, cont
     key = tmp_path / "client.pem"
     if content is not None:
         key.write_text(content)
-    cfg, env = configured(
-        tmp_path,
-        oauth_server,
-        grant="client_credentials",
-        clientId="c",
-        privateKeyFile=str(key),
-        signingAlgorithm="ES256",
-    )
-    p = gocode("call", "-c", str(cfg), "remote", "echo", "text=hi", env=env)
+    p = call_with_key(tmp_path, oauth_server, key)
     assert p.returncode != 0 and message.format(key=key) in p.stderr, p.stderr
     assert "/token" not in hits(oauth_server)
 
