@@ -9,6 +9,7 @@ import fcntl
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -60,7 +61,8 @@ STARTED: list[subprocess.Popen[bytes]] = []
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+    # PYTHONFAULTHANDLER: a child that hangs is sent SIGABRT and prints every thread's stack.
+    return {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONFAULTHANDLER": "1"}
 
 
 class Terminal:
@@ -109,9 +111,27 @@ class Terminal:
 
     def finish(self) -> tuple[int, str, str]:
         self.proc.stdin = None  # written and closed at the start
-        out, err = self.proc.communicate(timeout=WAIT_S)
+        try:
+            out, err = self.proc.communicate(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(self._stuck()) from None
         os.close(self.fd)
         return self.proc.returncode, out.decode(), err.decode()
+
+    def _stuck(self) -> str:
+        """What a child that did not end was doing: the terminal since the last expected text,
+        and every thread's stack (the faulthandler's, on SIGABRT)."""
+        while select.select([self.fd], [], [], 0.2)[0]:
+            try:
+                self.seen += os.read(self.fd, 65536)
+            except OSError:
+                break
+        self.proc.send_signal(signal.SIGABRT)
+        out, err = self.proc.communicate(timeout=WAIT_S)
+        return (
+            f"gocode did not end within {WAIT_S:.0f} s; the terminal showed after the last expected text "
+            f"{self.seen[self.pos :]!r}\nstdout {out.decode()!r}\nstderr:\n{err.decode()}"
+        )
 
 
 def _answer(stdout: str) -> dict[str, Any]:
