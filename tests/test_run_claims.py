@@ -12,6 +12,7 @@ scope, which raises again at once: its user and cgroup were never given back.
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import os
@@ -301,6 +302,43 @@ def test_a_run_cancelled_while_it_links_gives_everything_back(module_cache, plac
             during = await running(now)  # the waiting launcher runs as the run's user
             assert during.uids == 1 and during.run_dirs == 1 and during.cgroups == 1, during
             tg.cancel_scope.cancel()
+
+    check_every_exit(module_cache, places, ends)
+
+
+def test_a_run_cancelled_twice_while_its_sandbox_is_set_up_gives_everything_back(module_cache, places, monkeypatch):
+    """Plain asyncio cancellations pass an anyio shield: a second one used to end the wait for
+    the early set-up, which then claimed a user, a cgroup and a directory and started a launcher
+    nobody would ever tell to go or end."""
+    lock_dir, tmp = places
+
+    async def ends(box: Toolbox) -> None:
+        now = in_process(box, lock_dir, tmp)
+        claimed, go_on, discarding = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        real_launch, real_discard = launching.launch_waiting, launching.Launching.discard
+
+        async def held(confinement: Any) -> runner.Launched:
+            claimed.set()  # the run's user, cgroup and directory are claimed; the launcher is next
+            await go_on.wait()
+            return await real_launch(confinement)
+
+        async def watched(self: launching.Launching) -> None:
+            discarding.set()
+            await real_discard(self)
+
+        monkeypatch.setattr(launching, "launch_waiting", held)
+        monkeypatch.setattr(launching.Launching, "discard", watched)
+        call = asyncio.ensure_future(box.execute(f'fmt.Println("never run {uuid.uuid4().hex}")', 300))
+        async with asyncio.timeout(60):
+            await claimed.wait()
+            call.cancel()  # the call is cancelled while it builds (or waits for its set-up) ...
+            await discarding.wait()
+            call.cancel()  # ... and again while the run is discarded
+            go_on.set()  # the set-up goes on: it starts the launcher
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        assert now().uids == 0 and now().run_dirs == 0, now()  # given back before the call ended
+        monkeypatch.undo()
 
     check_every_exit(module_cache, places, ends)
 

@@ -26,6 +26,7 @@ from gocode.compile.modcache import BuildResult, ModuleCache
 from gocode.config import CodeModeConfig
 from gocode.errors import SandboxError
 from gocode.program.plan import Plan
+from gocode.run import owned
 from gocode.run import workdir as workdirs
 from gocode.run.env import unsandboxed_env, with_run_settings
 from gocode.run.kept import KeptFile, open_kept
@@ -33,6 +34,10 @@ from gocode.run.reach import RESULT_FILE_ENV, Reach, read_result
 from gocode.run.result import RunResult, finish, keep_value
 from gocode.run.runner import Launched, LineFn, launch_waiting, run_program
 from gocode.run.sandbox import Confinement, Unconfined, place_program
+
+# How long a run's end waits for its early set-up to be undone (the set-up, the launcher's
+# reaping and the releases); it is undone regardless.
+DISCARD_WAIT_S = 60.0
 
 
 @dataclass
@@ -69,24 +74,19 @@ class Launching:
             self._early = asyncio.ensure_future(self._prepare(early=True))
 
     async def discard(self) -> None:
-        """The run ends before its program starts: an early launcher is ended and reaped, and
-        what its confinement claimed given back (shielded: it must happen however the caller ends)."""
+        """The run ends before its program starts: an early set-up is waited for, its launcher
+        ended and reaped, and what its confinement claimed given back, however many times the
+        caller is cancelled meanwhile (:func:`owned.to_the_end`; a cancellation is raised after)."""
         early, self._early = self._early, None
-        if early is None:
-            return
-        import anyio
-
-        with anyio.CancelScope(shield=True):
-            with contextlib.suppress(BaseException):
-                await asyncio.wait({early})
-            if early.done() and not early.cancelled() and early.exception() is None:
-                await _give_back(early.result())
+        if early is not None:
+            await owned.to_the_end(_undone(early), DISCARD_WAIT_S)
 
     async def launch(self, build: BuildResult, plan: Plan, start: float) -> RunResult:
         assert build.binary is not None
         early, self._early = self._early, None
         try:
-            ready = await early if early is not None else await self._prepare()
+            # The early set-up is never cancelled halfway: what it claims, discard() gives back.
+            ready = await asyncio.shield(early) if early is not None else await self._prepare()
         except BaseException:
             if early is not None:
                 self._early = early
@@ -99,7 +99,7 @@ class Launching:
             try:
                 await asyncio.to_thread(place_program, build.binary, ready.confinement)
             except BaseException:
-                await _give_back(ready)
+                await owned.to_the_end(_give_back(ready), DISCARD_WAIT_S)
                 raise
         ran = await self._started(build.binary, ready)
         left = await asyncio.to_thread(workdirs.usage, self.workdir, self.settings.workdir) if self.workdir else None
@@ -173,6 +173,13 @@ class Launching:
                 if workdir is not None:
                     ran = await asyncio.to_thread(keep_value, ran, workdir, settings)
         return ran
+
+
+async def _undone(early: asyncio.Future[_Ready]) -> None:
+    """Once the early set-up is done, what it claimed given back."""
+    await asyncio.wait({early})
+    if not early.cancelled() and early.exception() is None:
+        await _give_back(early.result())
 
 
 async def _give_back(ready: _Ready) -> None:

@@ -230,23 +230,23 @@ class Launched:
         return self.proc, self.status_fd
 
     async def abort(self) -> None:
-        """The run ends before its program starts: the launcher is ended and reaped (shielded).
-        Once told to go it is the run's, whose end did that: nothing is touched again (a
-        descriptor closed twice, or a group killed after its reaping, may be another run's)."""
-        import anyio
-
+        """The run ends before its program starts: the launcher is ended and reaped, however
+        often the caller is cancelled meanwhile. Once told to go it is the run's, whose end did
+        that: nothing is touched again (a descriptor closed twice, or a group killed after its
+        reaping, may be another run's)."""
         if self.told:
             return
         if self.go_fd is not None:
             os.close(self.go_fd)  # EOF: it exits without starting anything
             self.go_fd = None
         _kill_group(self.proc.pid)
-        with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
-            await self.proc.wait()
-        if self.status_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.status_fd)
-            self.status_fd = None
+        try:
+            await owned.to_the_end(self.proc.wait(), REAP_WAIT_S)
+        finally:
+            if self.status_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self.status_fd)
+                self.status_fd = None
 
 
 async def launch_waiting(confinement: Confinement) -> Launched:
@@ -272,7 +272,7 @@ async def _start(*argv: str, **options: Any) -> asyncio.subprocess.Process:
     cancellation (anyio delivers one at every await of a cancelled scope) ends that wait: the
     run then gave back its user and cgroup before its child was reaped. Here the start runs to
     its end in a task of its own; a cancelled caller's child has its group killed and is reaped
-    (within REAP_WAIT_S) before the cancellation goes on."""
+    (within REAP_WAIT_S, however many cancellations follow) before the cancellation goes on."""
     started = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **options))
     try:
         import anyio  # here: showing kept listings imports this module, not the SDK's stack
@@ -286,23 +286,17 @@ async def _start(*argv: str, **options: Any) -> asyncio.subprocess.Process:
 
 
 async def _stop_started(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
-    import anyio
-
-    with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
-        try:
-            proc = await asyncio.shield(started)
-        except asyncio.CancelledError:  # cancelled once more (plain asyncio): kill it when it exists
-            started.add_done_callback(_kill_started)
-            return
-        except Exception:
-            return  # it did not start
-        _kill_group(proc.pid)
-        await proc.wait()
+    await owned.to_the_end(_reaped(started), REAP_WAIT_S)
 
 
-def _kill_started(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
-    if not started.cancelled() and started.exception() is None:
-        _kill_group(started.result().pid)
+async def _reaped(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """Once started, the process's group killed and the process reaped."""
+    try:
+        proc = await started
+    except Exception:
+        return  # it did not start
+    _kill_group(proc.pid)
+    await proc.wait()
 
 
 async def _serve_endpoint(channel: socket.socket, port: int) -> None:
@@ -420,12 +414,10 @@ async def _stopped(
             watcher.cancel()
         if confinement is not None and confinement.endpoint is not None:
             confinement.endpoint.cancel()
-        # Shielded: the wait is what lets the caller give back the program's user (a cancelled
-        # run's plain await would raise at once and skip it). SIGKILL ends it within the bound.
-        import anyio
-
-        with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_WAIT_S):
-            await proc.wait()
+        # Waited through every cancellation: the wait is what lets the caller give back the
+        # program's user (a cancelled run's plain await would raise at once and skip it).
+        # SIGKILL ends it within the bound.
+        await owned.to_the_end(proc.wait(), REAP_WAIT_S)
 
 
 async def run_program(
