@@ -554,7 +554,8 @@ class CodeMode:
                         self.settings.clamp_timeout(timeout), on_line, program_env, godebug)  # fmt: skip
         linking = _early_unless_held(run, self.settings.approval, state, calls_servers)
         try:
-            build = await check_and_build(self.module_cache, package, ModelCode(code), progress, reach.runner, linking)
+            build = await check_and_build(self.module_cache, package, ModelCode(code), progress, reach.runner, linking,
+                                          run.timeout)  # fmt: skip
             if not build.ok:
                 await run.discard()
                 return compile_failure(build, self._unavailable_note(), start, down=self._missing_servers(build))

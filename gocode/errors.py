@@ -29,6 +29,7 @@ an HTTP status); none reaches a caller of the package as itself::
     │   └── OfferError          a resource, prompt or completion that cannot be asked for (no owner, unknown)
     ├── AdmissionRefused        the loopback's gate will not admit a request (too many, run ended)
     ├── ReplayError             a replay pass that cannot go on (divergent call, bad record)
+    ├── BuildTimeout            a program's own build outlasted the run's timeout (a ``timeout`` result)
     ├── NoApprover              there is no one to ask for an approval
     ├── AskStopped              the person at the terminal ended the input, or the question was withdrawn
     ├── UnsetVariable           a ``${VAR}`` in the config with no value (becomes a ConfigError)
@@ -197,6 +198,15 @@ class AdmissionRefused(Exception):
 
 class ReplayError(Exception):
     """A pass that cannot go on: a divergent call, a record that does not decode, a dropped result."""
+
+
+class BuildTimeout(Exception):
+    """A program's own build (its type check, compile and link) did not end within ``limit``
+    seconds, the run's timeout: what it had started was stopped, and the run answers ``timeout``."""
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(f"the program's build did not finish within {limit:g} s")
+        self.limit = limit
 
 
 class NoApprover(Exception):

@@ -38,6 +38,7 @@ from gocode.run import launching, runner
 from gocode.run.cgroups import find_base
 from gocode.run.sandbox import FAKE_NO_USERNS_ENV, decide, launcher_for
 from tests.conftest import background, config_from, demo_stdio, free_port
+from tests.test_build_timeout import slow_to_build
 
 pytestmark = pytest.mark.go
 
@@ -339,6 +340,16 @@ def test_a_run_cancelled_twice_while_its_sandbox_is_set_up_gives_everything_back
                 await call
         assert now().uids == 0 and now().run_dirs == 0, now()  # given back before the call ended
         monkeypatch.undo()
+
+    check_every_exit(module_cache, places, ends)
+
+
+def test_a_build_outlasting_the_timeout_gives_everything_back(module_cache, places, monkeypatch):
+    async def ends(box: Toolbox) -> None:
+        started = early_launches(monkeypatch)
+        got = await box.execute(slow_to_build(40_000)[0], timeout=6)
+        assert got.phase == "timeout" and "build" in got.stderr and "within 6 s" in got.stderr, got.error_text()
+        assert got.output == "" and len(started) == 1  # set up while it compiled, then discarded
 
     check_every_exit(module_cache, places, ends)
 

@@ -49,8 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from gocode.compile import gofetch, golink, runners
+from gocode.compile.budget import Budget
 from gocode.compile.runners import SDK, Runner
-from gocode.errors import CheckTimeout, ToolchainError
+from gocode.errors import BuildTimeout, CheckTimeout, ToolchainError
 from gocode.files import write_file
 from gocode.paths import cache_dir, state_dir
 from gocode.program.code import ModelCode, Prepared
@@ -195,12 +196,13 @@ class BuildResult:
     cached: bool = False
     # How it was built: "direct" (compile + link), "go build", "go build (fallback)" (the direct
     # path failed for a reason not in the model's code), "cached", or "checked" (rejected by the
-    # type check before any compile).
+    # type check before any compile), or "stopped" (it outlasted its run's timeout).
     mode: str = "go build"
     notes: tuple[str, ...] = ()  # what was changed in the model's code (an unused import removed, …)
     diagnostics: tuple[Diagnostic, ...] = ()  # the errors, at the model's positions
     plan: Plan | None = None  # the tools the program can call (None: it did not type-check)
     runner: Runner = SDK  # the runtime it is linked with (gocode.compile.runners)
+    timed_out: float | None = None  # the limit its build outlasted (see gocode.compile.budget), if it did
 
 
 class ModuleCache:
@@ -468,40 +470,41 @@ class ModuleCache:
         return helper
 
     async def prepare(
-        self, pkg: Package, code: ModelCode, filename: str = "model.go", runner: Runner = SDK
-    ) -> Prepared:
-        """Parse the model's code with Go's grammar: hoist, fix imports by symbol, or say why not."""
+        self, pkg: Package, code: ModelCode, filename: str = "model.go", runner: Runner = SDK,
+        budget: Budget | None = None,
+    ) -> Prepared:  # fmt: skip
+        """Parse the model's code with Go's grammar: hoist, fix imports by symbol, or say why not
+        (within ``budget``, the run's; what the tool set shares is outside it)."""
+        budget = budget or Budget()
         direct = await self.direct_config(pkg, runner) if self.direct_builds else None
         importcfg = direct.importcfg if direct is not None else await self._std_importcfg()
-        answer = await self.gofix.call(
-            {
-                "op": "prepare",
-                "code": code.source,
-                "filename": filename,
-                "predeclared": main_names(pkg),
-                "importcfg": str(importcfg or ""),
-                # Until the whole standard library is compiled, the importcfg lacks part of it.
-                "known": "" if self.std_ready else str(await self._std_names() or ""),
-            }
-        )
-        return Prepared.from_answer(answer)
+        # Until the whole standard library is compiled, the importcfg lacks part of it.
+        known = "" if self.std_ready else str(await self._std_names() or "")
+        request = {
+            "op": "prepare",
+            "code": code.source,
+            "filename": filename,
+            "predeclared": main_names(pkg),
+            "importcfg": str(importcfg or ""),
+            "known": known,
+        }
+        return Prepared.from_answer(await budget.bound(self.gofix.call(request, budget.left())))
 
     async def _check(
-        self, pkg: Package, main_src: str, runner: Runner = SDK
+        self, pkg: Package, main_src: str, runner: Runner = SDK, budget: Budget | None = None
     ) -> tuple[dict[str, Any], golink.DirectConfig | None]:
         """The type-check helper's answer for a rendered ``main.go`` (against the direct build's
         export data when there is one), and that direct configuration. The runners' APIs are
         one source, so either's export data gives the same answer: the one the program links with."""
+        budget = budget or Budget()
         direct = await self.direct_config(pkg, runner) if self.direct_builds else None
-        checked = await self.gofix.call(
-            {
-                "op": "check",
-                "src": main_src,
-                "importcfg": str(direct.importcfg) if direct is not None else "",
-                "lang": direct.lang if direct is not None else "",
-            }
-        )
-        return checked, direct
+        request = {
+            "op": "check",
+            "src": main_src,
+            "importcfg": str(direct.importcfg) if direct is not None else "",
+            "lang": direct.lang if direct is not None else "",
+        }
+        return await budget.bound(self.gofix.call(request, budget.left())), direct
 
     async def plan(self, pkg: Package, code: ModelCode, filename: str = "model.go") -> BuildResult:
         """Check the program and say which tools it can call, without compiling anything
@@ -556,7 +559,7 @@ class ModuleCache:
 
     async def build(
         self, pkg: Package, code: ModelCode, filename: str = "model.go", runner: Runner = SDK,
-        on_linking: Callable[[Plan], None] | None = None,
+        on_linking: Callable[[Plan], None] | None = None, timeout: float | None = None,
     ) -> BuildResult:  # fmt: skip
         """Compile one program; identical source on the same tool set reuses the last binary.
 
@@ -568,23 +571,28 @@ class ModuleCache:
         ``runner``: the runtime the run wants (:mod:`gocode.compile.runners`; a program that could
         tell the loopback one apart gets the SDK's). ``on_linking`` learns the plan of code that
         type-checked and is about to be compiled and linked (not of a cached binary's): what a
-        caller can do meanwhile (:mod:`gocode.run.launching`).
+        caller can do meanwhile (:mod:`gocode.run.launching`). ``timeout``: how long the program's
+        own steps may take in all (:mod:`gocode.compile.budget`); past it the build is stopped,
+        nothing of it left running, and the result's ``timed_out`` is that limit.
         """
         start = time.monotonic()
         _, bindings_hash = self.ensure_bindings(pkg)
         try:
-            return await self._build(pkg, code, filename, bindings_hash, start, runner, on_linking)
+            return await self._build(pkg, code, filename, bindings_hash, start, runner, on_linking, Budget(timeout))
         except CheckTimeout as exc:
             return BuildResult(False, None, str(exc), (time.monotonic() - start) * 1000, mode="checked", runner=runner)
+        except BuildTimeout as exc:
+            took = (time.monotonic() - start) * 1000
+            return BuildResult(False, None, str(exc), took, mode="stopped", runner=runner, timed_out=exc.limit)
         finally:
             if self.ready:
                 self.build_std_in_background()
 
     async def _build(
         self, pkg: Package, code: ModelCode, filename: str, bindings_hash: str, start: float, runner: Runner,
-        on_linking: Callable[[Plan], None] | None = None,
+        on_linking: Callable[[Plan], None] | None, budget: Budget,
     ) -> BuildResult:  # fmt: skip
-        prepared = await self.prepare(pkg, code, filename, runner)
+        prepared = await self.prepare(pkg, code, filename, runner, budget)
         runner = runners.runner_for(runner, (i.path for i in prepared.imports))
         if prepared.errors:
             return self._failed(prepared, prepared.errors, start, "checked", pkg, code, runner=runner)
@@ -595,7 +603,7 @@ class ModuleCache:
         digest = hashlib.sha256(key.encode()).hexdigest()[:24]
         cached = self.state / "bin" / digest
         # Checked on every path (a cached binary too): the answer carries the plan.
-        checked, direct = await self._check(pkg, main_src, runner)
+        checked, direct = await self._check(pkg, main_src, runner, budget)
         main_src = checked.get("src") or main_src  # as the helper fixed it (go_templates/gofix/ptrfix.go)
         plan = plan_from_answer(checked.get("plan"), pkg, checked.get("derefs"))
         if cached.is_file():
@@ -633,7 +641,7 @@ class ModuleCache:
             out_path = run_dir / "prog"
             ok = False
             if direct is not None:
-                ok, messages = await golink.build(direct, run_dir, out_path, self.go_env())
+                ok, messages = await budget.bound(golink.build(direct, run_dir, out_path, self.go_env()))
                 if not ok and f"{filename}:" in messages:
                     # The compiler found what the type checker did not: that is the answer.
                     diags = parse_diagnostics(_clean_build_output(messages, run_id))
@@ -662,7 +670,7 @@ class ModuleCache:
                     str(out_path),
                     f"./runs/r{run_id}",
                 ]
-                rc, text = await golink.run(argv, cwd=self.dir, env=self.go_env())
+                rc, text = await budget.bound(golink.run(argv, cwd=self.dir, env=self.go_env()))
                 text = _clean_build_output(text, run_id)
                 if rc != 0:
                     diags = parse_diagnostics(text)
@@ -832,13 +840,14 @@ class ModuleCache:
 
 async def check_and_build(
     module_cache: ModuleCache, pkg: Package, code: ModelCode, progress: Progress | None = None, runner: Runner = SDK,
-    on_linking: Callable[[Plan], None] | None = None,
+    on_linking: Callable[[Plan], None] | None = None, timeout: float | None = None,
 ) -> BuildResult:  # fmt: skip
     """The build step of a run: the module cache set up (the first time, ``progress`` told), then
-    ``code`` checked against ``pkg`` and built for ``runner`` (``on_linking``: see :meth:`ModuleCache.build`)."""
+    ``code`` checked against ``pkg`` and built for ``runner`` (``on_linking`` and ``timeout``, the
+    bound of the program's own steps only: see :meth:`ModuleCache.build`)."""
     if not module_cache.ready:
         await asyncio.to_thread(module_cache.ensure, progress)
-    return await module_cache.build(pkg, code, runner=runner, on_linking=on_linking)
+    return await module_cache.build(pkg, code, runner=runner, on_linking=on_linking, timeout=timeout)
 
 
 def _clean_build_output(text: str, run_id: str) -> str:

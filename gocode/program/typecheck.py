@@ -19,6 +19,7 @@ import select
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -91,23 +92,33 @@ class GoFix:
 
     # --- calls ---------------------------------------------------------------------------
 
-    def call_sync(self, request: dict[str, Any]) -> dict[str, Any]:
+    def call_sync(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """The helper's answer to ``request``. ``timeout``: the caller's own bound (its run's
+        build budget), the queue behind other callers included; past it the helper is stopped
+        as past CALL_TIMEOUT, and :class:`TimeoutError` raised."""
         line = (json.dumps(request) + "\n").encode()
-        with self._lock:
+        end = None if timeout is None else time.monotonic() + timeout
+        if not self._lock.acquire(timeout=-1 if timeout is None else timeout):
+            raise TimeoutError(f"the type check waited {timeout:g} s for the helper")
+        try:
             for attempt in (1, 2):
                 proc = self._started()
                 assert proc.stdin is not None and proc.stdout is not None
+                wait = CALL_TIMEOUT if end is None else max(min(CALL_TIMEOUT, end - time.monotonic()), 0)
+                answer: bytes | None
                 try:
                     proc.stdin.write(line)
                     proc.stdin.flush()
-                    ready, _, _ = select.select([proc.stdout], [], [], CALL_TIMEOUT)
-                    if not ready:
-                        # Hostile or pathological code must not hold every other caller.
-                        self._stop()
-                        raise CheckTimeout(f"checking the code took longer than {CALL_TIMEOUT:g} s")
-                    answer = proc.stdout.readline()
+                    ready, _, _ = select.select([proc.stdout], [], [], wait)
+                    answer = proc.stdout.readline() if ready else None
                 except (BrokenPipeError, OSError):
                     answer = b""
+                if answer is None:
+                    # Hostile or pathological code must not hold every other caller.
+                    self._stop()
+                    if wait < CALL_TIMEOUT:
+                        raise TimeoutError(f"the type check did not end within {timeout:g} s")
+                    raise CheckTimeout(f"checking the code took longer than {CALL_TIMEOUT:g} s")
                 if answer:
                     doc: dict[str, Any] = json.loads(answer)
                     if "fatal" in doc:
@@ -116,10 +127,12 @@ class GoFix:
                 self._stop()
                 if attempt == 2:
                     raise ToolchainError("gocode's Go parser helper exited unexpectedly (twice in a row)")
+        finally:
+            self._lock.release()
         raise AssertionError("unreachable")
 
-    async def call(self, request: dict[str, Any]) -> dict[str, Any]:
-        return await asyncio.to_thread(self.call_sync, request)
+    async def call(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        return await asyncio.to_thread(self.call_sync, request, timeout)
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:

@@ -131,7 +131,13 @@ def append_line(text: str, line: str) -> str:
 def compile_failure(build: BuildResult, note: str, start: float, *, down: Sequence[str] = ()) -> RunResult:
     """The answer to code that did not build: the compiler's messages at the model's lines.
     ``down``: why servers failed to start, when the code may have named their tools; then the
-    run is a ``setup`` failure (the config's servers, not the code), and says so first."""
+    run is a ``setup`` failure (the config's servers, not the code), and says so first. A build
+    stopped at the run's timeout is a ``timeout``, naming the limit."""
+    if build.timed_out is not None:
+        return RunResult(
+            False, "timeout", stderr=build_timeout(build.timed_out), build_ms=build.duration_ms,
+            build_mode=build.mode, runner=build.runner, duration_ms=(time.monotonic() - start) * 1000,
+        )  # fmt: skip
     if down:
         head = "\n".join(f"{why} (its tools are not in the program)" for why in down)
         stderr = f"{head}\n{build.output.rstrip()}\nfix the failed server in the config (its command, arguments, environment) or remove it"
@@ -145,6 +151,15 @@ def compile_failure(build: BuildResult, note: str, start: float, *, down: Sequen
         build_mode=build.mode,
         runner=build.runner,
         duration_ms=(time.monotonic() - start) * 1000,
+    )
+
+
+def build_timeout(limit: float) -> str:
+    """What a run whose build outlasted its timeout says."""
+    return (
+        f"the program's build (type check, compile and link) did not finish within {limit:g} s, the run's "
+        "timeout, and was stopped: nothing ran. Code this slow to compile is too large (many statements, "
+        "huge literals): make it smaller"
     )
 
 
