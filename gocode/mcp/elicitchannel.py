@@ -50,11 +50,8 @@ VIA = "relayed by the program, direct run"
 MAX_LINE = 256 * 1024  # one request, serialised
 MAX_CONNECTIONS = 4
 SEND_TIMEOUT_S = 5.0  # a program that does not read its answer loses it
+NOT_THIS_RUN = {"error": "not this run's elicitation channel"}
 _PARAMS: TypeAdapter[types.ElicitRequestParams] = TypeAdapter(types.ElicitRequestParams)
-
-
-class _NotThisRun(Exception):
-    """A line without this run's secret: its connection ends."""
 
 
 class _Channel:
@@ -80,25 +77,23 @@ class _Channel:
                         line = await reader.receive_until(b"\n", MAX_LINE)
                     except (anyio.EndOfStream, anyio.IncompleteRead, anyio.DelimiterNotFound, OSError):
                         return  # closed, or a line over the bound: the connection ends
-                    try:
-                        answer = await self.answer(line)
-                    except _NotThisRun:
-                        with anyio.move_on_after(SEND_TIMEOUT_S):
-                            await stream.send(b'{"error": "not this run\'s elicitation channel"}\n')
-                        return
+                    answer = await self.answer(line)
                     with anyio.move_on_after(SEND_TIMEOUT_S):
-                        await stream.send(json.dumps(answer).encode() + b"\n")
+                        await stream.send(json.dumps(answer or NOT_THIS_RUN).encode() + b"\n")
+                    if answer is None:
+                        return  # not this run's program: its connection ends
             finally:
                 self.connections -= 1
 
-    async def answer(self, line: bytes) -> dict[str, Any]:
+    async def answer(self, line: bytes) -> dict[str, Any] | None:
+        """The answer to one line; None when it is not this run's (without its secret)."""
         try:
             request = json.loads(line)
         except ValueError:
             request = None
         token = request.get("token") if isinstance(request, dict) else None
         if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self.token):
-            raise _NotThisRun
+            return None
         try:
             server, raw = request["server"], request["params"]
             if not isinstance(server, str):
