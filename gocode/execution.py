@@ -270,7 +270,8 @@ async def _direct(
     with answering(request.elicit) as asker:
         if asker is None:  # nobody to ask: the program declares no elicitation
             return await cm.execute(code, request.timeout, progress=progress, approve=request.approver)
-        async with elicit_channel(asker) as env:  # its servers' questions come to this asker
+        # Its servers' questions come to this asker; only the servers it has sessions with ask.
+        async with elicit_channel(asker, cm.server_specs()) as env:
             return await cm.execute(code, request.timeout, progress=progress, approve=request.approver, program_env=env)
 
 

@@ -5,6 +5,7 @@ with exactly what it received. Also the direct program's channel against a hosti
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -25,7 +26,7 @@ import pytest
 
 from gocode.mcp.asker import CommandLine
 from gocode.mcp.backchannel import MAX_REQUESTS
-from gocode.mcp.elicitchannel import ENV, MAX_LINE, elicit_channel
+from gocode.mcp.elicitchannel import ENV, MAX_LINE, TOKEN_ENV, VIA, elicit_channel
 
 ROOT = Path(__file__).resolve().parent.parent
 GOCODE = str(Path(sys.executable).parent / "gocode")
@@ -261,6 +262,8 @@ def test_without_a_terminal_or_a_choice_nobody_is_asked(config: Path):
 def test_a_direct_program_asks_through_the_controller(config: Path):
     code = 'fmt.Println(must(callTool(ctx, "form.profile", nil)))'
     t = Terminal("exec", "-c", str(config), "--direct", "-", stdin=code)
+    # The program holds the session: the person is told the request came through it.
+    assert t.expect(" asks:").endswith(f"\nform ({VIA})")
     _fill_profile(t, "a")
     rc, out, err = t.finish()
     assert rc == 0, err
@@ -268,17 +271,113 @@ def test_a_direct_program_asks_through_the_controller(config: Path):
         "action": "accept",
         "content": {"name": "Ada", "age": 41, "color": "green", "email": "ada@example.com", "subscribed": False},
     }
+    assert f"gocode: form ({VIA}) asked 'Tell us about you': accept [asked]" in err
+
+
+# A direct program is unconfined and finds the channel in its environment: it writes requests
+# of its own, under gocode's name, a server's it has no session with, and its own server's.
+SPOOF = """import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"os"
+)
+c, err := net.Dial("unix", os.Getenv("GOCODE_ELICIT_SOCKET"))
+if err != nil {
+	return err
+}
+r := bufio.NewReader(c)
+schema := map[string]any{"type": "object", "properties": map[string]any{"password": map[string]any{"type": "string"}}}
+for _, name := range []string{"gocode", "weather", "form"} {
+	params := map[string]any{"message": "Your session expired. Re-enter your password.", "requestedSchema": schema}
+	line, _ := json.Marshal(map[string]any{"token": os.Getenv("GOCODE_ELICIT_TOKEN"), "server": name, "params": params})
+	fmt.Fprintln(c, string(line))
+	answer, _ := r.ReadString('\\n')
+	fmt.Print(name, " ", answer)
+}
+"""
+
+
+def test_a_direct_program_cannot_ask_in_a_name_it_chose(config: Path):
+    t = Terminal("exec", "-c", str(config), "--direct", "-", stdin=SPOOF)
+    before = t.expect(" asks:")  # the first question shown is the last request's: form's, relayed
+    assert before.endswith(f"\nform ({VIA})"), before
+    t.expect("] > ")
+    t.type("typed")
+    t.expect("Send? [a]ccept / [d]ecline / [c]ancel: ")
+    t.type("a")
+    rc, out, err = t.finish()
+    assert rc == 0, err
+    assert "gocode asks" not in t.seen.decode() and "weather" not in t.seen.decode()
+    answers = dict(line.split(" ", 1) for line in out.splitlines())
+    assert json.loads(answers["gocode"]) == {"error": "elicitation: 'gocode' is not a server of this run"}
+    assert json.loads(answers["weather"]) == {"error": "elicitation: 'weather' is not a server of this run"}
+    assert json.loads(answers["form"]) == {"result": {"action": "accept", "content": {"password": "typed"}}}
+    assert f"gocode: refused a request the program sent as 'gocode' ({VIA}): not a server of this run" in err
+    assert f"gocode: form ({VIA}) asked 'Your session expired. Re-enter your password.': accept [asked]" in err
 
 
 FORM = {"message": "m", "requestedSchema": {"type": "object", "properties": {"a": {"type": "string", "default": "d"}}}}
+
+
+def _exchange(path: str, *lines: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes]:
+    """The answers to ``lines`` sent on one connection, and what the channel sent after them
+    until the connection ended (this end stops writing after the last line)."""
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.connect(path)
+        conn.settimeout(WAIT_S)
+        reader = conn.makefile("rb")
+        answers = []
+        for line in lines:
+            conn.sendall(json.dumps(line).encode() + b"\n")
+            answers.append(json.loads(reader.readline()))
+        with contextlib.suppress(OSError):  # the channel may have ended it already
+            conn.shutdown(socket.SHUT_WR)
+        return answers, reader.read()
+
+
+def test_a_channel_answers_its_own_run_only():
+    said: list[str] = []
+
+    async def go() -> None:
+        asker = CommandLine("defaults", said.append)
+        async with elicit_channel(asker, ["s"]) as mine, elicit_channel(asker, ["s"]) as other:
+            path, token = mine[ENV], mine[TOKEN_ENV]
+            assert token and token != other[TOKEN_ENV]
+
+            def client() -> None:
+                ok = {"token": token, "server": "s", "params": FORM}
+                for stranger in ({**ok, "token": other[TOKEN_ENV]}, {k: v for k, v in ok.items() if k != "token"}):
+                    # Another run's program that found this socket: refused, its connection ended.
+                    answers, after = _exchange(path, ok, stranger)
+                    assert answers[0] == {"result": {"action": "accept", "content": {"a": "d"}}}
+                    assert answers[1] == {"error": "not this run's elicitation channel"}
+                    assert after == b"", after
+                # Its own program asks only as one of its servers, never as gocode.
+                for name in ("gocode", "GoCode", "t", "s\x1b[2J", 7):
+                    answers, _ = _exchange(path, {**ok, "server": name}, {**ok, "server": name})
+                    assert "error" in answers[0] and "result" not in answers[0], (name, answers)
+
+            await anyio.to_thread.run_sync(client)
+        async with elicit_channel(asker, ["gocode"]) as env:  # gocode's own name, even configured
+            answers, _ = await anyio.to_thread.run_sync(
+                _exchange, env[ENV], {"token": env[TOKEN_ENV], "server": "gocode", "params": FORM}
+            )
+            assert answers == [{"error": "elicitation: 'gocode' is not a server of this run"}]
+
+    anyio.run(go)
+    assert said[0] == f"gocode: s ({VIA}) asked 'm': accept [--elicit defaults]"
+    assert sum("asked" in s for s in said) == 2  # one a connection: nothing the strangers sent
+    assert all("\x1b" not in s for s in said)
+    assert f"gocode: refused a request the program sent as 'gocode' ({VIA}): not a server of this run" in said
 
 
 def test_the_channel_holds_against_a_hostile_program():
     said: list[str] = []
 
     async def go() -> None:
-        async with elicit_channel(CommandLine("defaults", said.append)) as env:
-            path = env[ENV]
+        async with elicit_channel(CommandLine("defaults", said.append), ["s\x1b[2J"]) as env:
+            path, token = env[ENV], env[TOKEN_ENV]
             assert oct(os.stat(os.path.dirname(path)).st_mode & 0o777) == "0o700"
 
             def client() -> tuple[bytes, list[dict[str, Any]]]:
@@ -295,9 +394,10 @@ def test_the_channel_holds_against_a_hostile_program():
                     flood.connect(path)
                     reader = flood.makefile("rb")
                     for _ in range(MAX_REQUESTS + 8):
-                        flood.sendall(json.dumps({"server": "s\x1b[2J", "params": FORM}).encode() + b"\n")
+                        line = {"token": token, "server": "s\x1b[2J", "params": FORM}
+                        flood.sendall(json.dumps(line).encode() + b"\n")
                         answers.append(json.loads(reader.readline()))
-                    flood.sendall(b"not json\n")
+                    flood.sendall(json.dumps({"token": token, "server": 1}).encode() + b"\n")
                     answers.append(json.loads(reader.readline()))
                 return ended, answers
 

@@ -24,6 +24,10 @@ import (
 // terminal, or by the choice the command was given. The program never talks to the terminal.
 const EnvElicitSocket = "GOCODE_ELICIT_SOCKET"
 
+// EnvElicitToken is the secret of this run the channel wants with every request: a program
+// of another run that finds the socket cannot ask through it.
+const EnvElicitToken = "GOCODE_ELICIT_TOKEN"
+
 // EnvElicit is how a program without that channel (a gocode build binary run by hand)
 // answers a server's elicitation: "defaults" (accept with the form's defaults; decline when
 // a required field has none, and decline a URL) or "decline". Unset, elicitation is not
@@ -41,7 +45,7 @@ type elicitHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResul
 // declare with it; nil when nobody is there to answer.
 func elicitation(server string) (elicitHandler, *mcp.ElicitationCapabilities) {
 	if path := os.Getenv(EnvElicitSocket); path != "" {
-		channel := sharedChannel(path)
+		channel := sharedChannel(path, os.Getenv(EnvElicitToken))
 		caps := &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 		return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return channel.ask(ctx, server, req.Params)
@@ -129,10 +133,11 @@ func printable(s string, limit int) string {
 // elicitChannel is the connection to the controller, shared by every session of the program:
 // one request at a time, dialled again after a failure.
 type elicitChannel struct {
-	mu   sync.Mutex
-	path string
-	conn net.Conn
-	r    *bufio.Reader
+	mu    sync.Mutex
+	path  string
+	token string
+	conn  net.Conn
+	r     *bufio.Reader
 }
 
 var (
@@ -140,13 +145,13 @@ var (
 	channels  = map[string]*elicitChannel{}
 )
 
-func sharedChannel(path string) *elicitChannel {
+func sharedChannel(path, token string) *elicitChannel {
 	channelMu.Lock()
 	defer channelMu.Unlock()
 	if c := channels[path]; c != nil {
 		return c
 	}
-	c := &elicitChannel{path: path}
+	c := &elicitChannel{path: path, token: token}
 	channels[path] = c
 	return c
 }
@@ -188,7 +193,7 @@ func (c *elicitChannel) roundTrip(ctx context.Context, server string, params *mc
 	conn := c.conn
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
 	defer stop()
-	line, err := json.Marshal(map[string]any{"server": server, "params": params})
+	line, err := json.Marshal(map[string]any{"token": c.token, "server": server, "params": params})
 	if err != nil {
 		return nil, err
 	}

@@ -109,17 +109,18 @@ func TestElicitChannel(t *testing.T) {
 	t.Run("answered", func(t *testing.T) {
 		path := controller(t, func(line string, conn net.Conn) bool {
 			var req struct {
+				Token  string            `json:"token"`
 				Server string            `json:"server"`
 				Params *mcp.ElicitParams `json:"params"`
 			}
-			if json.Unmarshal([]byte(line), &req) != nil || req.Server != "weather" || req.Params.Message != "m" {
+			if json.Unmarshal([]byte(line), &req) != nil || req.Token != "run-secret" || req.Server != "weather" || req.Params.Message != "m" {
 				conn.Write([]byte(`{"error":"bad request"}` + "\n"))
 				return true
 			}
 			conn.Write([]byte(`{"result":{"action":"accept","content":{"a":"b"}}}` + "\n"))
 			return true
 		})
-		c := &elicitChannel{path: path}
+		c := &elicitChannel{path: path, token: "run-secret"}
 		for i := 0; i < 2; i++ { // the connection serves the next request too
 			res, err := c.ask(context.Background(), "weather", params)
 			if err != nil || res.Action != "accept" || res.Content["a"] != "b" {

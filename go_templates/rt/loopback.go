@@ -210,17 +210,19 @@ func decodeResult(raw json.RawMessage) (*toolResult, error) {
 	return &toolResult{Content: wire.Content, StructuredContent: wire.StructuredContent, IsError: wire.IsError}, nil
 }
 
-// roundTrip sends req and returns the JSON-RPC response with id. A kept-alive connection the
-// controller closed while it was idle fails before any byte of an answer: the request is sent
-// again on a new one (the controller never read it).
+// roundTrip sends req and returns the JSON-RPC response with id. A request is sent at most
+// once: one the controller may have read (any byte of it written) is never sent again, as
+// net/http never resends a POST; only a kept-alive connection that failed before a byte of the
+// request left is given up for a new one. Idle connections the controller closed are found
+// before writing (see conn), so that case stays rare.
 func (ep *endpoint) roundTrip(ctx context.Context, req []byte, id int64, watch *progressFeed) ([]byte, error) {
 	for {
 		c, reused, err := ep.conn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		raw, keep, started, err := c.exchange(ctx, req, id, watch)
-		if err != nil && reused && !started && ctx.Err() == nil {
+		raw, keep, written, err := c.exchange(ctx, req, id, watch)
+		if err != nil && reused && written == 0 && ctx.Err() == nil {
 			c.Close()
 			continue
 		}
@@ -233,21 +235,38 @@ func (ep *endpoint) roundTrip(ctx context.Context, req []byte, id int64, watch *
 	}
 }
 
+// idleLimit is how long a connection is kept idle for the next call: less than the
+// controller's keep-alive (5 s, DEFAULT_KEEP_ALIVE_S in gocode/mcp/httplimits.py), so the
+// controller seldom closes one as a request is being written on it (that request could not be
+// sent again: see roundTrip).
+var idleLimit = 3 * time.Second
+
 type httpConn struct {
 	*tcpConn
-	r *bufio.Reader
+	r    *bufio.Reader
+	idle time.Time // when it was put back in the pool
 }
 
+// conn is a connection for one request, and whether it was used before: an idle one still
+// fit to use, else a new one. Those idle too long, closed by the controller or with bytes
+// nobody asked for are closed on the way.
 func (ep *endpoint) conn(ctx context.Context) (*httpConn, bool, error) {
 	key := ep.addr
-	poolMu.Lock()
-	if idle := pool[key]; len(idle) > 0 {
+	for {
+		poolMu.Lock()
+		idle := pool[key]
+		if len(idle) == 0 {
+			poolMu.Unlock()
+			break
+		}
 		c := idle[len(idle)-1]
 		pool[key] = idle[:len(idle)-1]
 		poolMu.Unlock()
-		return c, true, nil
+		if time.Since(c.idle) < idleLimit && c.r.Buffered() == 0 && c.idleOpen() {
+			return c, true, nil
+		}
+		c.Close()
 	}
-	poolMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
@@ -264,49 +283,50 @@ func (ep *endpoint) put(c *httpConn) {
 		return
 	}
 	key := ep.addr
+	c.idle = time.Now()
 	poolMu.Lock()
 	pool[key] = append(pool[key], c)
 	poolMu.Unlock()
 }
 
 // exchange writes one request and reads its response: the JSON-RPC answer with id, whether
-// the connection may be used again, and whether any of the response arrived.
-func (c *httpConn) exchange(ctx context.Context, req []byte, id int64, watch *progressFeed) (raw []byte, keep, started bool, err error) {
+// the connection may be used again, and how many bytes of the request were written.
+func (c *httpConn) exchange(ctx context.Context, req []byte, id int64, watch *progressFeed) (raw []byte, keep bool, written int, err error) {
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer func() {
 		if !stop() {
 			keep = false // the deadline was set (or is being set): this connection is done
 		}
 	}()
-	_, werr := c.Write(req)
+	written, werr := c.Write(req)
 	if _, err := c.r.Peek(1); err != nil {
 		// Failed writing or reading: the read's error is what happened (the controller refused
 		// the request and closed the connection), as net/http reports it.
-		return nil, false, false, err
+		return nil, false, written, err
 	}
 	// On a failed write the controller answered before it read the whole request (a
 	// refusal): its answer is read, and the connection not used again.
 	status, header, err := readHead(c.r)
 	if err != nil {
-		return nil, false, true, err
+		return nil, false, written, err
 	}
 	keep = werr == nil && !strings.EqualFold(header["connection"], "close")
 	body, err := bodyReader(c.r, header)
 	if err != nil {
-		return nil, false, true, err
+		return nil, false, written, err
 	}
 	if status < 200 || status > 299 {
-		return nil, false, true, statusError(status, body)
+		return nil, false, written, statusError(status, body)
 	}
 	if strings.HasPrefix(header["content-type"], "text/event-stream") {
 		raw, err = readEvents(body, id, watch)
 		if err == nil {
 			_, err = io.Copy(io.Discard, body) // the rest of the stream, so the connection can be reused
 		}
-		return raw, keep && err == nil, true, err
+		return raw, keep && err == nil, written, err
 	}
 	raw, err = io.ReadAll(body)
-	return raw, keep && err == nil, true, err
+	return raw, keep && err == nil, written, err
 }
 
 // statusError is an HTTP error status as the SDK's streamable client words it, with the hint

@@ -11,9 +11,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -343,5 +345,141 @@ func TestLoopbackReadsARefusalSentBeforeTheBody(t *testing.T) {
 	_, err = CallText(context.Background(), "s", "t", map[string]any{"x": strings.Repeat("x", 8<<20)})
 	if err == nil || !strings.Contains(err.Error(), "the request body is 9 bytes: rejected by transport: Request Entity Too Large") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// useListener makes the program's server "s" point at ln.
+func useListener(t *testing.T, ln net.Listener) {
+	t.Helper()
+	specsOnce.Do(func() {})
+	specs, specsErr = map[string]ServerSpec{"s": {Transport: "http", URL: "http://" + ln.Addr().String() + "/mcp"}}, nil
+	specsMu.Lock()
+	endpoints = map[string]*endpoint{}
+	specsMu.Unlock()
+	closed.Store(false)
+	t.Cleanup(Close)
+}
+
+// serveRaw answers each request read on ln with answer (false: close the connection
+// unanswered); it counts the requests it read and the connections it accepted.
+func serveRaw(t *testing.T, ln net.Listener, answer func(n int64, conn net.Conn) bool) (seen, conns *atomic.Int64) {
+	seen, conns = new(atomic.Int64), new(atomic.Int64)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer conn.Close()
+				r := bufio.NewReader(conn)
+				for {
+					req, err := http.ReadRequest(r)
+					if err != nil {
+						return
+					}
+					if _, err := io.Copy(io.Discard, req.Body); err != nil {
+						return
+					}
+					if !answer(seen.Add(1), conn) {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return seen, conns
+}
+
+func okAnswer(conn net.Conn, id int64) {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"ok"}]}}`, id)
+	fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+func TestLoopbackSendsACallOnce(t *testing.T) {
+	// The controller reads the second request (it may have run the call) and closes the
+	// kept-alive connection without answering: the call fails, and is never sent again.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, _ := serveRaw(t, ln, func(n int64, conn net.Conn) bool {
+		if n == 1 {
+			okAnswer(conn, rpcSeq.Load())
+			return true
+		}
+		return false
+	})
+	useListener(t, ln)
+	if _, err := CallText(context.Background(), "s", "t", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = CallText(context.Background(), "s", "t", nil)
+	want := `calling tool t (server s): calling "tools/call": sending "tools/call": rejected by transport: Post "http://` + ln.Addr().String() + `/mcp": EOF`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	if n := seen.Load(); n != 2 {
+		t.Errorf("the controller read %d requests for 2 calls", n)
+	}
+}
+
+func TestLoopbackLeavesUnfitIdleConnections(t *testing.T) {
+	// An idle connection whose reads were shut down, one idle past idleLimit, one the
+	// controller sent bytes on unasked: each is dropped before the next call is written, so the
+	// call goes out once, on a new connection.
+	spoil := map[string]func(c *httpConn){
+		"reads shut down": func(c *httpConn) {
+			rc, err := c.f.SyscallConn()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_RD) })
+		},
+		"idle too long": func(c *httpConn) { c.idle = time.Now().Add(-idleLimit) },
+		"bytes unasked": func(*httpConn) {},
+	}
+	for name, spoil := range spoil {
+		t.Run(name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			unasked := make(chan struct{})
+			seen, conns := serveRaw(t, ln, func(n int64, conn net.Conn) bool {
+				okAnswer(conn, rpcSeq.Load())
+				if n == 1 && name == "bytes unasked" {
+					io.WriteString(conn, "HTTP/1.1 200 OK\r\n")
+					close(unasked)
+				}
+				return true
+			})
+			useListener(t, ln)
+			if _, err := CallText(context.Background(), "s", "t", nil); err != nil {
+				t.Fatal(err)
+			}
+			if name == "bytes unasked" {
+				<-unasked
+			}
+			poolMu.Lock()
+			idle := pool[netip.MustParseAddrPort(ln.Addr().String())]
+			if len(idle) != 1 {
+				poolMu.Unlock()
+				t.Fatalf("%d idle connections after one call", len(idle))
+			}
+			spoil(idle[0])
+			poolMu.Unlock()
+			if _, err := CallText(context.Background(), "s", "t", nil); err != nil {
+				t.Fatalf("the call after: %v", err)
+			}
+			if n := seen.Load(); n != 2 {
+				t.Errorf("the controller read %d requests for 2 calls", n)
+			}
+			if n := conns.Load(); n != 2 {
+				t.Errorf("2 calls, the first connection unfit after the first: %d connections", n)
+			}
+		})
 	}
 }

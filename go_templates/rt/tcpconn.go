@@ -122,6 +122,32 @@ func (c *tcpConn) Write(p []byte) (int, error) {
 
 func (c *tcpConn) Close() error { return c.f.Close() }
 
+// idleOpen reports whether a connection that was idle is still open with nothing to read:
+// a peek that does not wait, as net/http learns that its idle connections were closed. The
+// peer's end of stream (its close, or this end's reads shut down), a reset, or bytes nobody
+// asked for all make it unfit for a request.
+func (c *tcpConn) idleOpen() bool {
+	rc, err := c.f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	open := false
+	var b [1]byte
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			if err == syscall.EINTR {
+				continue
+			}
+			open = err == syscall.EAGAIN
+			return
+		}
+	}); err != nil {
+		return false
+	}
+	return open
+}
+
 func (c *tcpConn) SetDeadline(t time.Time) error { return c.f.SetDeadline(t) }
 
 // wrap words an I/O error as package net does: "read tcp 127.0.0.1:54321->127.0.0.1:8080:

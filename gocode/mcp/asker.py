@@ -8,7 +8,8 @@ apply to it as to a client of ``gocode serve``. What it answers is the script's 
 ``defaults`` (accept with the schema's defaults; decline when a required field has none, and
 decline a URL: consent is not given on anyone's behalf) or ``decline``. Each answer is said on
 stderr in one line (server, message, action), so a script's log shows what was answered for
-its user.
+its user. A request a program relays (a direct run's channel) is shown as relayed, on the
+terminal and in that line: the program holds the session, so the server's name is its word.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class CommandLine:
         self._terminal = terminal
         self._one_at_a_time = anyio.Lock()  # one terminal: several servers' questions never interleave
 
+    def say(self, line: str) -> None:
+        """One line where this command line says its answers (stderr)."""
+        self._say(line)
+
     def close(self) -> None:
         if self._terminal is not None:
             self._terminal.close()
@@ -60,13 +65,15 @@ class CommandLine:
     async def elicit(self, params: types.ElicitRequestParams) -> ElicitAnswer:
         return await self.answer(ASKING_SERVER.get() or "a server", params)
 
-    async def answer(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
-        """The answer to ``server``'s request, said on stderr."""
+    async def answer(self, server: str, params: types.ElicitRequestParams, via: str = "") -> types.ElicitResult:
+        """The answer to ``server``'s request, said on stderr; ``via``: gocode's own words for
+        who brought it, when not the server's session gocode holds."""
+        who = shown(server, 80) + (f" ({via})" if via else "")
         why = ""
         if self.policy == "ask":
             assert self._terminal is not None
             async with self._one_at_a_time:
-                result = await _asked(self._terminal, server, params)
+                result = await _asked(self._terminal, who, params)
         elif self.policy == "defaults" and isinstance(params, types.ElicitRequestFormParams):
             try:
                 result = types.ElicitResult(action="accept", content=defaults(fields(params.requested_schema)))
@@ -76,15 +83,15 @@ class CommandLine:
             result = types.ElicitResult(action="decline")
             why = " (a link is not agreed to on your behalf)" if self.policy == "defaults" else ""
         how = "asked" if self.policy == "ask" else f"--elicit {self.policy}"
-        self._say(f"gocode: {shown(server, 80)} asked {shown(params.message, 200)!r}: {result.action}{why} [{how}]")
+        self._say(f"gocode: {who} asked {shown(params.message, 200)!r}: {result.action}{why} [{how}]")
         return result
 
 
-async def _asked(terminal: Terminal, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+async def _asked(terminal: Terminal, who: str, params: types.ElicitRequestParams) -> types.ElicitResult:
     """The person's answer, read in a worker thread that stops when this is cancelled."""
     stop = threading.Event()
     try:
-        return await anyio.to_thread.run_sync(ask, terminal, server, params, stop, abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(ask, terminal, who, params, stop, abandon_on_cancel=True)
     finally:
         stop.set()
 

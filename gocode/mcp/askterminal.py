@@ -1,7 +1,8 @@
 """A server's elicitation asked of the person at the terminal (``/dev/tty``, never stdin:
 ``gocode exec -`` reads its code from stdin).
 
-A form is shown with the server's name and message, then each field with its title,
+A form is shown with who asks (the server's name made printable, and how the request came, in
+gocode's words: :meth:`gocode.mcp.asker.CommandLine.answer`) and the message, then each field with its title,
 description, type, choices and default (Enter takes the default); a value that does not fit is
 said and asked again; then the person accepts, declines or cancels. A URL request shows the
 URL and the message and asks for consent: the URL is never opened here. Every text from the
@@ -71,23 +72,22 @@ def _said(text: str) -> str:
     return "".join(f"  │ {line}\n" for line in shown(text, MAX_MESSAGE, lines=True).splitlines() or [""])
 
 
-def ask(
-    terminal: Terminal, server: str, params: types.ElicitRequestParams, stop: threading.Event
-) -> types.ElicitResult:
-    """Ask ``params`` of the person at ``terminal``; cancel when they end the input."""
+def ask(terminal: Terminal, who: str, params: types.ElicitRequestParams, stop: threading.Event) -> types.ElicitResult:
+    """Ask ``params`` of the person at ``terminal`` on behalf of ``who`` (printable already);
+    cancel when they end the input."""
     try:
         if isinstance(params, types.ElicitRequestURLParams):
-            return _url(terminal, server, params, stop)
-        return _form(terminal, server, params, stop)
+            return _url(terminal, who, params, stop)
+        return _form(terminal, who, params, stop)
     except AskStopped:
         terminal.write("\n")
         return types.ElicitResult(action="cancel")
 
 
 def _url(
-    terminal: Terminal, server: str, params: types.ElicitRequestURLParams, stop: threading.Event
+    terminal: Terminal, who: str, params: types.ElicitRequestURLParams, stop: threading.Event
 ) -> types.ElicitResult:
-    terminal.write(f"\n{shown(server, 80)} asks you to open a link:\n{_said(params.message)}")
+    terminal.write(f"\n{who} asks you to open a link:\n{_said(params.message)}")
     terminal.write(f"  URL: {shown(params.url, 2000)}\n  (gocode does not open it; open it yourself if you agree)\n")
     while True:
         terminal.write("Agree? [y]es (accept) / [n]o (decline): ")
@@ -97,9 +97,9 @@ def _url(
 
 
 def _form(
-    terminal: Terminal, server: str, params: types.ElicitRequestFormParams, stop: threading.Event
+    terminal: Terminal, who: str, params: types.ElicitRequestFormParams, stop: threading.Event
 ) -> types.ElicitResult:
-    terminal.write(f"\n{shown(server, 80)} asks:\n{_said(params.message)}")
+    terminal.write(f"\n{who} asks:\n{_said(params.message)}")
     try:
         form = fields(params.requested_schema)
     except FormError as exc:
