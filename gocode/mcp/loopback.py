@@ -56,7 +56,7 @@ from gocode.mcp import logs, loopoffers
 from gocode.mcp.admission import RunGate
 from gocode.mcp.backchannel import Caller
 from gocode.mcp.clientinfo import client_version
-from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
+from gocode.mcp.httplimits import ConnectionLimits, limit_accept_errors, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward, IdleReport
 from gocode.mcp.offers import Offers
 from gocode.mcp.provider import ToolProvider
@@ -203,8 +203,9 @@ class Loopback:
             timeout_graceful_shutdown=1,
             ws="none",  # programs speak HTTP only; uvicorn's websocket support is imports on every start
             proxy_headers=False,  # a program's X-Forwarded-For names nothing
-            **uvicorn_options(ConnectionLimits()),
+            **uvicorn_options(ConnectionLimits(), shed=self._shed_waiting),
         )
+        limit_accept_errors()
         self._server = _QuietServer(config)
         self._stopped = anyio.Event()
 
@@ -261,6 +262,17 @@ class Loopback:
         with anyio.move_on_after(CLOSE_WAIT_S, shield=True):  # also when the caller is being cancelled
             while run.scopes:
                 await anyio.sleep(0.01)
+
+    def _shed_waiting(self) -> bool:
+        """The listener is out of connections: the run with the most requests waiting at its gate
+        gives up its newest (429), so one run's pile cannot keep other runs' calls out."""
+        heaviest = max(self._runs.values(), key=lambda run: run.gate.waiting, default=None)
+        if heaviest is None:
+            return False
+        return heaviest.gate.shed(
+            f"the endpoint is out of connections and this program holds the most waiting requests "
+            f"({heaviest.gate.waiting}): wait for answers before sending more"
+        )
 
     def lookup(self, token: str | None) -> Run | None:
         if not token:
