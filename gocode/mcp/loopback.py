@@ -18,7 +18,8 @@ Every run gets a fresh token, valid only while it runs; a request without a live
 401. What a run may hold is bounded before its bodies are read: a body over
 :data:`MAX_BODY` gets 413, and each run's :class:`~gocode.mcp.admission.RunGate` admits a few
 requests (and bytes of body) at once, queues some more and refuses the rest with 429 (see
-docs/sandbox.md); the listener's connections are bounded by :mod:`gocode.mcp.httplimits`. The calls a program makes are recorded per run (tool, duration, error) and returned with
+docs/sandbox.md); the listener's connections are bounded by :mod:`gocode.mcp.httplimits`,
+and at its cap the run with the most requests waiting at its gate gives one up. The calls a program makes are recorded per run (tool, duration, error) and returned with
 its result; a call still running when its run ends (the program finished or was killed at its
 timeout) is cancelled. The endpoint is stateless (no MCP sessions to keep) and answers in plain JSON,
 which is the cheapest exchange for the Go client.
