@@ -15,8 +15,9 @@ the loopback endpoint programs call) a protocol that bounds each stage of a conn
   that has waited longest for its next request (half-open, or idle between requests) once
   it has waited ``FRESH_S``, so clients that send promptly keep being served; failing that,
   the listener's ``shed`` (the loopback's: a request parked unread at the gate of the run
-  holding the most) gives one up, then a younger waiting one is closed; when every
-  connection has a request under way, the new one gets 503 and is closed.
+  holding the most, when that is more than its share) gives one up, then the connection
+  opened longest ago is closed; when every connection has a request under way, the new one
+  gets 503 and is closed.
 
 A connection running a request (an app answering, a program running) has no deadline here:
 that is bounded by the call's own timeout. The limits hold per listener. Thread-bound: one
@@ -54,6 +55,9 @@ ACCEPT_BATCH = 128
 # three of the controller's descriptors: the one accepted from the program, the one to the
 # loopback, and the loopback's side of it.
 DESCRIPTORS_PER_FORWARDED = 3
+# Gives up one connection whose request is held unread, from a client holding more than its
+# share of the cap it is given; True if it did (see protocol_class).
+Shed = Callable[[int], bool]
 
 
 def default_max_connections() -> int:
@@ -92,10 +96,11 @@ _BUSY = (
 )
 
 
-def protocol_class(limits: ConnectionLimits, shed: Callable[[], bool] | None = None) -> type[H11Protocol]:
+def protocol_class(limits: ConnectionLimits, shed: Shed | None = None) -> type[H11Protocol]:
     """An h11 protocol class enforcing ``limits``; one class per listener (it keeps the
-    listener's waiting connections). ``shed``, called when the cap is reached and no connection
-    waits for its next request, gives up one whose request is held unread (True if it did)."""
+    listener's waiting connections). ``shed(cap)``, called when the cap is reached, gives up
+    one connection whose request is held unread, from a client holding more than its share of
+    ``cap``, True if it did."""
     # Here, not at the top: `gocode serve --help` reads this module's defaults.
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -121,13 +126,14 @@ def protocol_class(limits: ConnectionLimits, shed: Callable[[], bool] | None = N
             self._await_request()
 
         def _make_room(self) -> bool:
-            """Close one connection for this one: one idle or half-open past FRESH_S, else one
-            ``shed`` gives up, else the one that has waited longest (just opened, its request
-            surely on its way: a burst of new connections would otherwise close each other)."""
+            """Close one connection for this one: one idle or half-open past FRESH_S, else a
+            request held unread by a client over its share (``shed``), else the connection
+            opened longest ago (a burst of one client's new connections would otherwise close
+            each other's, their requests surely on their way)."""
             oldest = next(iter(waiting), None)
             if oldest is not None and self.loop.time() - oldest._since >= FRESH_S:
                 oldest._drop()
-            elif shed is not None and shed():
+            elif shed is not None and shed(cap):
                 pass
             elif oldest is not None:
                 oldest._drop()
@@ -223,7 +229,7 @@ def no_delay(transport: asyncio.BaseTransport) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-def uvicorn_options(limits: ConnectionLimits, shed: Callable[[], bool] | None = None) -> dict[str, Any]:
+def uvicorn_options(limits: ConnectionLimits, shed: Shed | None = None) -> dict[str, Any]:
     """Keyword arguments for ``uvicorn.Config`` that enforce ``limits`` (``shed``: see
     :func:`protocol_class`)."""
     return {

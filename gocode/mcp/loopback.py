@@ -264,15 +264,18 @@ class Loopback:
             while run.scopes:
                 await anyio.sleep(0.01)
 
-    def _shed_waiting(self) -> bool:
-        """The listener is out of connections: the run with the most requests waiting at its gate
-        gives up its newest (429), so one run's pile cannot keep other runs' calls out."""
-        heaviest = max(self._runs.values(), key=lambda run: run.gate.waiting, default=None)
-        if heaviest is None:
+    def _shed_waiting(self, cap: int) -> bool:
+        """The listener's ``cap`` connections are all taken: the run holding the most requests
+        gives up its newest waiting one (429) when it holds more than its share of the cap, so
+        one run's pile cannot keep other runs' calls out."""
+        heaviest = max(self._runs.values(), key=lambda run: run.gate.requests + run.gate.waiting, default=None)
+        share = cap // max(1, len(self._runs))
+        if heaviest is None or heaviest.gate.requests + heaviest.gate.waiting <= share:
             return False
         return heaviest.gate.shed(
-            f"the endpoint is out of connections and this program holds the most waiting requests "
-            f"({heaviest.gate.waiting}): wait for answers before sending more"
+            f"the endpoint is out of connections and this program holds the most requests "
+            f"({heaviest.gate.requests} under way and {heaviest.gate.waiting} waiting, more than its share "
+            f"of {share}): wait for answers before sending more"
         )
 
     def lookup(self, token: str | None) -> Run | None:

@@ -19,26 +19,58 @@ import contextlib
 import logging
 import socket
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from gocode.mcp import logs
 from gocode.mcp.httplimits import forwarded_max_connections
 
+# A connection that has carried an answer and nothing since for this long is taken as idle
+# between requests. A streamed answer (progress events) quieter than this looks idle too: a run
+# at its share may then lose it (that call fails), only while the places are all taken.
+IDLE_S = 0.05
 ACCEPT_RETRY_S = 0.5  # after an accept failed (the controller out of descriptors): try again then
 log = logging.getLogger("gocode.run.forwarder")
 log.addFilter(logs.FloodFilter())  # one failure repeated by every run's accept loop: a few lines
+
+
+class _Pair:
+    """One forwarded connection: its task, and since when it is idle (its last bytes were an
+    answer to the program, and nothing came since: a kept-alive connection between requests)."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Future[None] | None = None
+        self.idle_since: float | None = None
+
+    def idle(self, now: float) -> bool:
+        return self.idle_since is not None and now - self.idle_since >= IDLE_S
 
 
 class _Forwarding:
     """One run's forwarded connections, newest last, and a place taken before each accept."""
 
     def __init__(self) -> None:
-        self.pairs: list[asyncio.Future[None]] = []
+        self.pairs: list[_Pair] = []
         self.reserved = False
 
     @property
     def held(self) -> int:
         return len(self.pairs) + self.reserved
+
+    def give_up(self, idle_only: bool) -> bool:
+        """Close one connection: the longest idle (the runtime sends its request again on a new
+        one), else, unless ``idle_only``, the newest. False when there is none to close."""
+        now = asyncio.get_running_loop().time()
+        idle = [p for p in self.pairs if p.idle(now)]
+        pair = min(idle, key=lambda p: p.idle_since or 0.0) if idle else None
+        if pair is None and not idle_only and self.pairs:
+            pair = self.pairs[-1]
+        if pair is None:
+            return False
+        self.pairs.remove(pair)
+        if pair.task is not None:
+            pair.task.cancel()  # closed as its task unwinds
+        return True
 
 
 class _Places:
@@ -59,15 +91,20 @@ class _Places:
     async def take(self, run: _Forwarding) -> None:
         """Reserve a place for ``run``'s next connection, waiting while it holds its share."""
         while not self._take(run):
-            await self._changed.wait()
+            # Also when nothing ends: one of its own connections may have become idle meanwhile.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), IDLE_S)
 
     def _take(self, run: _Forwarding) -> bool:
         if self.total() >= self.limit:
             share = self.limit // max(1, len(self.runs))
             heaviest = max(self.runs, key=lambda r: r.held)
-            if run.held >= share or heaviest is run or not heaviest.pairs:
+            if run.held >= share or heaviest is run:
+                # At its share: its own idle connection makes room, else it waits for one to end.
+                if not run.give_up(idle_only=True):
+                    return False
+            elif not heaviest.give_up(idle_only=False):
                 return False
-            heaviest.pairs.pop().cancel()  # its newest connection: closed as its task unwinds
         run.reserved = True
         return True
 
@@ -111,24 +148,26 @@ async def serve_endpoint(channel: socket.socket, port: int) -> None:
                 await asyncio.sleep(ACCEPT_RETRY_S)
                 continue
             run.reserved = False
-            pair = asyncio.ensure_future(_forward(conn, port))
+            pair = _Pair()
+            pair.task = asyncio.ensure_future(_forward(conn, port, pair))
             run.pairs.append(pair)
-            pair.add_done_callback(lambda done: _ended(places, run, done))
+            pair.task.add_done_callback(lambda _, pair=pair: _ended(places, run, pair))  # type: ignore[misc]
     finally:
         places.runs.discard(run)
         for held in run.pairs:
-            held.cancel()
+            if held.task is not None:
+                held.task.cancel()
         listener.close()
         places.changed()
 
 
-def _ended(places: _Places, run: _Forwarding, pair: asyncio.Future[None]) -> None:
+def _ended(places: _Places, run: _Forwarding, pair: _Pair) -> None:
     with contextlib.suppress(ValueError):  # a shed one left the list when it was chosen
         run.pairs.remove(pair)
     places.changed()
 
 
-async def _forward(conn: socket.socket, port: int) -> None:
+async def _forward(conn: socket.socket, port: int, pair: _Pair) -> None:
     """Carry one connection both ways until either side ends (or the task is cancelled)."""
     writers: list[asyncio.StreamWriter] = []
     try:
@@ -136,7 +175,15 @@ async def _forward(conn: socket.socket, port: int) -> None:
         writers.append(writer)
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
         writers.append(up_writer)
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        loop = asyncio.get_running_loop()
+
+        def asked() -> None:
+            pair.idle_since = None
+
+        def answered() -> None:
+            pair.idle_since = loop.time()
+
+        await asyncio.gather(_pipe(reader, up_writer, asked), _pipe(up_reader, writer, answered))
     except OSError:
         for w in writers:
             w.close()
@@ -149,9 +196,10 @@ async def _forward(conn: socket.socket, port: int) -> None:
             conn.close()
 
 
-async def _pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+async def _pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter, seen: Callable[[], None]) -> None:
     try:
         while data := await r.read(65536):
+            seen()
             w.write(data)
             await w.drain()
     except (ConnectionError, OSError):
