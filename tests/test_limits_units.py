@@ -12,6 +12,7 @@ import pytest
 from gocode.cli.common import setup_logging
 from gocode.errors import AdmissionRefused
 from gocode.mcp.admission import RunGate
+from gocode.mcp.httplimits import limit_accept_errors
 
 pytestmark = pytest.mark.fast
 
@@ -68,6 +69,31 @@ def test_closing_a_gate_refuses_what_waits_and_what_comes():
     anyio.run(go)
 
 
+def test_shedding_refuses_the_newest_waiter_with_its_reason_and_keeps_the_rest():
+    async def go() -> None:
+        gate = RunGate(max_requests=1, max_bytes=10, max_waiting=5)
+        outcomes: list[str] = []
+
+        async def wait_for_place(name: str) -> None:
+            try:
+                async with gate.admit(1):
+                    outcomes.append(f"{name} admitted")
+            except AdmissionRefused as exc:
+                outcomes.append(f"{name}: {exc}")
+
+        assert not gate.shed("nothing waits")
+        async with anyio.create_task_group() as tg, gate.admit(1):
+            for name in ("old", "new"):
+                tg.start_soon(wait_for_place, name)
+                await anyio.wait_all_tasks_blocked()
+            assert gate.shed("out of connections")
+            await anyio.wait_all_tasks_blocked()
+            assert outcomes == ["new: out of connections"] and gate.waiting == 1
+        assert outcomes == ["new: out of connections", "old admitted"] and gate.requests == 0
+
+    anyio.run(go)
+
+
 def test_a_waiter_cancelled_gives_its_place_back():
     async def go() -> None:
         gate = RunGate(max_requests=1, max_bytes=10, max_waiting=5)
@@ -98,3 +124,17 @@ def test_one_warning_repeated_ten_thousand_times_costs_a_few_lines(monkeypatch):
         root.handlers[:] = handlers
         root.setLevel(level)
         logging.getLogger("gocode").setLevel(gocode_level)
+
+
+def test_asyncio_accept_errors_are_limited_without_the_cli_and_nothing_else_is(caplog):
+    """A library controller (no CLI logging set up): the loopback limits asyncio's accept-loop
+    lines by itself, and leaves its other messages alone."""
+    limit_accept_errors()
+    log = logging.getLogger("asyncio")
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        for _ in range(1_000):
+            log.error("socket.accept() out of system resource\nsocket: <fd=21>")
+        for i in range(20):
+            log.error("Task exception was never retrieved %d", i)
+    accepts = [r for r in caplog.records if r.getMessage().startswith("socket.accept()")]
+    assert len(accepts) == 10 and len(caplog.records) == 30

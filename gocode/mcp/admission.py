@@ -7,7 +7,9 @@ a body up to the cap on each; every body admitted is read, joined and parsed in 
 without ``Content-Length`` counts as the whole cap); the next ``max_waiting`` wait, first come
 first served, before their bodies are read (a waiting request costs a connection, not its
 body); beyond that a request is refused at once. A run can only starve itself: other runs have
-gates of their own. Closing the gate (the run ended) refuses everything still waiting.
+gates of their own. A waiting request still holds a connection: when the listener runs out of
+them, the run waiting the most gives up its newest (:meth:`RunGate.shed`). Closing the gate
+(the run ended) refuses everything still waiting.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ MAX_WAITING_PER_RUN = 256
 @dataclass
 class _Waiter:
     size: int
-    admitted: anyio.Event  # set when it is admitted (taken) or refused (the run ended)
+    admitted: anyio.Event  # set when it is admitted (taken) or refused (the run ended, or shed)
     taken: bool = False
+    refusal: str = "the program's run has ended"
 
 
 class RunGate:
@@ -83,11 +86,21 @@ class RunGate:
                     self._waiting.remove(waiter)
                 raise
             if not waiter.taken:
-                raise AdmissionRefused("the program's run has ended")
+                raise AdmissionRefused(waiter.refusal)
         try:
             yield
         finally:
             self._give(size)
+
+    def shed(self, reason: str) -> bool:
+        """Refuse the newest waiting request (its connection is wanted elsewhere), saying
+        ``reason``; False when none waits."""
+        if not self._waiting:
+            return False
+        waiter = self._waiting.pop()
+        waiter.refusal = reason
+        waiter.admitted.set()
+        return True
 
     def close(self) -> None:
         """The run ended: refuse everything waiting and everything to come."""

@@ -12,9 +12,12 @@ the loopback endpoint programs call) a protocol that bounds each stage of a conn
 - **body**: once the headers are in, the whole body within ``body_timeout`` (time the app
   leaves it unread, its reading paused, does not count);
 - **count**: at most ``max_connections`` open; a new one beyond that closes the connection
-  that has waited longest for its next request (half-open, or idle between requests), so
-  clients that send promptly keep being served; when every connection has a request under
-  way, the new one gets 503 and is closed.
+  that has waited longest for its next request (half-open, or idle between requests) once
+  it has waited ``FRESH_S``, so clients that send promptly keep being served; failing that,
+  the listener's ``shed`` (the loopback's: a request parked unread at the gate of the run
+  holding the most, when that is more than its share) gives one up, then the connection
+  opened longest ago is closed; when every connection has a request under way, the new one
+  gets 503 and is closed.
 
 A connection running a request (an app answering, a program running) has no deadline here:
 that is bounded by the call's own timeout. The limits hold per listener. Thread-bound: one
@@ -25,10 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import resource
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from gocode.mcp import logs
 
 if TYPE_CHECKING:
     import asyncio
@@ -38,9 +45,19 @@ if TYPE_CHECKING:
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_BODY_TIMEOUT_S = 60.0
 DEFAULT_KEEP_ALIVE_S = 5
+# A connection waiting this long for its request's headers is idle or stalled, not one whose
+# client is still sending them (that takes well under a millisecond on loopback).
+FRESH_S = 1.0
 MAX_CONNECTIONS_CEILING = 1024
-MAX_HEADER_BYTES = 16 * 1024
-ACCEPT_BATCH = 128  # request line and headers; h11 answers 400 beyond it
+MAX_HEADER_BYTES = 16 * 1024  # request line and headers; h11 answers 400 beyond it
+ACCEPT_BATCH = 128
+# A program's connection forwarded out of its network namespace (the netns sandbox tier) holds
+# three of the controller's descriptors: the one accepted from the program, the one to the
+# loopback, and the loopback's side of it.
+DESCRIPTORS_PER_FORWARDED = 3
+# Gives up one connection whose request is held unread, from a client holding more than its
+# share of the cap it is given; True if it did (see protocol_class).
+Shed = Callable[[int], bool]
 
 
 def default_max_connections() -> int:
@@ -50,6 +67,12 @@ def default_max_connections() -> int:
     if soft == resource.RLIM_INFINITY:
         return MAX_CONNECTIONS_CEILING
     return max(16, min(MAX_CONNECTIONS_CEILING, soft // 4))
+
+
+def forwarded_max_connections() -> int:
+    """How many program connections the netns tier's forwarders may hold at once, all runs
+    together: the descriptors they cost stay within what one listener's cap allows."""
+    return max(16, default_max_connections() // DESCRIPTORS_PER_FORWARDED)
 
 
 @dataclass(frozen=True)
@@ -73,9 +96,11 @@ _BUSY = (
 )
 
 
-def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
+def protocol_class(limits: ConnectionLimits, shed: Shed | None = None) -> type[H11Protocol]:
     """An h11 protocol class enforcing ``limits``; one class per listener (it keeps the
-    listener's waiting connections)."""
+    listener's waiting connections). ``shed(cap)``, called when the cap is reached, gives up
+    one connection whose request is held unread, from a client holding more than its share of
+    ``cap``, True if it did."""
     # Here, not at the top: `gocode serve --help` reads this module's defaults.
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -87,20 +112,34 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
     class _Limited(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
         _stage: str = "headers"
+        _since = 0.0  # when it began waiting for its next request
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)  # type: ignore[arg-type]
             no_delay(transport)
-            if len(self.connections) > cap:
-                victim = next(iter(waiting), None)
-                if victim is None:
-                    # Every connection has a request under way: refuse this one, saying why.
-                    self.connections.discard(self)
-                    transport.write(_BUSY)  # type: ignore[attr-defined]
-                    transport.close()
-                    return
-                victim._drop()
+            if len(self.connections) > cap and not self._make_room():
+                # Every connection has a request under way: refuse this one, saying why.
+                self.connections.discard(self)
+                transport.write(_BUSY)  # type: ignore[attr-defined]
+                transport.close()
+                return
             self._await_request()
+
+        def _make_room(self) -> bool:
+            """Close one connection for this one: one idle or half-open past FRESH_S, else a
+            request held unread by a client over its share (``shed``), else the connection
+            opened longest ago (a burst of one client's new connections would otherwise close
+            each other's, their requests surely on their way)."""
+            oldest = next(iter(waiting), None)
+            if oldest is not None and self.loop.time() - oldest._since >= FRESH_S:
+                oldest._drop()
+            elif shed is not None and shed(cap):
+                pass
+            elif oldest is not None:
+                oldest._drop()
+            else:
+                return False
+            return True
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._settle()
@@ -120,6 +159,7 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
                 self._await_request()
 
         def _await_request(self) -> None:
+            self._since = self.loop.time()
             waiting[self] = None
             self._arm("headers", limits.header_timeout)
 
@@ -155,6 +195,29 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
     return _Limited
 
 
+class _AcceptErrors(logging.Filter):
+    """Only asyncio's accept-loop failures (out of descriptors), a few a minute per listener."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flood = logs.FloodFilter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(ACCEPT_ERROR) or self.flood.filter(record)
+
+
+ACCEPT_ERROR = "socket.accept() out of system resource"
+
+
+def limit_accept_errors() -> None:
+    """asyncio logs an accept loop out of descriptors (with its traceback) on every retry,
+    about once a second per listener, for as long as it lasts: at most a few a minute get
+    through, then a count. Once per process; other asyncio messages pass untouched."""
+    logger = logging.getLogger("asyncio")
+    if not any(isinstance(f, _AcceptErrors) for f in logger.filters):
+        logger.addFilter(_AcceptErrors())
+
+
 def no_delay(transport: asyncio.BaseTransport) -> None:
     """Send each response at once (TCP_NODELAY). asyncio sets it only on connections of a
     listening socket made with ``proto=IPPROTO_TCP``; ours are made with 0, and uvicorn writes
@@ -166,10 +229,11 @@ def no_delay(transport: asyncio.BaseTransport) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-def uvicorn_options(limits: ConnectionLimits) -> dict[str, Any]:
-    """Keyword arguments for ``uvicorn.Config`` that enforce ``limits``."""
+def uvicorn_options(limits: ConnectionLimits, shed: Shed | None = None) -> dict[str, Any]:
+    """Keyword arguments for ``uvicorn.Config`` that enforce ``limits`` (``shed``: see
+    :func:`protocol_class`)."""
     return {
-        "http": protocol_class(limits),
+        "http": protocol_class(limits, shed),
         "timeout_keep_alive": DEFAULT_KEEP_ALIVE_S,
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
         # Also how many connections asyncio accepts in one go, before a dropped one's descriptor

@@ -18,7 +18,8 @@ Every run gets a fresh token, valid only while it runs; a request without a live
 401. What a run may hold is bounded before its bodies are read: a body over
 :data:`MAX_BODY` gets 413, and each run's :class:`~gocode.mcp.admission.RunGate` admits a few
 requests (and bytes of body) at once, queues some more and refuses the rest with 429 (see
-docs/sandbox.md); the listener's connections are bounded by :mod:`gocode.mcp.httplimits`. The calls a program makes are recorded per run (tool, duration, error) and returned with
+docs/sandbox.md); the listener's connections are bounded by :mod:`gocode.mcp.httplimits`,
+and at its cap the run with the most requests waiting at its gate gives one up. The calls a program makes are recorded per run (tool, duration, error) and returned with
 its result; a call still running when its run ends (the program finished or was killed at its
 timeout) is cancelled. The endpoint is stateless (no MCP sessions to keep) and answers in plain JSON,
 which is the cheapest exchange for the Go client.
@@ -56,7 +57,7 @@ from gocode.mcp import logs, loopoffers
 from gocode.mcp.admission import RunGate
 from gocode.mcp.backchannel import Caller
 from gocode.mcp.clientinfo import client_version
-from gocode.mcp.httplimits import ConnectionLimits, uvicorn_options
+from gocode.mcp.httplimits import ConnectionLimits, limit_accept_errors, uvicorn_options
 from gocode.mcp.intercept import CallInterceptor, Forward, IdleReport
 from gocode.mcp.offers import Offers
 from gocode.mcp.provider import ToolProvider
@@ -203,8 +204,9 @@ class Loopback:
             timeout_graceful_shutdown=1,
             ws="none",  # programs speak HTTP only; uvicorn's websocket support is imports on every start
             proxy_headers=False,  # a program's X-Forwarded-For names nothing
-            **uvicorn_options(ConnectionLimits()),
+            **uvicorn_options(ConnectionLimits(), shed=self._shed_waiting),
         )
+        limit_accept_errors()
         self._server = _QuietServer(config)
         self._stopped = anyio.Event()
 
@@ -261,6 +263,20 @@ class Loopback:
         with anyio.move_on_after(CLOSE_WAIT_S, shield=True):  # also when the caller is being cancelled
             while run.scopes:
                 await anyio.sleep(0.01)
+
+    def _shed_waiting(self, cap: int) -> bool:
+        """The listener's ``cap`` connections are all taken: the run holding the most requests
+        gives up its newest waiting one (429) when it holds more than its share of the cap, so
+        one run's pile cannot keep other runs' calls out."""
+        heaviest = max(self._runs.values(), key=lambda run: run.gate.requests + run.gate.waiting, default=None)
+        share = cap // max(1, len(self._runs))
+        if heaviest is None or heaviest.gate.requests + heaviest.gate.waiting <= share:
+            return False
+        return heaviest.gate.shed(
+            f"the endpoint is out of connections and this program holds the most requests "
+            f"({heaviest.gate.requests} under way and {heaviest.gate.waiting} waiting, more than its share "
+            f"of {share}): wait for answers before sending more"
+        )
 
     def lookup(self, token: str | None) -> Run | None:
         if not token:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from gocode.files import dir_size
 from gocode.run import owned
 from gocode.run.cgroups import run_cgroups
+from gocode.run.forwarder import serve_endpoint
 from gocode.run.gotraceback import trim_traceback
 from gocode.run.kept import head_and_tail, kept_label
 from gocode.run.result import RunResult
@@ -201,7 +202,7 @@ async def launch(
         if theirs is not None:
             theirs.close()
     if ours is not None:
-        confinement.endpoint = asyncio.ensure_future(_serve_endpoint(ours, confinement.port))
+        confinement.endpoint = asyncio.ensure_future(serve_endpoint(ours, confinement.port))
     return proc, read_end
 
 
@@ -297,55 +298,6 @@ async def _reaped(started: asyncio.Future[asyncio.subprocess.Process]) -> None:
         return  # it did not start
     _kill_group(proc.pid)
     await proc.wait()
-
-
-async def _serve_endpoint(channel: socket.socket, port: int) -> None:
-    """Serve the listener the launcher opened in the program's namespace: every connection to
-    it is forwarded to the controller's loopback endpoint (which still checks the run's token)."""
-    channel.setblocking(False)
-    loop = asyncio.get_running_loop()
-    try:
-        _, fds, _, _ = await loop.run_in_executor(None, _recv_listener, channel)
-    finally:
-        channel.close()
-    if not fds:
-        return  # the launcher failed before: its status line says why
-    listener = socket.socket(fileno=fds[0])
-
-    async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            writer.close()
-            return
-
-        async def pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-            try:
-                while data := await r.read(65536):
-                    w.write(data)
-                    await w.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                with contextlib.suppress(Exception):
-                    w.close()
-
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
-
-    server = await asyncio.start_server(forward, sock=listener)
-    try:
-        await asyncio.Event().wait()  # until the run ends and cancels this
-    finally:
-        server.close()
-
-
-def _recv_listener(channel: socket.socket) -> tuple[bytes, list[int], int, Any]:
-    channel.setblocking(True)
-    channel.settimeout(30)
-    try:
-        return socket.recv_fds(channel, 1, 1)
-    except (OSError, TimeoutError):
-        return b"", [], 0, None
 
 
 def _read_status(fd: int) -> dict[str, Any] | None:
