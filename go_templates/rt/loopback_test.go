@@ -279,13 +279,7 @@ func TestLoopbackRefusesHostileAnswers(t *testing.T) {
 			}()
 		}
 	}()
-	specsOnce.Do(func() {})
-	specs, specsErr = map[string]ServerSpec{"s": {Transport: "http", URL: "http://" + ln.Addr().String() + "/mcp"}}, nil
-	specsMu.Lock()
-	endpoints = map[string]*endpoint{}
-	specsMu.Unlock()
-	closed.Store(false)
-	defer Close()
+	useListener(t, ln)
 	_, err = CallText(context.Background(), "s", "t", nil)
 	if err == nil || !strings.Contains(err.Error(), "response head is too long") {
 		t.Errorf("got %v", err)
@@ -335,13 +329,7 @@ func TestLoopbackReadsARefusalSentBeforeTheBody(t *testing.T) {
 		body := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the request body is 9 bytes"}}`
 		fmt.Fprintf(conn, "HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 	}()
-	specsOnce.Do(func() {})
-	specs, specsErr = map[string]ServerSpec{"s": {Transport: "http", URL: "http://" + ln.Addr().String() + "/mcp"}}, nil
-	specsMu.Lock()
-	endpoints = map[string]*endpoint{}
-	specsMu.Unlock()
-	closed.Store(false)
-	defer Close()
+	useListener(t, ln)
 	_, err = CallText(context.Background(), "s", "t", map[string]any{"x": strings.Repeat("x", 8<<20)})
 	if err == nil || !strings.Contains(err.Error(), "the request body is 9 bytes: rejected by transport: Request Entity Too Large") {
 		t.Errorf("got %v", err)
