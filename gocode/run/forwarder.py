@@ -58,8 +58,8 @@ class _Forwarding:
         return len(self.pairs) + self.reserved
 
     def give_up(self, idle_only: bool) -> bool:
-        """Close one connection: the longest idle (the runtime sends its request again on a new
-        one), else, unless ``idle_only``, the newest. False when there is none to close."""
+        """Close one connection: the longest idle (the runtime finds it closed before it writes
+        and takes a new one), else, unless ``idle_only``, the newest. False when there is none."""
         now = asyncio.get_running_loop().time()
         idle = [p for p in self.pairs if p.idle(now)]
         pair = min(idle, key=lambda p: p.idle_since or 0.0) if idle else None
