@@ -215,8 +215,8 @@ class HeldBuilds:
     def __getattr__(self, name):
         return getattr(self.__dict__["_ws"], name)  # never through itself: no recursion before __init__
 
-    async def build(self, pkg, code, filename="model.go", runner="sdk", on_linking=None):
-        built = await self._ws.build(pkg, code, filename, runner, on_linking)
+    async def build(self, pkg, code, filename="model.go", runner="sdk", on_linking=None, timeout=None):
+        built = await self._ws.build(pkg, code, filename, runner, on_linking, timeout=timeout)
         if self.hold in code.source:
             self.building.set()
             with anyio.fail_after(60):
