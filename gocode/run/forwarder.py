@@ -4,12 +4,15 @@ the controller's loopback endpoint (which still checks the run's token).
 Each forwarded connection holds three of the controller's descriptors (the one accepted from
 the program, the one to the loopback, and the loopback's side of it), so the forwarders of all
 runs together hold at most :func:`~gocode.mcp.httplimits.forwarded_max_connections` at once
-(a third of the loopback listener's cap). Within that, runs share: when it is reached, a run
-holding less than its share (the cap divided among the runs forwarding) takes a place from the
-run holding the most, whose newest connection is closed; a run at its share waits, and its
-further connections stay queued in its own namespace (the listener's backlog, which costs the
-controller nothing) until one of its own closes. So a program can only slow itself, and never
-drive the controller out of descriptors. Thread-bound: the places are kept per event loop.
+(a third of the loopback listener's cap). Within that, each run holds at most its share (the
+cap divided among the runs forwarding), even while places are free: a run above its share
+would lose its newest connections, calls under way, as soon as the others took theirs. A run
+at its share closes one of its own idle connections, or waits, its further connections queued
+in its own namespace (the listener's backlog, which costs the controller nothing) until one of
+its own ends. When the cap is reached (runs came, so the shares shrank), a run below its share
+takes a place from the run holding the most: its longest idle connection, else one that never
+carried a byte, else its newest. So a program can only slow itself, and never drive the
+controller out of descriptors. Thread-bound: the places are kept per event loop.
 """
 
 from __future__ import annotations
@@ -35,11 +38,14 @@ log.addFilter(logs.FloodFilter())  # one failure repeated by every run's accept 
 
 
 class _Pair:
-    """One forwarded connection: its task, and since when it is idle (its last bytes were an
-    answer to the program, and nothing came since: a kept-alive connection between requests)."""
+    """One forwarded connection: its task, the accepted socket until that task takes it, whether
+    the program sent anything on it, and since when it is idle (its last bytes were an answer to
+    the program, and nothing came since: a kept-alive connection between requests)."""
 
-    def __init__(self) -> None:
+    def __init__(self, conn: socket.socket) -> None:
         self.task: asyncio.Future[None] | None = None
+        self.conn: socket.socket | None = conn
+        self.asked = False
         self.idle_since: float | None = None
 
     def idle(self, now: float) -> bool:
@@ -59,12 +65,15 @@ class _Forwarding:
 
     def give_up(self, idle_only: bool) -> bool:
         """Close one connection: the longest idle (the runtime finds it closed before it writes
-        and takes a new one), else, unless ``idle_only``, the newest. False when there is none."""
+        and takes a new one), else, unless ``idle_only``, the newest that never carried a byte,
+        else the newest. False when there is none."""
         now = asyncio.get_running_loop().time()
         idle = [p for p in self.pairs if p.idle(now)]
         pair = min(idle, key=lambda p: p.idle_since or 0.0) if idle else None
         if pair is None and not idle_only and self.pairs:
-            pair = self.pairs[-1]
+            # One not yet taken by its task may hold a request already: not counted as silent.
+            silent = [p for p in self.pairs if p.conn is None and not p.asked]
+            pair = silent[-1] if silent else self.pairs[-1]
         if pair is None:
             return False
         self.pairs.remove(pair)
@@ -96,14 +105,14 @@ class _Places:
                 await asyncio.wait_for(self._changed.wait(), IDLE_S)
 
     def _take(self, run: _Forwarding) -> bool:
-        if self.total() >= self.limit:
-            share = self.limit // max(1, len(self.runs))
+        share = max(1, self.limit // max(1, len(self.runs)))
+        if run.held >= share:
+            # At its share: its own idle connection makes room, else it waits for one to end.
+            if not run.give_up(idle_only=True):
+                return False
+        elif self.total() >= self.limit:
             heaviest = max(self.runs, key=lambda r: r.held)
-            if run.held >= share or heaviest is run:
-                # At its share: its own idle connection makes room, else it waits for one to end.
-                if not run.give_up(idle_only=True):
-                    return False
-            elif not heaviest.give_up(idle_only=False):
+            if heaviest is run or not heaviest.give_up(idle_only=False):
                 return False
         run.reserved = True
         return True
@@ -148,8 +157,8 @@ async def serve_endpoint(channel: socket.socket, port: int) -> None:
                 await asyncio.sleep(ACCEPT_RETRY_S)
                 continue
             run.reserved = False
-            pair = _Pair()
-            pair.task = asyncio.ensure_future(_forward(conn, port, pair))
+            pair = _Pair(conn)
+            pair.task = asyncio.ensure_future(_forward(port, pair))
             run.pairs.append(pair)
             pair.task.add_done_callback(lambda _, pair=pair: _ended(places, run, pair))  # type: ignore[misc]
     finally:
@@ -162,13 +171,18 @@ async def serve_endpoint(channel: socket.socket, port: int) -> None:
 
 
 def _ended(places: _Places, run: _Forwarding, pair: _Pair) -> None:
+    if pair.conn is not None:  # shed before its task ran: closed here, or the program waits on it
+        pair.conn.close()
+        pair.conn = None
     with contextlib.suppress(ValueError):  # a shed one left the list when it was chosen
         run.pairs.remove(pair)
     places.changed()
 
 
-async def _forward(conn: socket.socket, port: int, pair: _Pair) -> None:
+async def _forward(port: int, pair: _Pair) -> None:
     """Carry one connection both ways until either side ends (or the task is cancelled)."""
+    assert pair.conn is not None
+    conn, pair.conn = pair.conn, None
     writers: list[asyncio.StreamWriter] = []
     try:
         reader, writer = await asyncio.open_connection(sock=conn)
@@ -178,6 +192,7 @@ async def _forward(conn: socket.socket, port: int, pair: _Pair) -> None:
         loop = asyncio.get_running_loop()
 
         def asked() -> None:
+            pair.asked = True
             pair.idle_since = None
 
         def answered() -> None:
