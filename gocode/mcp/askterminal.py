@@ -9,15 +9,20 @@ URL and the message and asks for consent: the URL is never opened here. Every te
 server passes :func:`gocode.mcp.elicitform.shown`, and each of its lines is drawn behind a bar,
 so a hostile server can neither move the cursor nor print what looks like gocode's own prompt.
 
-The terminal is read by line with a poll, in a worker thread that stops when ``stop`` is set
-(the call ended, or the answer timed out), so no thread is left reading the terminal.
+The terminal is read by line with a poll and reads that never block, in a worker thread that
+stops when ``stop`` is set (the call ended, or the answer timed out) or the terminal is closed,
+so no thread is left reading the terminal. Closing waits for that thread to leave: a descriptor
+closed under it could be reused (another terminal, a socket) and read or written by it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import mcp_types as types
@@ -27,6 +32,7 @@ from gocode.mcp.elicitform import MAX_ANSWER, MAX_MESSAGE, Field, fields, shown
 from gocode.terminal import controlling_terminal
 
 _POLL_S = 0.1
+_CLOSE_WAIT_S = 2.0
 
 
 class Terminal:
@@ -34,6 +40,8 @@ class Terminal:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self._closed = threading.Event()
+        self._in_use = threading.Lock()  # held by the worker asking: close waits for it
 
     @classmethod
     def open(cls) -> Terminal | None:
@@ -42,7 +50,23 @@ class Terminal:
         return None if fd is None else cls(fd)
 
     def close(self) -> None:
-        os.close(self.fd)
+        """Close it once no worker asks on it (one leaves within a poll). A worker held longer
+        (its write blocked: output stopped with Ctrl-S) keeps the descriptor, open until exit."""
+        self._closed.set()
+        if not self._in_use.acquire(timeout=_CLOSE_WAIT_S):
+            return
+        try:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+        finally:
+            self._in_use.release()
+
+    @contextmanager
+    def claimed(self) -> Iterator[bool]:
+        """Held while a worker asks; whether the terminal is still open."""
+        with self._in_use:
+            yield not self._closed.is_set()
 
     def write(self, text: str) -> None:
         data = text.encode("utf-8", "replace")
@@ -50,20 +74,33 @@ class Terminal:
             data = data[os.write(self.fd, data) :]
 
     def read_line(self, stop: threading.Event) -> str:
-        """One line typed (without its newline); raises :class:`AskStopped` on ``stop`` or at end of input."""
+        """One line typed (without its newline); raises :class:`AskStopped` on ``stop``, when the
+        terminal is closed, or at end of input."""
         got = b""
-        while not got.endswith(b"\n"):
-            if stop.is_set():
-                raise AskStopped
-            ready, _, _ = select.select([self.fd], [], [], _POLL_S)
-            if not ready:
-                continue
-            chunk = os.read(self.fd, 4096)
-            if not chunk:  # Ctrl-D on an empty line
-                raise AskStopped
-            got += chunk
-            if len(got) > MAX_ANSWER * 4:
-                got = got[: MAX_ANSWER * 4]
+        blocking = os.get_blocking(self.fd)
+        # Never blocked in a read: a line announced by the poll may be gone when read (another
+        # reader of the same terminal took it), and stop must still be seen within a poll.
+        os.set_blocking(self.fd, False)
+        try:
+            while not got.endswith(b"\n"):
+                if stop.is_set() or self._closed.is_set():
+                    raise AskStopped
+                ready, _, _ = select.select([self.fd], [], [], _POLL_S)
+                if not ready:
+                    continue
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except BlockingIOError:
+                    continue
+                except OSError:  # the terminal hung up
+                    raise AskStopped from None
+                if not chunk:  # Ctrl-D on an empty line
+                    raise AskStopped
+                got += chunk
+                if len(got) > MAX_ANSWER * 4:
+                    got = got[: MAX_ANSWER * 4]
+        finally:
+            os.set_blocking(self.fd, blocking)
         return got.decode("utf-8", "replace").rstrip("\r\n")[:MAX_ANSWER]
 
 
@@ -74,14 +111,18 @@ def _said(text: str) -> str:
 
 def ask(terminal: Terminal, who: str, params: types.ElicitRequestParams, stop: threading.Event) -> types.ElicitResult:
     """Ask ``params`` of the person at ``terminal`` on behalf of ``who`` (printable already);
-    cancel when they end the input."""
-    try:
-        if isinstance(params, types.ElicitRequestURLParams):
-            return _url(terminal, who, params, stop)
-        return _form(terminal, who, params, stop)
-    except AskStopped:
-        terminal.write("\n")
-        return types.ElicitResult(action="cancel")
+    cancel when they end the input, or the terminal is closed."""
+    with terminal.claimed() as open_:
+        if not open_:
+            return types.ElicitResult(action="cancel")
+        try:
+            if isinstance(params, types.ElicitRequestURLParams):
+                return _url(terminal, who, params, stop)
+            return _form(terminal, who, params, stop)
+        except AskStopped:
+            with contextlib.suppress(OSError):  # a terminal hung up takes no newline
+                terminal.write("\n")
+            return types.ElicitResult(action="cancel")
 
 
 def _url(
