@@ -3,10 +3,12 @@ list, run with their input, and built into a binary that runs without gocode."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -29,7 +31,7 @@ from gocode.tools.saved import (
     with_input,
 )
 from gocode.toolset import ServerTools, ToolInfo, ToolSet
-from tests.conftest import ROOT, config_from, need
+from tests.conftest import ROOT, config_from, demo_stdio, need
 
 GIT_SERVER = Path(sys.executable).parent / "mcp-server-git"
 
@@ -158,6 +160,38 @@ def test_saving_runs_none_of_the_program(module_cache, state, tmp_path):
 
     anyio.run(go)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran")) == []
+
+
+@pytest.mark.go
+def test_saving_a_program_is_bounded_by_the_runs_timeout(module_cache, state):
+    # A model's save builds what it could not run for longer either: stopped at codeMode.timeout,
+    # its compiler left running nowhere, and nothing saved.
+    from tests.test_build_timeout import MARGIN_S, building, slow_to_build
+
+    body, token = slow_to_build(40_000)  # its compile takes far longer than 4 s
+    code = f"// Slow to build.\ntype Input struct{{}}\n\n{body}\n"
+    cfg = config_from(
+        {"weather": demo_stdio()}, defaults={"codeMode": {"savedPrograms": True, "sandbox": "off", "timeout": 4}}
+    )
+    runs = module_cache.state / "runs"
+
+    async def go() -> tuple[str, bool, float, set[int], list[str]]:
+        async with Toolbox(cfg, module_cache=module_cache, prewarm=False) as box:
+            start, seen = time.monotonic(), set()
+            call = asyncio.ensure_future(box.call(SAVE_TOOL_NAME, {"name": "slow", "code": code}))
+            while not call.done():
+                seen |= building(runs, token)
+                await asyncio.wait({call}, timeout=0.05)
+            took = time.monotonic() - start
+            r = call.result()
+            return r.text, r.is_error, took, seen, [t.name for t in box.tools()]
+
+    text, is_error, took, seen, names = asyncio.run(go())
+    assert is_error and "did not finish within 4 s (codeMode.timeout)" in text, text
+    assert took < 4 + MARGIN_S, took
+    assert seen, "the compiler was never seen running: the timeout did not land in the build"
+    assert [pid for pid in seen if Path(f"/proc/{pid}").exists()] == [] and building(runs, token) == set()
+    assert "slow" not in names
 
 
 @pytest.mark.go

@@ -77,6 +77,7 @@ async def save_program(code_mode: CodeMode, request: SaveRequest, taken: set[str
         request.description,
         tools=code_mode.tool_infos,
         saved={p.name: p for p in store.all()},
+        timeout=code_mode.settings.clamp_timeout(None),
     )
     store.store(program, replace=request.replace)
     return program

@@ -309,11 +309,13 @@ async def derive(
     description: str = "",
     tools: dict[tuple[str, str], ToolInfo] | None = None,
     saved: dict[str, SavedProgram] | None = None,
+    timeout: float | None = None,
 ) -> SavedProgram:
     """Build the program and read its input (and output) schema from its declarations; raises
     with the compiler's messages. Nothing of the program runs. ``tools``: the tool set's
     definitions, kept for the tools it calls; ``saved``: the other saved programs, to refuse
-    one that would reach itself."""
+    one that would reach itself; ``timeout``: what its build may take (a run's timeout, when a
+    model saves it: a program it could not run is not built for longer either)."""
     if not _INPUT_DECL.search(source):
         raise SavedProgramError(
             "a saved program declares its input as `type Input struct {…}` and reads it from `in` "
@@ -322,7 +324,11 @@ async def derive(
     if not modcache.ready:
         modcache.ensure()
     code = ModelCode(with_input(source, "{}"))
-    build = await modcache.build(package, code)
+    build = await modcache.build(package, code, timeout=timeout)
+    if build.timed_out is not None:
+        raise SavedProgramError(
+            f"the program's build did not finish within {build.timed_out:g} s (codeMode.timeout), and was stopped"
+        )
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program does not build:\n{build.output.strip()}")
     plan = build.plan or Plan(any_tool=("the program could not be analysed",))
