@@ -109,3 +109,22 @@ def test_a_connection_shed_before_its_task_ran_is_closed() -> None:
     theirs.settimeout(5)
     assert theirs.recv(1) == b""  # ended, not left open with the request unread
     theirs.close()
+
+
+def test_a_quiet_streamed_answer_is_not_idle_until_its_last_chunk() -> None:
+    # As uvicorn's h11 writes them: the head, an event, then (maybe in the same read) the end.
+    pair = _Pair(socket.socket())
+    assert pair.conn is not None
+    pair.conn.close()
+    pair.sent()
+    pair.answered(b"HTTP/1.1 200 \r\ncontent-type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n", 1.0)
+    pair.answered(b"1c\r\nevent: message\r\ndata: {}\r\n\r\n\r\n", 2.0)
+    assert not pair.idle(60.0)  # a progress event, then a minute of quiet: still answering
+    pair.answered(b"0\r\n\r\n", 61.0)
+    assert pair.idle(62.0)
+    pair.sent()
+    pair.answered(b"HTTP/1.1 200 \r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 70.0)
+    assert pair.idle(71.0)  # the whole stream in one read
+    pair.sent()
+    pair.answered(b"HTTP/1.1 200 \r\ncontent-length: 2\r\ncontent-type: application/json\r\n\r\n{}", 80.0)
+    assert pair.idle(81.0) and not pair.idle(80.01)

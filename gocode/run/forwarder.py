@@ -28,10 +28,11 @@ from typing import Any
 from gocode.mcp import logs
 from gocode.mcp.httplimits import forwarded_max_connections
 
-# A connection that has carried an answer and nothing since for this long is taken as idle
-# between requests. A streamed answer (progress events) quieter than this looks idle too: a run
-# at its share may then lose it (that call fails), only while the places are all taken.
+# A connection that has carried a whole answer and nothing since for this long is taken as idle
+# between requests. A streamed answer (chunked: progress events, a GET stream) is not idle
+# until its last chunk, however quiet it is between events.
 IDLE_S = 0.05
+_LAST_CHUNK = b"\r\n0\r\n\r\n"
 ACCEPT_RETRY_S = 0.5  # after an accept failed (the controller out of descriptors): try again then
 log = logging.getLogger("gocode.run.forwarder")
 log.addFilter(logs.FloodFilter())  # one failure repeated by every run's accept loop: a few lines
@@ -39,17 +40,34 @@ log.addFilter(logs.FloodFilter())  # one failure repeated by every run's accept 
 
 class _Pair:
     """One forwarded connection: its task, the accepted socket until that task takes it, whether
-    the program sent anything on it, and since when it is idle (its last bytes were an answer to
-    the program, and nothing came since: a kept-alive connection between requests)."""
+    the program sent anything on it, and since when it is idle (its last bytes ended an answer
+    to the program, and nothing came since: a kept-alive connection between requests)."""
 
     def __init__(self, conn: socket.socket) -> None:
         self.task: asyncio.Future[None] | None = None
         self.conn: socket.socket | None = conn
         self.asked = False
+        self.streaming = False  # a chunked answer under way
         self.idle_since: float | None = None
 
     def idle(self, now: float) -> bool:
         return self.idle_since is not None and now - self.idle_since >= IDLE_S
+
+    def sent(self) -> None:
+        """The program sent bytes (a request): not idle."""
+        self.asked = True
+        self.idle_since = None
+
+    def answered(self, data: bytes, now: float) -> None:
+        """The loopback's bytes reached the program: idle from ``now`` unless they are part of a
+        chunked answer that has not ended (read from the response's head, which the loopback,
+        not the program, writes; its end is the last chunk)."""
+        if data.startswith(b"HTTP/1."):
+            head = data.split(b"\r\n\r\n", 1)[0].lower()
+            self.streaming = b"\r\ntransfer-encoding: chunked" in head
+        if self.streaming and (data.endswith(_LAST_CHUNK) or data == _LAST_CHUNK[2:]):
+            self.streaming = False
+        self.idle_since = None if self.streaming else now
 
 
 class _Forwarding:
@@ -191,14 +209,10 @@ async def _forward(port: int, pair: _Pair) -> None:
         writers.append(up_writer)
         loop = asyncio.get_running_loop()
 
-        def asked() -> None:
-            pair.asked = True
-            pair.idle_since = None
+        def answered(data: bytes) -> None:
+            pair.answered(data, loop.time())
 
-        def answered() -> None:
-            pair.idle_since = loop.time()
-
-        await asyncio.gather(_pipe(reader, up_writer, asked), _pipe(up_reader, writer, answered))
+        await asyncio.gather(_pipe(reader, up_writer, lambda _: pair.sent()), _pipe(up_reader, writer, answered))
     except OSError:
         for w in writers:
             w.close()
@@ -211,10 +225,10 @@ async def _forward(port: int, pair: _Pair) -> None:
             conn.close()
 
 
-async def _pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter, seen: Callable[[], None]) -> None:
+async def _pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter, seen: Callable[[bytes], None]) -> None:
     try:
         while data := await r.read(65536):
-            seen()
+            seen(data)
             w.write(data)
             await w.drain()
     except (ConnectionError, OSError):
