@@ -57,6 +57,11 @@ class RunGate:
     def waiting(self) -> int:
         return len(self._waiting)
 
+    @property
+    def held(self) -> int:
+        """The requests it holds a connection for: under way and waiting."""
+        return self.requests + self.waiting
+
     def _fits(self, size: int) -> bool:
         # Nothing admitted: any one body fits (it is within the endpoint's own cap).
         return self.requests == 0 or (self.requests < self.max_requests and self.bytes + size <= self.max_bytes)

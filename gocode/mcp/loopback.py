@@ -268,9 +268,9 @@ class Loopback:
         """The listener's ``cap`` connections are all taken: the run holding the most requests
         gives up its newest waiting one (429) when it holds more than its share of the cap, so
         one run's pile cannot keep other runs' calls out."""
-        heaviest = max(self._runs.values(), key=lambda run: run.gate.requests + run.gate.waiting, default=None)
+        heaviest = max(self._runs.values(), key=lambda run: run.gate.held, default=None)
         share = cap // max(1, len(self._runs))
-        if heaviest is None or heaviest.gate.requests + heaviest.gate.waiting <= share:
+        if heaviest is None or heaviest.gate.held <= share:
             return False
         return heaviest.gate.shed(
             f"the endpoint is out of connections and this program holds the most requests "

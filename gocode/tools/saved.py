@@ -326,9 +326,7 @@ async def derive(
     code = ModelCode(with_input(source, "{}"))
     build = await modcache.build(package, code, timeout=timeout)
     if build.timed_out is not None:
-        raise SavedProgramError(
-            f"the program's build did not finish within {build.timed_out:g} s (codeMode.timeout), and was stopped"
-        )
+        raise SavedProgramError(f"{build.output} (codeMode.timeout), and was stopped")  # BuildTimeout's words
     if not build.ok or build.binary is None:
         raise SavedProgramError(f"the program does not build:\n{build.output.strip()}")
     plan = build.plan or Plan(any_tool=("the program could not be analysed",))
